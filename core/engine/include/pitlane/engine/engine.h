@@ -1,0 +1,33 @@
+#pragma once
+// The benchmark engine: loads a TorchScript model, applies an arm's knobs, reads them back and
+// times forwards. This header is torch-free; torch lives in src/engine.cpp only.
+#include "pitlane/engine/event_sink.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+namespace pitlane::engine {
+
+class Engine {
+public:
+    explicit Engine(EventSink& sink);
+    ~Engine();
+
+    // The torch half of the environment manifest (versions, build config, threading backend).
+    nlohmann::json torchManifest() const;
+
+    // Handles {"cmd": "configure", "arm": {...}}: applies knobs, loads, runs the first forward,
+    // emits "loaded" and "applied". Emits an error event and returns false on failure.
+    bool configure(const nlohmann::json& cmd);
+
+    // Handles {"cmd": "run", "block": b, "phase": "warmup"|"measure", "iters": n | "time_ms": t,
+    // "batch_size": bs}: streams "samples" events and ends with "block_done".
+    bool runBlock(const nlohmann::json& cmd);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pitlane::engine

@@ -1,0 +1,59 @@
+#pragma once
+// What the worker reads from the OS: affinity, topology, /proc counters, the environment
+// manifest. No torch, no Qt.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pitlane::engine {
+
+using json = nlohmann::json;
+
+std::vector<int> allowedCores();  // sched_getaffinity of the calling thread, ascending
+std::vector<int> threadAffinity(int tid);  // one thread's mask (tid 0 = calling thread)
+std::vector<int> taskIds();                // every thread of this process (/proc/self/task)
+
+struct CoreInfo {
+    int cpu = 0, package = 0, core = 0;
+};
+std::vector<CoreInfo> topology(const std::vector<int>& cpus);
+
+// Cores for an affinity policy: "compact" fills physical cores one package at a time (SMT
+// siblings adjacent); "spread" alternates packages and puts SMT siblings last.
+std::vector<int> coresForPolicy(const std::string& policy, int count,
+                                const std::vector<int>& allowed);
+
+// Pins every existing thread of this process (threads created later inherit the mask).
+// Returns "" on success, else the reason.
+std::string pinProcess(const std::vector<int>& cores);
+
+struct ProcMemory {
+    std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
+};
+ProcMemory readMemory();
+
+struct ProcCpu {
+    double user_s = 0, sys_s = 0;
+    std::int64_t voluntary_ctx = 0, involuntary_ctx = 0;
+};
+ProcCpu readCpu();
+
+// Per-core busy/total jiffies from /proc/stat ("cpuN" lines).
+struct CoreTimes {
+    int cpu = 0;
+    std::uint64_t busy = 0, total = 0;
+};
+std::vector<CoreTimes> readCoreTimes();
+
+// Sum of se.nr_migrations over this process's threads (-1 when the kernel does not expose it).
+std::int64_t readMigrations();
+
+// Which BLAS is mapped into this process: {"name": "openblas"|"reference"|"mkl"|..., "path"}.
+json mappedBlas();
+
+// The OS half of the environment manifest (CPU model, cores, SMT, governor, memory, kernel).
+json systemManifest();
+
+}  // namespace pitlane::engine

@@ -1,0 +1,114 @@
+// Engine construction, the environment manifest, input creation and the forward call.
+#include "engine_impl.h"
+
+#include <cstring>
+
+namespace pitlane::engine {
+
+using namespace detail;
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define PITLANE_ALLOCATE_CONST
+#define PITLANE_NEW_ALLOCATOR_API 1
+#else
+#define PITLANE_ALLOCATE_CONST const
+#define PITLANE_NEW_ALLOCATOR_API 0
+#endif
+
+namespace {
+// Counts live and peak tensor bytes on the CPU. Wraps torch's default allocator; every
+// allocation carries a small context that remembers its size.
+class CountingAllocator final : public c10::Allocator {
+public:
+    explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
+
+    c10::DataPtr allocate(size_t n) PITLANE_ALLOCATE_CONST override {
+        c10::DataPtr inner = base_->allocate(n);
+        void* data = inner.get();
+        auto* ctx = new Context{std::move(inner), n};
+        auto& c = tensorCounters();
+        const auto now = c.current.fetch_add(static_cast<std::int64_t>(n)) + std::int64_t(n);
+        auto peak = c.peak.load();
+        while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
+        }
+        return {data, ctx, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
+    }
+#if PITLANE_NEW_ALLOCATOR_API
+    void copy_data(void* dest, const void* src, std::size_t count) const override {
+        std::memcpy(dest, src, count);
+    }
+#endif
+
+private:
+    struct Context {
+        c10::DataPtr inner;
+        size_t bytes;
+    };
+    static void release(void* p) {
+        auto* ctx = static_cast<Context*>(p);
+        tensorCounters().current.fetch_sub(static_cast<std::int64_t>(ctx->bytes));
+        delete ctx;
+    }
+    c10::Allocator* base_;
+};
+
+}  // namespace
+
+Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
+    // Count tensor bytes from the first allocation on.
+    impl_->allocator = std::make_unique<CountingAllocator>(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(impl_->allocator.get(), /*priority=*/100);
+    tensorCounters().installed = true;
+}
+
+Engine::~Engine() = default;
+
+json Engine::torchManifest() const {
+    json m;
+    m["libtorch"] = std::to_string(TORCH_VERSION_MAJOR) + "." +
+                    std::to_string(TORCH_VERSION_MINOR) + "." +
+                    std::to_string(TORCH_VERSION_PATCH);
+    m["cuda_available"] = torch::cuda::is_available();
+    m["cuda_devices"] = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
+    m["mkldnn"] = at::hasMKLDNN();
+    m["build_config"] = at::show_config();
+    return m;
+}
+
+std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool onHost) {
+    std::size_t variants = 1;
+    for (const auto& in : inputSpecs) variants = std::max(variants, std::max<std::size_t>(1, in.shapes.size()));
+    std::vector<std::vector<c10::IValue>> out(variants);
+    const auto target = onHost ? c10::Device(c10::DeviceType::CPU) : device;
+    for (std::size_t v = 0; v < variants; ++v) {
+        for (const auto& in : inputSpecs) {
+            std::vector<std::int64_t> shape{batch};
+            const auto& dims = in.shapes.empty() ? in.shape : in.shapes[v % in.shapes.size()];
+            shape.insert(shape.end(), dims.begin(), dims.end());
+            const auto dtype = scalarType(in.dtype);
+            at::Tensor t;
+            if (dtype == at::kLong || dtype == at::kInt)
+                t = torch::randint(0, 100, shape, torch::TensorOptions().dtype(dtype));
+            else
+                t = torch::randn(shape).to(dtype);
+            if (knobs.precision == "half" && t.is_floating_point()) t = t.to(at::kHalf);
+            if (knobs.memory_format == "channels_last" && t.dim() == 4)
+                t = t.contiguous(at::MemoryFormat::ChannelsLast);
+            if (onHost && device.is_cuda()) t = t.pin_memory();
+            out[v].push_back(t.to(target));
+        }
+    }
+    return out;
+}
+
+c10::IValue Engine::Impl::forward(const std::vector<c10::IValue>& in) {
+    if (knobs.input_on_host && device.is_cuda()) {
+        std::vector<c10::IValue> moved;
+        moved.reserve(in.size());
+        for (const auto& v : in) moved.emplace_back(v.toTensor().to(device, /*non_blocking=*/true));
+        return module.forward(std::move(moved));
+    }
+    return module.forward(in);
+}
+
+}  // namespace pitlane::engine

@@ -1,0 +1,189 @@
+#pragma once
+// Internal to the engine: the torch-side state shared by engine.cpp, engine_configure.cpp and
+// engine_run.cpp. These three files (and the CUDA module) are the only ones that include torch.
+#include "pitlane/engine/engine.h"
+
+#include "pitlane/engine/sampler.h"
+#include "pitlane/engine/system.h"
+#include "pitlane/protocol/protocol.h"
+#include "pitlane/spec/preset.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/CPUAllocator.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include <map>
+
+namespace pitlane::engine {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace code = protocol::code;
+
+namespace detail {
+
+inline double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+inline c10::ScalarType scalarType(const std::string& dtype) {
+    if (dtype == "float64") return at::kDouble;
+    if (dtype == "float16") return at::kHalf;
+    if (dtype == "bfloat16") return at::kBFloat16;
+    if (dtype == "int64") return at::kLong;
+    if (dtype == "int32") return at::kInt;
+    return at::kFloat;
+}
+
+inline std::string dtypeName(c10::ScalarType t) {
+    switch (t) {
+        case at::kFloat: return "float32";
+        case at::kDouble: return "float64";
+        case at::kHalf: return "float16";
+        case at::kBFloat16: return "bfloat16";
+        case at::kLong: return "int64";
+        case at::kInt: return "int32";
+        default: return c10::toString(t);
+    }
+}
+
+inline std::string firstLine(const std::string& s) {
+    const auto nl = s.find('\n');
+    return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+// Torch's error text is long (it carries a TorchScript traceback); keep the informative line.
+inline std::string torchReason(const std::exception& e) {
+    const std::string what = e.what();
+    std::istringstream is(what);
+    std::string line, best;
+    while (std::getline(is, line)) {
+        if (line.find("RuntimeError:") != std::string::npos ||
+            line.find("not implemented for") != std::string::npos ||
+            line.find("Expected") != std::string::npos || line.find("shape") != std::string::npos)
+            best = line;
+    }
+    if (best.empty()) best = firstLine(what);
+    const auto p = best.find("RuntimeError: ");
+    if (p != std::string::npos) best = best.substr(p + 14);
+    return best;
+}
+
+inline std::string classifyForwardError(const std::string& reason) {
+    if (reason.find("not implemented for") != std::string::npos ||
+        reason.find("BFloat16") != std::string::npos || reason.find("Half") != std::string::npos)
+        return code::kUnsupportedDtype;
+    if (reason.find("out of memory") != std::string::npos ||
+        reason.find("DefaultCPUAllocator: can't allocate") != std::string::npos)
+        return code::kOutOfMemory;
+    if (reason.find("shape") != std::string::npos || reason.find("size") != std::string::npos ||
+        reason.find("dimension") != std::string::npos || reason.find("Expected") != std::string::npos)
+        return code::kInputMismatch;
+    return code::kForwardFailed;
+}
+
+inline void countNodes(torch::jit::Block* block, int& total, int& getattr, int& mkldnn) {
+    for (auto* node : block->nodes()) {
+        ++total;
+        const std::string kind = node->kind().toQualString();
+        if (node->kind() == c10::prim::GetAttr) ++getattr;
+        if (kind.find("mkldnn") != std::string::npos) ++mkldnn;
+        for (auto* sub : node->blocks()) countNodes(sub, total, getattr, mkldnn);
+    }
+}
+
+// The grad-mode knob as an RAII scope around every forward (thread-local in torch).
+class GradScope {
+public:
+    explicit GradScope(const std::string& grad) {
+        if (grad == "no_grad") noGrad_ = std::make_unique<torch::NoGradGuard>();
+        if (grad == "inference_mode") inference_ = std::make_unique<c10::InferenceMode>(true);
+    }
+
+private:
+    std::unique_ptr<torch::NoGradGuard> noGrad_;
+    std::unique_ptr<c10::InferenceMode> inference_;
+};
+
+// Autocast on the CPU (bf16) or CUDA (fp16), entered around every forward.
+class AutocastScope {
+public:
+    explicit AutocastScope(const std::string& precision) {
+        if (precision == "autocast_bf16") {
+            cpu_ = true;
+            prevEnabled_ = at::autocast::is_cpu_enabled();
+            prevDtype_ = at::autocast::get_autocast_cpu_dtype();
+            at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+            at::autocast::set_cpu_enabled(true);
+        } else if (precision == "autocast_fp16") {
+            gpu_ = true;
+            prevEnabled_ = at::autocast::is_enabled();
+            prevDtype_ = at::autocast::get_autocast_gpu_dtype();
+            at::autocast::set_autocast_gpu_dtype(at::kHalf);
+            at::autocast::set_enabled(true);
+        }
+    }
+    ~AutocastScope() {
+        if (cpu_) {
+            at::autocast::set_cpu_enabled(prevEnabled_);
+            at::autocast::set_autocast_cpu_dtype(prevDtype_);
+        }
+        if (gpu_) {
+            at::autocast::set_enabled(prevEnabled_);
+            at::autocast::set_autocast_gpu_dtype(prevDtype_);
+        }
+        if (cpu_ || gpu_) at::autocast::clear_cache();
+    }
+
+private:
+    bool cpu_ = false, gpu_ = false, prevEnabled_ = false;
+    at::ScalarType prevDtype_ = at::kFloat;
+};
+
+inline at::Tensor firstTensor(const c10::IValue& v) {
+    if (v.isTensor()) return v.toTensor();
+    if (v.isTuple())
+        for (const auto& e : v.toTupleRef().elements())
+            if (auto t = firstTensor(e); t.defined()) return t;
+    if (v.isList())
+        for (const auto& e : v.toListRef())
+            if (auto t = firstTensor(e); t.defined()) return t;
+    if (v.isGenericDict())
+        for (const auto& kv : v.toGenericDict())
+            if (auto t = firstTensor(kv.value()); t.defined()) return t;
+    return {};
+}
+
+}  // namespace detail
+
+
+struct Engine::Impl {
+    explicit Impl(EventSink& s) : sink(s) {}
+    EventSink& sink;
+    bool configured = false;
+    spec::Knobs knobs;
+    std::vector<spec::InputSpec> inputSpecs;
+    std::string modelPath;
+    torch::jit::Module module;
+    c10::Device device{c10::DeviceType::CPU};
+    // Inputs per batch size; each entry holds one input list per shape variant.
+    std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
+    std::unique_ptr<c10::Allocator> allocator;
+
+    std::vector<std::vector<c10::IValue>> makeInputs(int batch, bool onHost);
+    c10::IValue forward(const std::vector<c10::IValue>& in);
+};
+
+}  // namespace pitlane::engine

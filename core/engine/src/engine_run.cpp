@@ -1,0 +1,87 @@
+// run: the timing loop. Nothing on it allocates except torch itself; samples are flushed in
+// batches (every 50 ms and at the end of the block), outside the timed region.
+#include "engine_impl.h"
+
+namespace pitlane::engine {
+
+using namespace detail;
+
+bool Engine::runBlock(const json& cmd) {
+    auto& d = *impl_;
+    if (!d.configured)
+        return d.sink.error(code::kNotConfigured, "run before a successful configure"), false;
+    const int block = cmd.value("block", -1);
+    const std::string phase = cmd.value("phase", std::string("measure"));
+    const int iters = cmd.value("iters", 0);
+    const double timeMs = cmd.value("time_ms", 0.0);
+    const int bs = cmd.value("batch_size", d.knobs.batch_size.front());
+    auto it = d.inputs.find(bs);
+    if (it == d.inputs.end())
+        return d.sink.error(code::kBadCommand,
+                            "batch_size " + std::to_string(bs) + " is not in this arm's sweep"),
+               false;
+    if (iters <= 0 && timeMs <= 0)
+        return d.sink.error(code::kBadCommand, "run needs iters > 0 or time_ms > 0"), false;
+    const auto& variants = it->second;
+
+    const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
+    std::vector<std::int64_t> lat;
+    lat.reserve(capacity);
+    protocol::Samples batch;
+    batch.block = block;
+    batch.phase = phase;
+    batch.batch_size = bs;
+    std::size_t flushed = 0;
+    auto flush = [&]() {
+        if (flushed == lat.size()) return true;
+        batch.first_iter = static_cast<int>(flushed);
+        batch.latency_ns.assign(lat.begin() + flushed, lat.end());
+        flushed = lat.size();
+        return d.sink.emit(protocol::toJson(batch));
+    };
+
+    const auto blockStart = Clock::now();
+    auto lastFlush = blockStart;
+    std::size_t variant = 0;
+    try {
+        GradScope g(d.knobs.grad);
+        AutocastScope ac(d.knobs.precision);
+        for (int i = 0;; ++i) {
+            if (iters > 0 && i >= iters) break;
+            if (iters <= 0 && (msSince(blockStart) >= timeMs || lat.size() >= capacity)) break;
+            const auto& in = variants[variant];
+            variant = (variant + 1) % variants.size();
+            const auto t0 = Clock::now();
+            auto out = d.forward(in);
+            if (d.knobs.host_sync_each_iter) {
+                auto t = firstTensor(out);
+                if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
+            }
+            if (d.device.is_cuda()) torch::cuda::synchronize();
+            const auto t1 = Clock::now();
+            lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+            if (t1 - lastFlush > std::chrono::milliseconds(50)) {
+                if (!flush()) return false;
+                lastFlush = Clock::now();
+            }
+        }
+    } catch (const std::exception& e) {
+        flush();  // keep what was measured
+        const auto reason = torchReason(e);
+        d.sink.error(classifyForwardError(reason),
+                     "forward failed in block " + std::to_string(block) + " at iteration " +
+                         std::to_string(lat.size()) + ": " + reason,
+                     {{"batch_size", bs}});
+        return false;
+    }
+    if (!flush()) return false;
+    auto done = protocol::makeEvent(protocol::kBlockDone);
+    done["block"] = block;
+    done["phase"] = phase;
+    done["iters"] = lat.size();
+    done["batch_size"] = bs;
+    done["wall_ms"] = msSince(blockStart);
+    return d.sink.emit(done);
+}
+
+}  // namespace pitlane::engine

@@ -1,0 +1,90 @@
+#include "pitlane/engine/sampler.h"
+
+#include "pitlane/engine/system.h"
+#include "pitlane/protocol/protocol.h"
+
+#include <time.h>
+
+#include <chrono>
+
+namespace pitlane::engine {
+
+TensorCounters& tensorCounters() {
+    static TensorCounters counters;
+    return counters;
+}
+
+namespace {
+std::int64_t threadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+}  // namespace
+
+MetricsSampler::MetricsSampler(EventSink& sink, int period_ms)
+    : sink_(sink), period_ms_(period_ms) {}
+
+MetricsSampler::~MetricsSampler() { stop(); }
+
+void MetricsSampler::start() {
+    if (thread_.joinable()) return;
+    stopping_ = false;
+    thread_ = std::thread([this] { loop(); });
+}
+
+void MetricsSampler::stop() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void MetricsSampler::loop() {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto prevCores = readCoreTimes();
+    auto next = t0;
+    for (;;) {
+        next += std::chrono::milliseconds(period_ms_);
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            if (cv_.wait_until(lock, next, [this] { return stopping_; })) return;
+        }
+        const auto c0 = threadCpuNs();
+        auto e = protocol::makeEvent(protocol::kMetrics);
+        e["t_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count();
+        const auto mem = readMemory();
+        e["rss_bytes"] = mem.rss_bytes;
+        e["peak_rss_bytes"] = mem.peak_rss_bytes;
+        const auto cpu = readCpu();
+        e["cpu_user_s"] = cpu.user_s;
+        e["cpu_sys_s"] = cpu.sys_s;
+        e["ctx_voluntary"] = cpu.voluntary_ctx;
+        e["ctx_involuntary"] = cpu.involuntary_ctx;
+        e["migrations"] = readMigrations();
+        auto& tc = tensorCounters();
+        if (tc.installed.load()) {
+            e["tensor_bytes"] = tc.current.load();
+            e["tensor_peak_bytes"] = tc.peak.load();
+        }
+        const auto cores = readCoreTimes();
+        nlohmann::json util = nlohmann::json::array();
+        for (const auto& c : cores) {
+            double pct = 0;
+            for (const auto& p : prevCores)
+                if (p.cpu == c.cpu && c.total > p.total)
+                    pct = 100.0 * double(c.busy - p.busy) / double(c.total - p.total);
+            util.push_back(pct);
+        }
+        prevCores = cores;
+        e["core_util_pct"] = util;
+        ++ticks_;
+        self_cpu_ns_ += threadCpuNs() - c0;
+        if (!sink_.emit(e)) return;
+    }
+}
+
+}  // namespace pitlane::engine

@@ -1,0 +1,246 @@
+#include "pitlane/engine/system.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace pitlane::engine {
+
+namespace {
+
+std::string readFirstLine(const std::string& path) {
+    std::ifstream f(path);
+    std::string line;
+    std::getline(f, line);
+    return line;
+}
+
+int readInt(const std::string& path, int def) {
+    const auto s = readFirstLine(path);
+    try {
+        return s.empty() ? def : std::stoi(s);
+    } catch (...) {
+        return def;
+    }
+}
+
+std::vector<int> maskToVector(const cpu_set_t& set) {
+    std::vector<int> out;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    return out;
+}
+
+}  // namespace
+
+std::vector<int> allowedCores() { return threadAffinity(0); }
+
+std::vector<int> threadAffinity(int tid) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(tid, sizeof(set), &set) != 0) return {};
+    return maskToVector(set);
+}
+
+std::vector<int> taskIds() {
+    std::vector<int> ids;
+    if (DIR* d = opendir("/proc/self/task")) {
+        while (auto* e = readdir(d))
+            if (e->d_name[0] != '.') ids.push_back(std::atoi(e->d_name));
+        closedir(d);
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::vector<CoreInfo> topology(const std::vector<int>& cpus) {
+    std::vector<CoreInfo> out;
+    for (int c : cpus) {
+        const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+        out.push_back({c, readInt(base + "physical_package_id", 0), readInt(base + "core_id", c)});
+    }
+    return out;
+}
+
+std::vector<int> coresForPolicy(const std::string& policy, int count,
+                                const std::vector<int>& allowed) {
+    auto topo = topology(allowed);
+    count = std::max(1, std::min<int>(count, static_cast<int>(allowed.size())));
+    std::vector<int> chosen;
+    if (policy == "compact") {
+        std::stable_sort(topo.begin(), topo.end(), [](const CoreInfo& a, const CoreInfo& b) {
+            return std::tie(a.package, a.core, a.cpu) < std::tie(b.package, b.core, b.cpu);
+        });
+        for (int i = 0; i < count; ++i) chosen.push_back(topo[i].cpu);
+    } else {  // spread: first SMT thread of each core, alternating packages; siblings last
+        std::map<std::pair<int, int>, int> rankInCore;  // (package, core) -> seen threads
+        std::vector<std::tuple<int, int, int, int>> keyed;  // smt rank, core idx in pkg, pkg, cpu
+        std::map<int, int> coreIndexInPackage;
+        std::map<std::pair<int, int>, int> coreIdx;
+        for (const auto& ci : topo) {
+            const int smt = rankInCore[{ci.package, ci.core}]++;
+            auto key = std::make_pair(ci.package, ci.core);
+            if (!coreIdx.count(key)) coreIdx[key] = coreIndexInPackage[ci.package]++;
+            keyed.emplace_back(smt, coreIdx[key], ci.package, ci.cpu);
+        }
+        std::sort(keyed.begin(), keyed.end());
+        for (int i = 0; i < count; ++i) chosen.push_back(std::get<3>(keyed[i]));
+    }
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+}
+
+std::string pinProcess(const std::vector<int>& cores) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cores) CPU_SET(c, &set);
+    for (int tid : taskIds()) {
+        if (sched_setaffinity(tid, sizeof(set), &set) != 0) {
+            std::ostringstream os;
+            os << "sched_setaffinity(thread " << tid << ") failed: " << strerror(errno);
+            return os.str();
+        }
+    }
+    return {};
+}
+
+ProcMemory readMemory() {
+    ProcMemory m;
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line)) {
+        auto value = [&](const char* key) -> std::int64_t {
+            return std::stoll(line.substr(std::string(key).size())) * 1024;
+        };
+        if (line.rfind("VmRSS:", 0) == 0) m.rss_bytes = value("VmRSS:");
+        if (line.rfind("VmHWM:", 0) == 0) m.peak_rss_bytes = value("VmHWM:");
+    }
+    return m;
+}
+
+ProcCpu readCpu() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    ProcCpu c;
+    c.user_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+    c.sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    c.voluntary_ctx = ru.ru_nvcsw;
+    c.involuntary_ctx = ru.ru_nivcsw;
+    return c;
+}
+
+std::vector<CoreTimes> readCoreTimes() {
+    std::vector<CoreTimes> out;
+    std::ifstream f("/proc/stat");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !isdigit(line[3])) continue;
+        std::istringstream is(line.substr(3));
+        CoreTimes t;
+        std::uint64_t user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                      steal = 0;
+        is >> t.cpu >> user >> nice >> sys >> idle >> iowait >> irq >> softirq >> steal;
+        t.busy = user + nice + sys + irq + softirq + steal;
+        t.total = t.busy + idle + iowait;
+        out.push_back(t);
+    }
+    return out;
+}
+
+std::int64_t readMigrations() {
+    std::int64_t total = 0;
+    bool any = false;
+    for (int tid : taskIds()) {
+        std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/sched");
+        std::string line;
+        while (std::getline(f, line)) {
+            if (line.rfind("se.nr_migrations", 0) == 0) {
+                const auto colon = line.find(':');
+                if (colon != std::string::npos) {
+                    total += std::stoll(line.substr(colon + 1));
+                    any = true;
+                }
+            }
+        }
+    }
+    return any ? total : -1;
+}
+
+json mappedBlas() {
+    std::ifstream f("/proc/self/maps");
+    std::string line;
+    std::set<std::string> paths;
+    while (std::getline(f, line)) {
+        const auto slash = line.find('/');
+        if (slash == std::string::npos) continue;
+        const auto path = line.substr(slash);
+        const auto file = path.substr(path.rfind('/') + 1);
+        if (file.find("blas") != std::string::npos || file.find("mkl_") != std::string::npos ||
+            file.find("blis") != std::string::npos || file.find("lapack") != std::string::npos)
+            paths.insert(path);
+    }
+    std::string name = "none";
+    std::string chosen;
+    for (const auto& p : paths) {
+        std::string n;
+        if (p.find("openblas") != std::string::npos) n = "openblas";
+        else if (p.find("mkl") != std::string::npos) n = "mkl";
+        else if (p.find("blis") != std::string::npos) n = "blis";
+        else if (p.find("atlas") != std::string::npos) n = "atlas";
+        else if (p.find("/blas/") != std::string::npos || p.find("libblas") != std::string::npos)
+            n = "reference";
+        else continue;
+        if (name == "none" || name == "reference") {
+            name = n;
+            chosen = p;
+        }
+    }
+    return {{"name", name}, {"path", chosen}, {"mapped", std::vector<std::string>(paths.begin(), paths.end())}};
+}
+
+json systemManifest() {
+    json m;
+    std::string model;
+    std::set<std::pair<int, int>> physical;
+    {
+        std::ifstream f("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(f, line))
+            if (model.empty() && line.rfind("model name", 0) == 0)
+                model = line.substr(line.find(':') + 2);
+    }
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    std::vector<int> all;
+    for (int c = 0; c < online; ++c) all.push_back(c);
+    for (const auto& ci : topology(all)) physical.insert({ci.package, ci.core});
+    std::set<int> packages;
+    for (const auto& p : physical) packages.insert(p.first);
+    m["cpu"] = model;
+    m["cores"] = online;  // logical CPUs online
+    m["physical_cores"] = physical.size();
+    m["sockets"] = packages.size();
+    m["smt"] = static_cast<long>(physical.size()) < online;
+    m["allowed_cores"] = allowedCores();
+    const auto gov = readFirstLine("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    m["governor"] = gov.empty() ? "unknown (no cpufreq)" : gov;
+    m["memory_bytes"] = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    utsname u{};
+    if (uname(&u) == 0) m["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    m["hostname"] = host;
+    return m;
+}
+
+}  // namespace pitlane::engine

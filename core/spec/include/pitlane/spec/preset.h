@@ -1,0 +1,114 @@
+#pragma once
+// Presets and arm specs: parsing and validation with errors that name the file, the field and the
+// reason. No Qt, no torch: used by the CLI, the window and the worker alike.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pitlane::spec {
+
+using json = nlohmann::json;
+
+// A validation failure: `where` is the file (or "<worker>"), `field` a JSON path such as
+// "arms[1].knobs.grad".
+class SpecError : public std::runtime_error {
+public:
+    SpecError(std::string where, std::string field, std::string reason);
+    const std::string& where() const { return where_; }
+    const std::string& field() const { return field_; }
+    const std::string& reason() const { return reason_; }
+
+private:
+    std::string where_, field_, reason_;
+};
+
+struct InputSpec {
+    std::vector<std::int64_t> shape;  // without the batch dimension
+    std::string dtype = "float32";    // float32, float64, float16, bfloat16, int64, int32
+    // Varying shapes per iteration (dynamic-shape lesson): when non-empty, iteration i uses
+    // shapes[i % shapes.size()] instead of `shape`.
+    std::vector<std::vector<std::int64_t>> shapes;
+};
+
+// Every knob of an arm (names fixed by CONTRACT.md). Optional = "leave torch's default".
+struct Knobs {
+    std::string device = "cpu";  // "cpu" or "cuda:N"
+    std::string mode = "eval";
+    std::string grad = "enabled";
+    std::string jit = "none";
+    std::string precision = "fp32";
+    std::vector<int> batch_size = {1};
+    std::optional<int> intra_op_threads;  // default: number of allowed cores
+    int inter_op_threads = 1;
+    std::string affinity = "none";   // none | compact | spread | list
+    std::vector<int> affinity_cores;  // when affinity == "list"
+    std::optional<bool> cudnn_enabled, cudnn_benchmark, cudnn_deterministic, allow_tf32;
+    std::string memory_format = "contiguous";
+    int workers = 1;
+    bool host_sync_each_iter = false;
+    bool input_on_host = false;
+    std::optional<bool> profiling_executor;  // TorchScript profiling executor on/off
+    std::optional<bool> fuser;               // NNC fuser on/off
+
+    bool batchSweep() const { return batch_size.size() > 1; }
+};
+
+struct RunSettings {
+    int warmup_iters = 5;
+    int iters = 50;        // measured iterations per arm
+    int block_iters = 10;  // interleaving block size
+    int event_timeout_ms = 60000;  // a worker silent this long is declared hung ("timeout")
+    std::uint64_t seed = 0;
+};
+
+struct ArmSpec {
+    std::string name;
+    Knobs knobs;
+    json knobs_json;  // as requested (for the results JSON)
+};
+
+struct Preset {
+    std::string file;        // where it came from ("" when built in memory)
+    std::string name;
+    std::string description;
+    json lesson;             // optional teaching text carried through untouched
+    std::string model;       // as written in the preset
+    std::string model_path;  // resolved absolute path of the TorchScript file
+    bool bundled = false;
+    std::vector<InputSpec> input;
+    RunSettings run;
+    std::vector<ArmSpec> arms;
+    json raw;  // the preset as read (the "preset" field of the results JSON)
+};
+
+// Names of the bundled models (CONTRACT.md).
+const std::vector<std::string>& bundledModelNames();
+
+// Where bundled models live: $PITLANE_MODEL_DIR, else <exeDir>/models, else
+// <exeDir>/../share/pitlane/models. Returns "" when none exists.
+std::string findModelDir(const std::string& exeDir);
+
+// Parse and validate. `modelDir` is where bundled models are looked up. Throws SpecError.
+Preset parsePreset(const json& j, const std::string& file, const std::string& modelDir);
+Preset loadPresetFile(const std::string& path, const std::string& modelDir);
+
+// A preset for a bare model file: two arms (eval+grad vs eval+inference_mode).
+Preset presetForModel(const std::string& modelPath, const std::string& modelDir);
+
+// Knobs alone (the worker validates the configure command with the same rules).
+Knobs parseKnobs(const json& j, const std::string& where, const std::string& fieldPrefix);
+json knobsToJson(const Knobs& k);
+std::vector<InputSpec> parseInputs(const json& j, const std::string& where,
+                                   const std::string& fieldPrefix);
+json inputsToJson(const std::vector<InputSpec>& inputs);
+
+// The bundled model's sidecar (<name>.json next to <name>.pt): input signature etc.
+json readModelSidecar(const std::string& modelPath);
+
+// The preset serialized back (what "save preset" writes).
+json presetToJson(const Preset& p);
+
+}  // namespace pitlane::spec

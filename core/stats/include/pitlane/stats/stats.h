@@ -1,0 +1,81 @@
+#pragma once
+// Latency statistics and A/B comparison. No Qt, no torch: plain C++17.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pitlane::stats {
+
+// Percentile estimator: linear interpolation between closest ranks, Hyndman & Fan type 7
+// (numpy.percentile's default "linear" method). q in [0, 100]. `sorted` must be ascending.
+double percentileSorted(const std::vector<double>& sorted, double q);
+double percentile(std::vector<double> values, double q);
+double median(std::vector<double> values);
+
+struct Summary {
+    std::size_t n = 0;
+    double median = 0, mean = 0;
+    double sd = 0;   // sample standard deviation (n - 1 denominator)
+    double cov = 0;  // sd / mean
+    double min = 0, max = 0;
+    double p90 = 0, p95 = 0, p99 = 0, p999 = 0;  // type-7 percentiles
+    // Items per second over the measured time: n * batch_size / sum(latency) (latency in ns).
+    double throughput_per_s = 0;
+};
+
+// latencies in nanoseconds; batch_size = items per iteration.
+Summary summarize(const std::vector<double>& latencies_ns, int batch_size = 1);
+
+// Samples of one arm grouped by interleaving block (A B A B ...), in block order.
+struct BlockedSamples {
+    std::vector<std::vector<double>> blocks;
+    std::vector<double> pooled() const;
+};
+
+struct MannWhitney {
+    double u = 0;        // U statistic of the first sample
+    double z = 0;
+    double p_value = 1;  // two-sided; normal approximation, tie correction, continuity correction
+    // z is signed like U1 - n1*n2/2, with magnitude (|U1 - n1*n2/2| - 0.5) / sd (0 if negative):
+    // p_value = min(1, 2 * P(Z > |z|)) where the continuity correction does not flip the sign.
+};
+// Equivalent to scipy.stats.mannwhitneyu(x, y, alternative='two-sided', method='asymptotic',
+// use_continuity=True).
+MannWhitney mannWhitneyU(const std::vector<double>& x, const std::vector<double>& y);
+
+struct CompareOptions {
+    int resamples = 2000;
+    std::uint64_t seed = 0x5eed;  // fixed: the same data always gives the same CI
+    double confidence = 0.95;
+    double alpha = 0.05;
+};
+
+struct Comparison {
+    std::string baseline, arm;
+    double ratio = 0;  // median(baseline) / median(arm): > 1 means the arm is faster
+    double ci_low = 0, ci_high = 0;
+    double p_value = 1;
+    bool significant = false;  // CI excludes 1 and p < alpha
+    std::string method;        // how the CI was computed, in words
+    std::string verdict;       // "B is 1.42x faster (95% CI 1.38-1.46)" / "no significant ..."
+};
+
+// Ratio of medians with a seeded hierarchical (block, then sample) bootstrap CI paired by block,
+// plus the Mann-Whitney U p-value on the pooled samples.
+Comparison compare(const std::string& baselineName, const BlockedSamples& baseline,
+                   const std::string& armName, const BlockedSamples& arm,
+                   const CompareOptions& options = {});
+
+// Plain-language noise warnings for one arm (high CoV, too few samples, drift between blocks,
+// slow first block).
+std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double covThreshold = 0.10);
+// Same, each sentence prefixed with "<name>: " (e.g. "A: latency CoV 14.2% is above 10%: ...").
+std::vector<std::string> noiseWarnings(const std::string& name, const BlockedSamples& samples,
+                                       double covThreshold = 0.10);
+
+// Distribution helpers (exposed for tests). Standard normal upper tail P(Z > z) via std::erfc,
+// and the p-quantile of Student's t with df degrees of freedom (df > 0; p in (0, 1)).
+double normalSf(double z);
+double studentTQuantile(double p, double df);
+
+}  // namespace pitlane::stats

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Export Pitlane's bundled TorchScript models with Debian's python3-torch.
+
+Each model gets <name>.pt plus a sidecar <name>.json describing its input signature (shapes
+exclude the batch dimension). Weights are random but seeded, so every build exports the same
+numbers. Run: /usr/bin/python3 tools/export_models.py OUT_DIR [NAME ...]
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class LSTMModel(nn.Module):
+    """Sequence classifier: LSTM over [seq, features], linear head on the last step."""
+
+    def __init__(self, features=64, hidden=128, layers=2, classes=10):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1, :])
+
+
+class TransformerModel(nn.Module):
+    """nn.TransformerEncoder over [seq, d_model] (takes the fused fast path in eval + no grad)."""
+
+    def __init__(self, d_model=128, heads=4, layers=2, ff=256):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.encoder(x))
+
+
+class MLP(nn.Module):
+    def __init__(self, features=256, hidden=512, classes=10):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(features, hidden), nn.ReLU(), nn.Dropout(0.1),
+            nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def build(name):
+    import torchvision.models as tvm
+    if name == "resnet18":
+        return tvm.resnet18(weights=None), [[3, 224, 224]], "torchvision ResNet-18, random weights"
+    if name == "mobilenet_v3_small":
+        return (tvm.mobilenet_v3_small(weights=None), [[3, 224, 224]],
+                "torchvision MobileNetV3-Small, random weights")
+    if name == "transformer":
+        return TransformerModel(), [[32, 128]], "2-layer nn.TransformerEncoder, d_model 128, seq 32"
+    if name == "lstm":
+        return LSTMModel(), [[32, 64]], "2-layer LSTM, 64 features, hidden 128, seq 32"
+    if name == "mlp":
+        return MLP(), [[256]], "3-layer MLP 256-512-512-10"
+    raise SystemExit(f"export_models.py: unknown model {name!r}")
+
+
+NAMES = ["resnet18", "mobilenet_v3_small", "transformer", "lstm", "mlp"]
+
+
+def export(name, out_dir):
+    torch.manual_seed(0)
+    model, shapes, description = build(name)
+    model.eval()
+    scripted = torch.jit.script(model)
+    pt = os.path.join(out_dir, name + ".pt")
+    tmp = pt + ".tmp"
+    scripted.save(tmp)
+    os.replace(tmp, pt)  # atomic: an interrupted build never leaves a half model
+    params = sum(p.numel() for p in model.parameters())
+    sidecar = {
+        "name": name,
+        "description": description,
+        "input": [{"shape": s, "dtype": "float32"} for s in shapes],
+        "parameters": params,
+        "exported_with": {"torch": torch.__version__},
+    }
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump(sidecar, f, indent=2)
+        f.write("\n")
+    print(f"exported {name}: {params} parameters -> {pt}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    torch.set_num_threads(1)
+    for name in sys.argv[2:] or NAMES:
+        export(name, out_dir)
+
+
+if __name__ == "__main__":
+    main()
