@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     // Before anything can print: the protocol keeps the real stdout, fd 1 goes to stderr.
     auto sink = engine::EventSink::takeOverStdout();
     std::signal(SIGPIPE, SIG_IGN);
+    engine::installStopHandler();
     int metricsPeriodMs = 100;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
 
     int malformed = 0;
     std::string line;
-    while (std::getline(std::cin, line)) {
+    while (!engine::stopRequested() && std::getline(std::cin, line)) {
         if (line.empty()) continue;
         std::string why;
         auto cmd = protocol::decode(line, protocol::Kind::Command, &why);
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
                 eng.configure(*cmd);
             } else if (name == protocol::kRun) {
                 eng.runBlock(*cmd);
+                if (engine::stopRequested()) break;
             } else if (name == protocol::kQuit) {
                 break;
             } else {

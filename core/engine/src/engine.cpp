@@ -1,6 +1,8 @@
 // Engine construction, the environment manifest, input creation and the forward call.
 #include "engine_impl.h"
 
+#include <c10/core/impl/alloc_cpu.h>
+
 #include <cstring>
 
 namespace pitlane::engine {
@@ -16,23 +18,25 @@ using namespace detail;
 #endif
 
 namespace {
-// Counts live and peak tensor bytes on the CPU. Wraps torch's default allocator; every
-// allocation carries a small context that remembers its size.
+// Counts live and peak tensor bytes on the CPU. Each block carries its size in a 64-byte header
+// in front of the data (keeping torch's 64-byte alignment), so the data pointer is also the
+// deleter's context, as raw_allocate() requires.
 class CountingAllocator final : public c10::Allocator {
 public:
-    explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
+    static constexpr std::size_t kHeader = 64;
 
     c10::DataPtr allocate(size_t n) PITLANE_ALLOCATE_CONST override {
-        c10::DataPtr inner = base_->allocate(n);
-        void* data = inner.get();
-        auto* ctx = new Context{std::move(inner), n};
+        auto* base = static_cast<char*>(c10::alloc_cpu(n + kHeader));
+        *reinterpret_cast<std::size_t*>(base) = n;
+        void* data = base + kHeader;
         auto& c = tensorCounters();
         const auto now = c.current.fetch_add(static_cast<std::int64_t>(n)) + std::int64_t(n);
         auto peak = c.peak.load();
         while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
         }
-        return {data, ctx, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
+        return {data, data, &CountingAllocator::release, c10::Device(c10::DeviceType::CPU)};
     }
+    c10::DeleterFnPtr raw_deleter() const override { return &CountingAllocator::release; }
 #if PITLANE_NEW_ALLOCATOR_API
     void copy_data(void* dest, const void* src, std::size_t count) const override {
         std::memcpy(dest, src, count);
@@ -40,23 +44,20 @@ public:
 #endif
 
 private:
-    struct Context {
-        c10::DataPtr inner;
-        size_t bytes;
-    };
-    static void release(void* p) {
-        auto* ctx = static_cast<Context*>(p);
-        tensorCounters().current.fetch_sub(static_cast<std::int64_t>(ctx->bytes));
-        delete ctx;
+    static void release(void* data) {
+        if (!data) return;
+        char* base = static_cast<char*>(data) - kHeader;
+        const auto n = *reinterpret_cast<std::size_t*>(base);
+        tensorCounters().current.fetch_sub(static_cast<std::int64_t>(n));
+        c10::free_cpu(base);
     }
-    c10::Allocator* base_;
 };
 
 }  // namespace
 
 Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
     // Count tensor bytes from the first allocation on.
-    impl_->allocator = std::make_unique<CountingAllocator>(c10::GetCPUAllocator());
+    impl_->allocator = std::make_unique<CountingAllocator>();
     c10::SetCPUAllocator(impl_->allocator.get(), /*priority=*/100);
     tensorCounters().installed = true;
 }

@@ -48,6 +48,7 @@ bool Engine::runBlock(const json& cmd) {
         AutocastScope ac(d.knobs.precision);
         for (int i = 0;; ++i) {
             if (iters > 0 && i >= iters) break;
+            if (stopRequested()) break;
             if (iters <= 0 && (msSince(blockStart) >= timeMs || lat.size() >= capacity)) break;
             const auto& in = variants[variant];
             variant = (variant + 1) % variants.size();
@@ -81,6 +82,7 @@ bool Engine::runBlock(const json& cmd) {
     done["iters"] = lat.size();
     done["batch_size"] = bs;
     done["wall_ms"] = msSince(blockStart);
+    if (stopRequested()) done["stopped"] = true;
     return d.sink.emit(done);
 }
 

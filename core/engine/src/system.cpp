@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <tuple>
 #include <fstream>
@@ -208,6 +209,22 @@ json mappedBlas() {
     }
     return {{"name", name}, {"path", chosen}, {"mapped", std::vector<std::string>(paths.begin(), paths.end())}};
 }
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void onStopSignal(int) { g_stop = 1; }
+}  // namespace
+
+void installStopHandler() {
+    struct sigaction sa {};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: a blocking read of stdin returns EINTR
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+}
+
+bool stopRequested() { return g_stop != 0; }
 
 json systemManifest() {
     json m;

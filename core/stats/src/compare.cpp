@@ -11,7 +11,7 @@
 // when an arm has a single block). For k = 5 blocks and 95 % that reads the 0.10th and 99.90th
 // percentiles of the resampled ratios.
 //
-// Random indices come from std::mt19937_64 with our own unbiased rejection draw, so the same data
+// Random indices come from std::mt19937_64 with our own unbiased Lemire draw, so the same data
 // and seed give the same CI with every standard library.
 #include "pitlane/stats/stats.h"
 
@@ -27,22 +27,47 @@ namespace pitlane::stats {
 namespace {
 
 std::string sformat(const char* fmt, ...) {
-    char buf[512];
     va_list args;
     va_start(args, fmt);
-    std::vsnprintf(buf, sizeof buf, fmt, args);
+    va_list copy;
+    va_copy(copy, args);
+    const int len = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string out(len > 0 ? static_cast<std::size_t>(len) : 0, '\0');
+    if (len > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, args);
     va_end(args);
-    return buf;
+    return out;
 }
 
-// Uniform index in [0, n) without modulo bias; portable (no std::uniform_int_distribution).
+// High and low 64-bit halves of a * b. The portable branch gives the same bits as the native one.
+void mul64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::uint64_t& lo) {
+#ifdef __SIZEOF_INT128__
+    __extension__ using u128 = unsigned __int128;
+    const u128 m = static_cast<u128>(a) * b;
+    hi = static_cast<std::uint64_t>(m >> 64);
+    lo = static_cast<std::uint64_t>(m);
+#else
+    const std::uint64_t aLo = a & 0xffffffffu, aHi = a >> 32;
+    const std::uint64_t bLo = b & 0xffffffffu, bHi = b >> 32;
+    const std::uint64_t ll = aLo * bLo, lh = aLo * bHi, hl = aHi * bLo, hh = aHi * bHi;
+    const std::uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    lo = (mid << 32) | (ll & 0xffffffffu);
+#endif
+}
+
+// Uniform index in [0, n), n >= 1: Lemire's multiply-shift with rejection (unbiased, rarely
+// divides). Our own code rather than std::uniform_int_distribution, whose algorithm differs
+// between standard libraries.
 std::size_t drawIndex(std::mt19937_64& rng, std::size_t n) {
     const std::uint64_t bound = n;
-    const std::uint64_t threshold = (std::uint64_t{0} - bound) % bound;  // 2^64 mod n
-    for (;;) {
-        const std::uint64_t r = rng();
-        if (r >= threshold) return static_cast<std::size_t>(r % bound);
+    std::uint64_t hi, lo;
+    mul64(rng(), bound, hi, lo);
+    if (lo < bound) {
+        const std::uint64_t threshold = (std::uint64_t{0} - bound) % bound;  // 2^64 mod n
+        while (lo < threshold) mul64(rng(), bound, hi, lo);
     }
+    return static_cast<std::size_t>(hi);
 }
 
 double medianInPlace(std::vector<double>& v) {
@@ -91,7 +116,9 @@ void resampleArm(const Arm& arm, const std::vector<std::size_t>& blockIdx, std::
     }
 }
 
-std::string confidenceLabel(double confidence) { return sformat("%g%%", confidence * 100); }
+std::string confidenceLabel(double confidence) {
+    return sformat("%g%%", confidence * 100);
+}
 
 }  // namespace
 
@@ -108,8 +135,8 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
 
     if (a.total == 0 || b.total == 0) {
         c.method = "not computed: an arm has no samples";
-        c.verdict = sformat("not enough samples to compare %s and %s (%s: %zu, %s: %zu)",
-                            A.c_str(), B.c_str(), A.c_str(), a.total, B.c_str(), b.total);
+        c.verdict = sformat("not enough samples to compare %s and %s (%s: %zu, %s: %zu)", A.c_str(),
+                            B.c_str(), A.c_str(), a.total, B.c_str(), b.total);
         return c;
     }
 
@@ -122,9 +149,9 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
         c.ratio = safeRatio(medA, medB);
         c.ci_low = c.ci_high = c.ratio;
         c.method = "not computed: a median latency is not positive";
-        c.verdict = sformat("cannot compare %s and %s: the median latency of %s is %g ns",
-                            A.c_str(), B.c_str(), !(medA > 0) ? A.c_str() : B.c_str(),
-                            !(medA > 0) ? medA : medB);
+        c.verdict =
+            sformat("cannot compare %s and %s: the median latency of %s is %g ns", A.c_str(),
+                    B.c_str(), !(medA > 0) ? A.c_str() : B.c_str(), !(medA > 0) ? medA : medB);
         return c;
     }
     c.ratio = medA / medB;
@@ -172,8 +199,9 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     // Method, in words.
     std::string design;
     if (kA == 1 && kB == 1) {
-        design = "plain iid bootstrap (one block per arm, so samples are treated as independent; "
-                 "autocorrelated samples make this CI too narrow)";
+        design =
+            "plain iid bootstrap (one block per arm, so samples are treated as independent; "
+            "autocorrelated samples make this CI too narrow)";
     } else if (paired) {
         design = sformat(
             "hierarchical bootstrap paired by block (%zu blocks per arm: the same block indices "
@@ -187,22 +215,24 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
             kA, kB);
     }
     const std::string level = confidenceLabel(confidence);
-    std::string interval;
+    // Below one resample's worth of tail the percentiles are the extremes.
+    const std::string which = tail * resamples < 0.5
+                                  ? std::string("the smallest and largest resampled ratios")
+                                  : sformat("percentiles %.3g and %.5g of the resampled ratios",
+                                            100 * tail, 100 * (1 - tail));
+    std::string interval = which;
     if (units >= 2) {
         interval = sformat(
-            "expanded percentile interval for %zu independent %s (Student t, %zu df): "
-            "percentiles %.3g and %.5g of the resampled ratios",
-            units, kMin >= 2 ? "blocks" : "samples", units - 1, 100 * tail, 100 * (1 - tail));
-    } else {
-        interval = sformat("percentiles %.3g and %.5g of the resampled ratios", 100 * tail,
-                           100 * (1 - tail));
+            "expanded percentile interval for %zu independent %s (Student t, %zu "
+            "df): %s",
+            units, kMin >= 2 ? "blocks" : "samples", units - 1, which.c_str());
     }
     c.method = sformat(
         "ratio of pooled medians (baseline / arm); %s CI: %s, %d resamples, seed %llu; %s. "
         "p-value: Mann-Whitney U on the pooled samples (two-sided, normal approximation with tie "
         "and continuity correction). Significant when the CI excludes 1 and p < %g.",
-        level.c_str(), design.c_str(), resamples,
-        static_cast<unsigned long long>(options.seed), interval.c_str(), options.alpha);
+        level.c_str(), design.c_str(), resamples, static_cast<unsigned long long>(options.seed),
+        interval.c_str(), options.alpha);
 
     if (c.significant && faster) {
         c.verdict = sformat("%s is %.2fx faster (%s CI %.2f-%.2f)", B.c_str(), c.ratio,
@@ -211,9 +241,10 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
         c.verdict = sformat("%s is %.2fx slower (%s CI %.2f-%.2f)", B.c_str(), 1 / c.ratio,
                             level.c_str(), 1 / c.ci_high, 1 / c.ci_low);
     } else {
-        c.verdict = sformat("no significant difference between %s and %s (ratio %.2f, %s CI "
-                            "%.2f-%.2f)",
-                            A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
+        c.verdict = sformat(
+            "no significant difference between %s and %s (ratio %.2f, %s CI "
+            "%.2f-%.2f)",
+            A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
     }
     return c;
 }

@@ -64,8 +64,8 @@ double betaContinuedFraction(double a, double b, double x) {
 double regularizedBeta(double a, double b, double x) {
     if (x <= 0) return 0;
     if (x >= 1) return 1;
-    const double lbt = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                       b * std::log1p(-x);
+    const double lbt =
+        std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
     const double bt = std::exp(lbt);
     if (x < (a + 1) / (a + b + 2)) return bt * betaContinuedFraction(a, b, x) / a;
     return 1 - bt * betaContinuedFraction(b, a, 1 - x) / b;
@@ -103,7 +103,9 @@ double percentile(std::vector<double> values, double q) {
     return percentileSorted(values, q);
 }
 
-double median(std::vector<double> values) { return medianInPlace(values); }
+double median(std::vector<double> values) {
+    return medianInPlace(values);
+}
 
 Summary summarize(const std::vector<double>& latencies_ns, int batch_size) {
     Summary s;
@@ -145,7 +147,9 @@ std::vector<double> BlockedSamples::pooled() const {
 // ---------------------------------------------------------------------------------------------
 // Distribution helpers
 
-double normalSf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+double normalSf(double z) {
+    return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
 
 double studentTQuantile(double p, double df) {
     if (!(p > 0 && p < 1) || !(df > 0)) return std::numeric_limits<double>::quiet_NaN();
@@ -224,10 +228,10 @@ std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double cov
         return out;
     }
     if (all.size() < 20) {
-        out.push_back(format(all.size() == 1
-                                 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
-                                 : "only %.0f samples (fewer than 20): the statistics are unreliable",
-                             static_cast<double>(all.size())));
+        out.push_back(format(
+            all.size() == 1 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
+                            : "only %.0f samples (fewer than 20): the statistics are unreliable",
+            static_cast<double>(all.size())));
     }
     const Summary s = summarize(all);
     if (s.cov > covThreshold) {

@@ -53,6 +53,11 @@ std::int64_t readMigrations();
 // Which BLAS is mapped into this process: {"name": "openblas"|"reference"|"mkl"|..., "path"}.
 json mappedBlas();
 
+// SIGTERM / SIGINT ask the worker to stop: the timing loop flushes what it measured, the worker
+// says bye and exits 0. (SIGKILL is the orchestrator's last resort.)
+void installStopHandler();
+bool stopRequested();
+
 // The OS half of the environment manifest (CPU model, cores, SMT, governor, memory, kernel).
 json systemManifest();
 

@@ -33,11 +33,11 @@ struct BlockedSamples {
 };
 
 struct MannWhitney {
-    double u = 0;        // U statistic of the first sample
+    double u = 0;  // U statistic of the first sample
     double z = 0;
     double p_value = 1;  // two-sided; normal approximation, tie correction, continuity correction
-    // z is signed like U1 - n1*n2/2, with magnitude (|U1 - n1*n2/2| - 0.5) / sd (0 if negative):
-    // p_value = min(1, 2 * P(Z > |z|)) where the continuity correction does not flip the sign.
+    // z: sign of U1 - n1*n2/2, size max(0, |U1 - n1*n2/2| - 0.5) / sd (continuity-corrected),
+    // so p_value = min(1, 2 * P(Z > |z|)).
 };
 // Equivalent to scipy.stats.mannwhitneyu(x, y, alternative='two-sided', method='asymptotic',
 // use_continuity=True).

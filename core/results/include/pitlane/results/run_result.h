@@ -1,0 +1,97 @@
+#pragma once
+// A run's results as value types: what the orchestrator collected from each worker, and its
+// conversion to the results JSON of CONTRACT.md, the CSV of samples and the text table.
+// No Qt, no torch.
+#include "pitlane/protocol/protocol.h"
+#include "pitlane/spec/preset.h"
+#include "pitlane/stats/stats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pitlane::results {
+
+using json = nlohmann::json;
+
+// CONTRACT.md statuses.
+inline constexpr const char* kOk = "ok";
+inline constexpr const char* kFailed = "failed";
+inline constexpr const char* kCrashed = "crashed";
+inline constexpr const char* kKilled = "killed";
+inline constexpr const char* kTimeout = "timeout";
+inline constexpr const char* kCancelled = "cancelled";
+inline constexpr const char* kPending = "pending";
+
+struct Sample {
+    int block = 0;
+    int iter = 0;  // index within the arm's measured samples
+    int batch_size = 1;
+    int worker = 0;  // which of the arm's concurrent workers measured it
+    std::int64_t latency_ns = 0;
+};
+
+struct MetricTick {
+    double t_ms = 0;  // since the orchestrator started the run
+    std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
+    std::int64_t tensor_bytes = -1, tensor_peak_bytes = -1;  // -1: not reported
+    double cpu_s = 0;
+    std::vector<double> core_util_pct;
+    json raw;
+};
+
+struct ArmResult {
+    std::string name;
+    json knobs = json::object();  // as requested
+    int batch_size = 1;
+    std::string status = kPending;
+    std::optional<protocol::Error> error;
+    json environment = json::object();  // hello.environment
+    json applied = json::object();      // the applied event, without v/type
+    json loaded = json::object();       // the loaded event, without v/type
+    std::vector<Sample> samples;             // measured
+    std::vector<std::int64_t> warmup_ns;     // warmup iterations
+    std::vector<MetricTick> metrics;
+    std::vector<std::string> warnings;
+    std::int64_t peak_rss_bytes = 0;
+    long pid = 0;
+
+    std::vector<double> latencies() const;
+    stats::BlockedSamples blocked() const;
+    bool finished() const { return status != kPending; }
+};
+
+struct RunResult {
+    spec::Preset preset;
+    json preset_json;         // the preset as run
+    std::string started_at;   // ISO 8601 UTC
+    double wall_s = 0;
+    std::vector<ArmResult> arms;
+
+    bool allOk() const;
+};
+
+stats::Summary summarize(const ArmResult& arm);
+// Every arm against the first arm (the baseline); arms without samples are skipped.
+std::vector<stats::Comparison> compareArms(const RunResult& run);
+// Warnings across arms: noise, environment manifests that differ in anything but knobs.
+std::vector<std::string> runWarnings(const RunResult& run);
+
+json toResultsJson(const RunResult& run);
+// Re-import a results JSON (schema 1). Throws std::runtime_error naming the field on bad input.
+RunResult fromResultsJson(const json& j);
+
+// CSV: arm,block,iteration,batch_size,latency_ns (one row per measured sample).
+std::string samplesCsv(const RunResult& run);
+// The comparison table printed by pitlane-cli.
+std::string comparisonTable(const RunResult& run);
+
+// Formatting helpers shared by the table, the window and the reports.
+std::string formatDuration(double ns);   // "37.76 ms", "812.4 us"
+std::string formatBytes(double bytes);   // "178.6 MiB"
+std::string isoNowUtc();
+
+}  // namespace pitlane::results

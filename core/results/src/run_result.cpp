@@ -1,0 +1,270 @@
+#include "pitlane/results/run_result.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace pitlane::results {
+
+std::vector<double> ArmResult::latencies() const {
+    std::vector<double> v;
+    v.reserve(samples.size());
+    for (const auto& s : samples)
+        if (s.batch_size == batch_size) v.push_back(static_cast<double>(s.latency_ns));
+    return v;
+}
+
+stats::BlockedSamples ArmResult::blocked() const {
+    std::map<int, std::vector<double>> byBlock;
+    for (const auto& s : samples)
+        if (s.batch_size == batch_size) byBlock[s.block].push_back(double(s.latency_ns));
+    stats::BlockedSamples b;
+    for (auto& [block, v] : byBlock) b.blocks.push_back(std::move(v));
+    return b;
+}
+
+bool RunResult::allOk() const {
+    return !arms.empty() && std::all_of(arms.begin(), arms.end(),
+                                        [](const ArmResult& a) { return a.status == kOk; });
+}
+
+stats::Summary summarize(const ArmResult& arm) {
+    return stats::summarize(arm.latencies(), arm.batch_size);
+}
+
+std::vector<stats::Comparison> compareArms(const RunResult& run) {
+    std::vector<stats::Comparison> out;
+    if (run.arms.size() < 2) return out;
+    const auto& base = run.arms.front();
+    const auto baseBlocks = base.blocked();
+    for (std::size_t i = 1; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        if (a.samples.empty() || base.samples.empty()) continue;
+        out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked()));
+    }
+    return out;
+}
+
+std::vector<std::string> runWarnings(const RunResult& run) {
+    std::vector<std::string> w;
+    for (const auto& a : run.arms) {
+        for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+        if (a.applied.value("blas", std::string()) == "reference")
+            w.push_back(a.name + ": libtorch runs on the reference BLAS (install libopenblas0-openmp)");
+    }
+    // Environment drift: every manifest field but those that name the process.
+    static const std::set<std::string> perProcess = {"pid", "hostname"};
+    const ArmResult* first = nullptr;
+    for (const auto& a : run.arms) {
+        if (!a.environment.is_object()) continue;
+        if (!first) {
+            first = &a;
+            continue;
+        }
+        for (const auto& [key, v] : a.environment.items()) {
+            if (perProcess.count(key)) continue;
+            if (!first->environment.contains(key) || first->environment[key] != v)
+                w.push_back("environment differs between " + first->name + " and " + a.name +
+                            " in \"" + key + "\" (not a knob): " +
+                            (first->environment.contains(key) ? first->environment[key].dump()
+                                                              : std::string("absent")) +
+                            " vs " + v.dump());
+        }
+    }
+    return w;
+}
+
+namespace {
+
+json summaryJson(const stats::Summary& s, std::int64_t peakRss) {
+    return {{"n", s.n},
+            {"median_ns", s.median},
+            {"mean_ns", s.mean},
+            {"sd_ns", s.sd},
+            {"cov", s.cov},
+            {"min_ns", s.min},
+            {"max_ns", s.max},
+            {"p90_ns", s.p90},
+            {"p95_ns", s.p95},
+            {"p99_ns", s.p99},
+            {"p999_ns", s.p999},
+            {"percentile_estimator", "linear interpolation (Hyndman-Fan type 7, numpy default)"},
+            {"throughput_per_s", s.throughput_per_s},
+            {"peak_rss_bytes", peakRss}};
+}
+
+json stripEnvelope(json j) {
+    if (j.is_object()) {
+        j.erase("v");
+        j.erase("type");
+    }
+    return j;
+}
+
+}  // namespace
+
+json toResultsJson(const RunResult& run) {
+    json j;
+    j["schema"] = 1;
+    j["generator"] = "pitlane";
+    j["preset"] = run.preset_json.is_null() ? spec::presetToJson(run.preset) : run.preset_json;
+    j["started_at"] = run.started_at;
+    j["wall_s"] = run.wall_s;
+    j["arms"] = json::array();
+    for (const auto& a : run.arms) {
+        json arm;
+        arm["name"] = a.name;
+        arm["status"] = a.status;
+        arm["knobs"] = a.knobs;
+        arm["applied"] = stripEnvelope(a.applied);
+        arm["environment"] = a.environment;
+        json cold = json::object();
+        for (const char* k : {"load_ms", "freeze_ms", "optimize_ms", "first_forward_ms"})
+            if (a.loaded.contains(k)) cold[k] = a.loaded[k];
+        if (a.loaded.contains("first_forward_ms")) cold["first_iter_ms"] = a.loaded["first_forward_ms"];
+        cold["warmup_ns"] = a.warmup_ns;
+        arm["cold"] = cold;
+        arm["model"] = {{"parameters", a.loaded.value("parameters", 0)},
+                        {"file_size_bytes", a.loaded.value("file_size_bytes", 0)},
+                        {"input", a.loaded.value("input", json::array())},
+                        {"output", a.loaded.value("output", json::object())}};
+        arm["batch_size"] = a.batch_size;
+        std::vector<std::int64_t> lat, blocks;
+        for (const auto& s : a.samples) {
+            lat.push_back(s.latency_ns);
+            blocks.push_back(s.block);
+        }
+        arm["latency_ns"] = lat;
+        arm["block"] = blocks;
+        arm["summary"] = summaryJson(summarize(a), a.peak_rss_bytes);
+        if (a.error) arm["error"] = {{"code", a.error->code}, {"message", a.error->message}};
+        arm["warnings"] = a.warnings;
+        json metrics = json::array();
+        for (const auto& m : a.metrics) {
+            json t = {{"t_ms", m.t_ms}, {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
+                      {"core_util_pct", m.core_util_pct}};
+            if (m.tensor_bytes >= 0) t["tensor_bytes"] = m.tensor_bytes;
+            metrics.push_back(t);
+        }
+        arm["metrics"] = metrics;
+        arm["pid"] = a.pid;
+        j["arms"].push_back(arm);
+    }
+    j["comparisons"] = json::array();
+    for (const auto& c : compareArms(run))
+        j["comparisons"].push_back({{"baseline", c.baseline},
+                                    {"arm", c.arm},
+                                    {"ratio", c.ratio},
+                                    {"ci95", {c.ci_low, c.ci_high}},
+                                    {"p_value", c.p_value},
+                                    {"significant", c.significant},
+                                    {"method", c.method},
+                                    {"verdict", c.verdict}});
+    j["warnings"] = runWarnings(run);
+    return j;
+}
+
+RunResult fromResultsJson(const json& j) {
+    auto need = [](const json& o, const char* key, const std::string& where) -> const json& {
+        if (!o.is_object() || !o.contains(key))
+            throw std::runtime_error(where + ": missing field \"" + key + "\"");
+        return o[key];
+    };
+    if (need(j, "schema", "results").get<int>() != 1)
+        throw std::runtime_error("results: schema " + j["schema"].dump() + " is not supported (expected 1)");
+    RunResult r;
+    r.preset_json = need(j, "preset", "results");
+    try {
+        r.preset.name = r.preset_json.value("name", std::string());
+        r.preset.model = r.preset_json.value("model", std::string());
+        if (r.preset_json.contains("input"))
+            r.preset.input = spec::parseInputs(r.preset_json["input"], "results", "preset.input");
+    } catch (const std::exception&) {
+    }
+    r.started_at = j.value("started_at", std::string());
+    r.wall_s = j.value("wall_s", 0.0);
+    const auto& arms = need(j, "arms", "results");
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const auto where = "results: arms[" + std::to_string(i) + "]";
+        const auto& ja = arms[i];
+        ArmResult a;
+        a.name = need(ja, "name", where).get<std::string>();
+        a.status = need(ja, "status", where).get<std::string>();
+        a.knobs = ja.value("knobs", json::object());
+        a.applied = ja.value("applied", json::object());
+        a.environment = ja.value("environment", json::object());
+        a.batch_size = ja.value("batch_size", 1);
+        const auto cold = ja.value("cold", json::object());
+        a.loaded = cold;
+        if (ja.contains("model"))
+            for (const auto& [k, v] : ja["model"].items()) a.loaded[k] = v;
+        a.warmup_ns = cold.value("warmup_ns", std::vector<std::int64_t>{});
+        const auto lat = need(ja, "latency_ns", where).get<std::vector<std::int64_t>>();
+        const auto blocks = ja.value("block", std::vector<std::int64_t>(lat.size(), 0));
+        if (blocks.size() != lat.size())
+            throw std::runtime_error(where + ": \"block\" has " + std::to_string(blocks.size()) +
+                                     " entries but \"latency_ns\" has " + std::to_string(lat.size()));
+        for (std::size_t k = 0; k < lat.size(); ++k)
+            a.samples.push_back({int(blocks[k]), int(k), a.batch_size, 0, lat[k]});
+        if (ja.contains("error"))
+            a.error = protocol::Error{ja["error"].value("code", ""), ja["error"].value("message", ""), {}};
+        a.warnings = ja.value("warnings", std::vector<std::string>{});
+        a.peak_rss_bytes = ja.value("summary", json::object()).value("peak_rss_bytes", std::int64_t{0});
+        for (const auto& m : ja.value("metrics", json::array())) {
+            MetricTick t;
+            t.t_ms = m.value("t_ms", 0.0);
+            t.rss_bytes = m.value("rss_bytes", std::int64_t{0});
+            t.tensor_bytes = m.value("tensor_bytes", std::int64_t{-1});
+            t.cpu_s = m.value("cpu_s", 0.0);
+            t.core_util_pct = m.value("core_util_pct", std::vector<double>{});
+            a.metrics.push_back(std::move(t));
+        }
+        a.pid = ja.value("pid", 0L);
+        r.arms.push_back(std::move(a));
+    }
+    return r;
+}
+
+std::string samplesCsv(const RunResult& run) {
+    std::ostringstream os;
+    os << "arm,block,iteration,batch_size,latency_ns\n";
+    for (const auto& a : run.arms)
+        for (const auto& s : a.samples)
+            os << a.name << ',' << s.block << ',' << s.iter << ',' << s.batch_size << ','
+               << s.latency_ns << '\n';
+    return os.str();
+}
+
+std::string formatDuration(double ns) {
+    char buf[64];
+    const double a = std::fabs(ns);
+    if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+    else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+    else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+    else std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+    return buf;
+}
+
+std::string formatBytes(double bytes) {
+    char buf[64];
+    if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+    else if (bytes >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
+    else if (bytes >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    return buf;
+}
+
+std::string isoNowUtc() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace pitlane::results

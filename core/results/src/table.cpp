@@ -1,0 +1,65 @@
+// The plain-text comparison table of pitlane-cli.
+#include "pitlane/results/run_result.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+namespace pitlane::results {
+
+namespace {
+std::string pad(const std::string& s, std::size_t w, bool right = true) {
+    if (s.size() >= w) return s;
+    return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+std::string num(double v, const char* fmt) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+}
+}  // namespace
+
+std::string comparisonTable(const RunResult& run) {
+    std::ostringstream os;
+    os << "Pitlane: " << run.preset.name << " (model " << run.preset.model << ")\n\n";
+    const std::vector<std::pair<std::string, std::size_t>> cols = {
+        {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
+        {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}};
+    for (std::size_t i = 0; i < cols.size(); ++i)
+        os << pad(cols[i].first, cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
+    for (const auto& a : run.arms) {
+        const auto s = summarize(a);
+        std::vector<std::string> cells = {a.name, a.status, std::to_string(s.n),
+                                          s.n ? formatDuration(s.median) : "-",
+                                          s.n ? formatDuration(s.p90) : "-",
+                                          s.n ? formatDuration(s.p99) : "-",
+                                          s.n ? num(100 * s.cov, "%.1f%%") : "-",
+                                          s.n ? num(s.throughput_per_s, "%.1f") : "-",
+                                          a.peak_rss_bytes ? formatBytes(double(a.peak_rss_bytes)) : "-"};
+        for (std::size_t i = 0; i < cols.size(); ++i)
+            os << pad(cells[i], cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
+    }
+    const auto comps = compareArms(run);
+    if (!comps.empty()) {
+        os << "\n"
+           << pad("comparison", 16, false) << pad("ratio", 8) << "  " << pad("95% CI", 15) << "  "
+           << pad("p-value", 9) << "  verdict\n";
+        for (const auto& c : comps) {
+            os << pad(c.arm + " vs " + c.baseline, 16, false) << pad(num(c.ratio, "%.3f"), 8)
+               << "  " << pad(num(c.ci_low, "%.3f") + "-" + num(c.ci_high, "%.3f"), 15) << "  "
+               << pad(c.p_value < 1e-4 ? "<1e-4" : num(c.p_value, "%.4f"), 9) << "  " << c.verdict
+               << "\n";
+        }
+        os << "(ratio = baseline median / arm median; > 1 means the arm is faster)\n";
+    }
+    for (const auto& a : run.arms)
+        if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";
+    const auto warnings = runWarnings(run);
+    if (!warnings.empty()) {
+        os << "\nwarnings:\n";
+        for (const auto& w : warnings) os << "  - " << w << "\n";
+    }
+    return os.str();
+}
+
+}  // namespace pitlane::results

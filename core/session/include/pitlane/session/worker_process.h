@@ -1,0 +1,49 @@
+#pragma once
+// One pitlane-worker child process: starts it, writes commands, parses its JSON-lines events as
+// they arrive and reports how it ended. QtCore only, never torch.
+#include "pitlane/protocol/protocol.h"
+
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+
+namespace pitlane::session {
+
+class WorkerProcess : public QObject {
+    Q_OBJECT
+public:
+    explicit WorkerProcess(QString program, QStringList arguments = {}, QObject* parent = nullptr);
+    ~WorkerProcess() override;
+
+    void start();
+    bool send(const nlohmann::json& command);
+    void requestStop();  // SIGTERM: the worker flushes what it measured and says bye
+    void kill();         // SIGKILL
+    bool isRunning() const;
+    qint64 pid() const { return pid_; }
+    int malformedLines() const { return malformed_; }
+    QStringList stderrTail() const { return stderrTail_; }
+
+signals:
+    void eventReceived(const nlohmann::json& event);
+    void malformedLine(const QString& line, const QString& reason);
+    void stderrLine(const QString& line);
+    // crashed: died by a signal (then exitCode is the signal number).
+    void exited(int exitCode, bool crashed);
+    void startFailed(const QString& reason);
+
+private:
+    void readStdout();
+    void readStderr();
+
+    QProcess process_;
+    QString program_;
+    QStringList arguments_;
+    protocol::LineBuffer stdoutLines_, stderrLines_;
+    QStringList stderrTail_;
+    int malformed_ = 0;
+    qint64 pid_ = 0;
+    bool exitedReported_ = false;
+};
+
+}  // namespace pitlane::session

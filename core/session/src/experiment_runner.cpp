@@ -1,0 +1,363 @@
+#include "pitlane/session/experiment_runner.h"
+
+#include "pitlane/session/worker_process.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+#include <csignal>
+
+namespace pitlane::session {
+
+using json = nlohmann::json;
+namespace R = results;
+
+QString phaseName(ArmPhase p) {
+    switch (p) {
+        case ArmPhase::Pending: return QStringLiteral("pending");
+        case ArmPhase::Starting: return QStringLiteral("starting");
+        case ArmPhase::Loading: return QStringLiteral("loading");
+        case ArmPhase::Ready: return QStringLiteral("ready");
+        case ArmPhase::WarmingUp: return QStringLiteral("warming up");
+        case ArmPhase::Measuring: return QStringLiteral("measuring");
+        case ArmPhase::Waiting: return QStringLiteral("waiting");
+        case ArmPhase::Done: return QStringLiteral("done");
+        case ArmPhase::Failed: return QStringLiteral("failed");
+    }
+    return {};
+}
+
+QString defaultWorkerPath() {
+    const QByteArray env = qgetenv("PITLANE_WORKER");
+    if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+    return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("pitlane-worker"));
+}
+
+ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
+    : QObject(parent), options_(std::move(options)) {
+    qRegisterMetaType<ArmPhase>();
+    watchdog_.setSingleShot(true);
+    connect(&watchdog_, &QTimer::timeout, this, [this] {
+        if (!current_) return;
+        const int arm = current_->arm;
+        failArm(arm, R::kTimeout, "timeout",
+                "no event from the worker for " + std::to_string(timeoutMs_) +
+                    " ms (run.event_timeout_ms): it was declared hung and killed");
+        arms_[arm].worker->kill();
+        next();
+    });
+    killTimer_.setSingleShot(true);
+    connect(&killTimer_, &QTimer::timeout, this, [this] {
+        for (auto& a : arms_)
+            if (a.worker && a.worker->isRunning()) a.worker->kill();
+    });
+}
+
+ExperimentRunner::~ExperimentRunner() {
+    for (auto& a : arms_)
+        if (a.worker) a.worker->disconnect(this);
+}
+
+ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
+int ExperimentRunner::doneIters(int arm) const { return arms_.at(arm).doneIters; }
+int ExperimentRunner::totalIters(int arm) const { return arms_.at(arm).totalIters; }
+
+void ExperimentRunner::start(const spec::Preset& preset) {
+    Q_ASSERT(!running_);
+    running_ = true;
+    stopping_ = finalizing_ = false;
+    result_ = {};
+    result_.preset = preset;
+    result_.preset_json = preset.raw.is_null() ? spec::presetToJson(preset) : preset.raw;
+    result_.started_at = R::isoNowUtc();
+    timeoutMs_ = preset.run.event_timeout_ms;
+    clock_.start();
+    arms_.clear();
+    arms_.resize(preset.arms.size());
+    tasks_.clear();
+    current_.reset();
+
+    const auto& run = preset.run;
+    std::size_t maxSweep = 0;
+    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
+        const auto& spec = preset.arms[i];
+        R::ArmResult a;
+        a.name = spec.name;
+        a.knobs = spec.knobs_json;
+        a.batch_size = spec.knobs.batch_size.front();
+        result_.arms.push_back(std::move(a));
+        arms_[i].totalIters = run.iters * int(spec.knobs.batch_size.size());
+        maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
+        tasks_.push_back({Task::Configure, int(i)});
+    }
+    // For each sweep point: warm every arm up, then interleave blocks A B A B ...
+    const int blocks = (run.iters + run.block_iters - 1) / run.block_iters;
+    for (std::size_t s = 0; s < maxSweep; ++s) {
+        if (run.warmup_iters > 0)
+            for (std::size_t i = 0; i < preset.arms.size(); ++i)
+                if (s < preset.arms[i].knobs.batch_size.size())
+                    tasks_.push_back({Task::Warmup, int(i), -1, run.warmup_iters,
+                                      preset.arms[i].knobs.batch_size[s]});
+        for (int b = 0; b < blocks; ++b) {
+            const int iters = std::min(run.block_iters, run.iters - b * run.block_iters);
+            for (std::size_t i = 0; i < preset.arms.size(); ++i)
+                if (s < preset.arms[i].knobs.batch_size.size())
+                    tasks_.push_back({Task::Block, int(i), int(s) * blocks + b, iters,
+                                      preset.arms[i].knobs.batch_size[s]});
+        }
+    }
+
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        const int arm = int(i);
+        auto& st = arms_[i];
+        st.worker = std::make_unique<WorkerProcess>(options_.workerPath);
+        connect(st.worker.get(), &WorkerProcess::eventReceived, this,
+                [this, arm](const json& ev) { onEvent(arm, ev); });
+        connect(st.worker.get(), &WorkerProcess::exited, this,
+                [this, arm](int code, bool crashed) { onExited(arm, code, crashed); });
+        connect(st.worker.get(), &WorkerProcess::startFailed, this, [this, arm](const QString& why) {
+            arms_[arm].exited = true;
+            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+            if (current_ && current_->arm == arm) next();
+            finishIfDone();
+        });
+        connect(st.worker.get(), &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+            emit logMessage(arm, QStringLiteral("stderr"), l);
+        });
+        connect(st.worker.get(), &WorkerProcess::malformedLine, this,
+                [this, arm](const QString& line, const QString& why) {
+                    emit logMessage(arm, QStringLiteral("warning"),
+                                    QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
+                });
+        setPhase(arm, ArmPhase::Starting);
+        st.worker->start();
+        result_.arms[i].pid = long(st.worker->pid());
+    }
+    next();
+}
+
+void ExperimentRunner::setPhase(int arm, ArmPhase p) {
+    if (arms_[arm].phase == p) return;
+    arms_[arm].phase = p;
+    emit armPhaseChanged(arm, p);
+}
+
+void ExperimentRunner::failArm(int arm, const std::string& status, const std::string& code,
+                               const std::string& message) {
+    auto& a = result_.arms[arm];
+    if (a.status != R::kPending) return;  // the first cause wins
+    a.status = status;
+    if (!a.error) a.error = protocol::Error{code, message, {}};
+    setPhase(arm, ArmPhase::Failed);
+    emit logMessage(arm, QStringLiteral("error"),
+                    QString::fromStdString(result_.arms[arm].name + " " + status + ": " + message));
+    auto& st = arms_[arm];
+    if (st.worker && st.worker->isRunning() && !st.quitting) {
+        st.quitting = true;
+        st.worker->send(protocol::makeCommand(protocol::kQuit));
+        QTimer::singleShot(2000, this, [this, arm] {
+            if (arm < int(arms_.size()) && arms_[arm].worker) arms_[arm].worker->kill();
+        });
+    }
+    emit armFinished(arm);
+}
+
+void ExperimentRunner::armTimer() { watchdog_.start(timeoutMs_); }
+
+void ExperimentRunner::next() {
+    watchdog_.stop();
+    current_.reset();
+    currentSent_ = false;
+    while (!tasks_.empty() && !stopping_) {
+        Task t = tasks_.front();
+        tasks_.pop_front();
+        if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
+        current_ = t;
+        sendCurrent();
+        return;
+    }
+    if (stopping_) return;
+    // Every task done: arms still pending finished fine.
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        auto& a = result_.arms[i];
+        if (a.status == R::kPending) {
+            a.status = R::kOk;
+            setPhase(int(i), ArmPhase::Done);
+            emit armFinished(int(i));
+        }
+        auto& st = arms_[i];
+        if (st.worker && st.worker->isRunning() && !st.quitting) {
+            st.quitting = true;
+            st.worker->send(protocol::makeCommand(protocol::kQuit));
+        }
+    }
+    killTimer_.start(2000);
+    finishIfDone();
+}
+
+void ExperimentRunner::sendCurrent() {
+    if (!current_) return;
+    const Task& t = *current_;
+    auto& st = arms_[t.arm];
+    armTimer();
+    if (!st.helloSeen) return;  // sent once hello arrives
+    currentSent_ = true;
+    const auto& p = result_.preset;
+    if (t.kind == Task::Configure) {
+        json cmd = protocol::makeCommand(protocol::kConfigure);
+        cmd["arm"] = {{"name", p.arms[t.arm].name},
+                      {"model_path", p.model_path},
+                      {"input", spec::inputsToJson(p.input)},
+                      {"knobs", spec::knobsToJson(p.arms[t.arm].knobs)},
+                      {"seed", p.run.seed}};
+        setPhase(t.arm, ArmPhase::Loading);
+        st.worker->send(cmd);
+    } else {
+        json cmd = protocol::makeCommand(protocol::kRun);
+        cmd["block"] = t.kind == Task::Warmup ? -1 : t.block;
+        cmd["phase"] = t.kind == Task::Warmup ? "warmup" : "measure";
+        cmd["iters"] = t.iters;
+        cmd["batch_size"] = t.batchSize;
+        setPhase(t.arm, t.kind == Task::Warmup ? ArmPhase::WarmingUp : ArmPhase::Measuring);
+        for (std::size_t i = 0; i < arms_.size(); ++i)
+            if (int(i) != t.arm && result_.arms[i].status == R::kPending &&
+                arms_[i].phase == ArmPhase::Measuring)
+                setPhase(int(i), ArmPhase::Waiting);
+        st.worker->send(cmd);
+    }
+}
+
+void ExperimentRunner::onEvent(int arm, const json& ev) {
+    const std::string type = ev["type"].get<std::string>();
+    auto& a = result_.arms[arm];
+    auto& st = arms_[arm];
+    const bool isCurrent = current_ && current_->arm == arm;
+    if (isCurrent && type != protocol::kMetrics) armTimer();
+    emit armEvent(arm, ev);
+    try {
+        if (type == protocol::kHello) {
+            st.helloSeen = true;
+            a.environment = ev.value("environment", json::object());
+            a.pid = ev.value("pid", a.pid);
+            if (isCurrent && !currentSent_) sendCurrent();
+        } else if (type == protocol::kLoaded) {
+            a.loaded = ev;
+            a.loaded.erase("v");
+            a.loaded.erase("type");
+        } else if (type == protocol::kApplied) {
+            a.applied = ev;
+            a.applied.erase("v");
+            a.applied.erase("type");
+            setPhase(arm, ArmPhase::Ready);
+            if (isCurrent && current_->kind == Task::Configure) next();
+        } else if (type == protocol::kSamples) {
+            const auto s = protocol::samplesFromJson(ev);
+            if (s.phase == "warmup") {
+                a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
+                emit warmupAppended(arm);
+            } else {
+                const int first = int(a.samples.size());
+                for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
+                    a.samples.push_back({s.block, first + int(k), s.batch_size, 0, s.latency_ns[k]});
+                st.doneIters += int(s.latency_ns.size());
+                emit samplesAppended(arm, first, int(s.latency_ns.size()));
+            }
+        } else if (type == protocol::kMetrics) {
+            R::MetricTick t;
+            t.t_ms = elapsedMs();
+            t.rss_bytes = ev.value("rss_bytes", std::int64_t{0});
+            t.peak_rss_bytes = ev.value("peak_rss_bytes", std::int64_t{0});
+            t.tensor_bytes = ev.value("tensor_bytes", std::int64_t{-1});
+            t.tensor_peak_bytes = ev.value("tensor_peak_bytes", std::int64_t{-1});
+            t.cpu_s = ev.value("cpu_user_s", 0.0) + ev.value("cpu_sys_s", 0.0);
+            t.core_util_pct = ev.value("core_util_pct", std::vector<double>{});
+            t.raw = ev;
+            a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
+            a.metrics.push_back(std::move(t));
+            emit metricsAppended(arm);
+        } else if (type == protocol::kBlockDone) {
+            if (isCurrent && current_->kind != Task::Configure) next();
+        } else if (type == protocol::kWarning) {
+            const auto msg = ev.value("message", std::string());
+            a.warnings.push_back(msg);
+            emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
+        } else if (type == protocol::kError) {
+            const auto e = protocol::errorFromJson(ev);
+            failArm(arm, R::kFailed, e.code, e.message);
+            if (isCurrent) next();
+        } else if (type == protocol::kBye) {
+            a.peak_rss_bytes = std::max(a.peak_rss_bytes, ev.value("peak_rss_bytes", std::int64_t{0}));
+        }
+    } catch (const std::exception& e) {
+        emit logMessage(arm, QStringLiteral("warning"),
+                        QStringLiteral("ignored a bad %1 event: %2")
+                            .arg(QString::fromStdString(type), QString::fromUtf8(e.what())));
+    }
+}
+
+void ExperimentRunner::onExited(int arm, int code, bool crashed) {
+    auto& st = arms_[arm];
+    st.exited = true;
+    auto& a = result_.arms[arm];
+    if (a.status == R::kPending && !st.quitting) {
+        const auto tail = st.worker->stderrTail().join('\n').right(600).toStdString();
+        if (stopping_) {
+            a.status = R::kCancelled;
+            setPhase(arm, ArmPhase::Failed);
+            emit armFinished(arm);
+        } else if (crashed) {
+            const std::string sig = strsignal(code) ? strsignal(code) : "unknown";
+            failArm(arm, code == SIGKILL ? R::kKilled : R::kCrashed,
+                    code == SIGKILL ? "killed" : "crashed",
+                    "worker died by signal " + std::to_string(code) + " (" + sig + ")" +
+                        (tail.empty() ? "" : "; last stderr: " + tail));
+        } else {
+            failArm(arm, R::kFailed, "worker_exit",
+                    "worker exited with code " + std::to_string(code) + " before finishing" +
+                        (tail.empty() ? "" : "; last stderr: " + tail));
+        }
+        if (current_ && current_->arm == arm) next();
+    }
+    finishIfDone();
+}
+
+void ExperimentRunner::stop() {
+    if (!running_ || stopping_) return;
+    stopping_ = true;
+    tasks_.clear();
+    watchdog_.stop();
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        auto& st = arms_[i];
+        if (result_.arms[i].status == R::kPending) {
+            result_.arms[i].status = R::kCancelled;
+            setPhase(int(i), ArmPhase::Failed);
+            emit armFinished(int(i));
+        }
+        if (st.worker && st.worker->isRunning()) {
+            st.quitting = true;
+            st.worker->requestStop();
+        }
+    }
+    killTimer_.start(options_.stopGraceMs);
+    finishIfDone();
+}
+
+void ExperimentRunner::finishIfDone() {
+    if (!running_ || finalizing_) return;
+    if (!stopping_ && (current_ || !tasks_.empty())) return;
+    for (const auto& st : arms_)
+        if (st.worker && !st.exited && st.worker->isRunning()) return;
+    finalize();
+}
+
+void ExperimentRunner::finalize() {
+    finalizing_ = true;
+    killTimer_.stop();
+    watchdog_.stop();
+    result_.wall_s = elapsedMs() / 1000.0;
+    running_ = false;
+    emit finished();
+}
+
+}  // namespace pitlane::session
