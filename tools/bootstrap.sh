@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what Pitlane needs from Debian 12 (only when something is missing), then configures
+# and builds Release into build/ (bundled models included). Idempotent; fast when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libqt6svg6-dev libqcustomplot-dev libgl-dev
+  libtorch-dev libopenblas0-openmp nlohmann-json3-dev libgtest-dev
+  python3-torch python3-torchvision
+  xvfb xauth imagemagick poppler-utils chromium fonts-dejavu-core
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build build -j"$(nproc)"
