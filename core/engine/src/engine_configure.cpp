@@ -59,7 +59,12 @@ bool Engine::configure(const json& cmd) {
 
     // 2. Affinity before torch creates its thread pools (they inherit the mask).
     const auto allowed = allowedCores();
-    const int intra = k.intra_op_threads.value_or(static_cast<int>(allowed.size()));
+    // K concurrent workers of one arm share the machine: by default each gets cores / K threads
+    // and, under compact / spread / a core list, its own slice of cores.
+    const int workerCount = std::max(1, arm.value("worker_count", 1));
+    const int workerIndex = std::clamp(arm.value("worker_index", 0), 0, workerCount - 1);
+    const int intra = k.intra_op_threads.value_or(
+        std::max(1, static_cast<int>(allowed.size()) / workerCount));
     std::vector<int> pin;
     if (k.affinity == "list") {
         for (int c : k.affinity_cores)
@@ -72,8 +77,17 @@ bool Engine::configure(const json& cmd) {
                 return false;
             }
         pin = k.affinity_cores;
+        if (workerCount > 1 && int(pin.size()) >= workerCount) {
+            const std::size_t per = pin.size() / std::size_t(workerCount);
+            pin = std::vector<int>(pin.begin() + long(per * workerIndex),
+                                   pin.begin() + long(per * (workerIndex + 1)));
+        }
     } else if (k.affinity == "compact" || k.affinity == "spread") {
-        pin = coresForPolicy(k.affinity, intra, allowed);
+        const auto all = coresForPolicy(k.affinity, intra * workerCount, allowed);
+        if (int(all.size()) >= intra * workerCount)
+            pin.assign(all.begin() + intra * workerIndex, all.begin() + intra * (workerIndex + 1));
+        else
+            pin = all;  // fewer cores than workers x threads: they share (warned below)
     }
     if (!pin.empty()) {
         if (auto err = pinProcess(pin); !err.empty()) {
@@ -258,6 +272,8 @@ bool Engine::configure(const json& cmd) {
     a["affinity"] = std::vector<int>(unionMask.begin(), unionMask.end());
     a["affinity_policy"] = k.affinity;
     a["affinity_uniform"] = uniform;
+    a["worker_index"] = workerIndex;
+    a["worker_count"] = workerCount;
     a["process_threads"] = tids.size();
     if (k.batch_size.size() == 1) a["batch_size"] = bs0;
     else a["batch_size"] = k.batch_size;

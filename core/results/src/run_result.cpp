@@ -10,12 +10,22 @@
 
 namespace pitlane::results {
 
-std::vector<double> ArmResult::latencies() const {
+std::vector<double> ArmResult::latencies() const { return latencies(batch_size); }
+
+std::vector<double> ArmResult::latencies(int batchSize, int worker) const {
     std::vector<double> v;
     v.reserve(samples.size());
     for (const auto& s : samples)
-        if (s.batch_size == batch_size) v.push_back(static_cast<double>(s.latency_ns));
+        if (s.batch_size == batchSize && (worker < 0 || s.worker == worker))
+            v.push_back(static_cast<double>(s.latency_ns));
     return v;
+}
+
+double aggregateThroughput(const ArmResult& arm) {
+    double total = 0;
+    for (int w = 0; w < arm.workers; ++w)
+        total += stats::summarize(arm.latencies(arm.batch_size, w), arm.batch_size).throughput_per_s;
+    return total;
 }
 
 stats::BlockedSamples ArmResult::blocked() const {
@@ -141,11 +151,46 @@ json toResultsJson(const RunResult& run) {
         arm["latency_ns"] = lat;
         arm["block"] = blocks;
         arm["summary"] = summaryJson(summarize(a), a.peak_rss_bytes);
+        std::vector<std::int64_t> sampleBatch, sampleWorker;
+        for (const auto& s : a.samples) {
+            sampleBatch.push_back(s.batch_size);
+            sampleWorker.push_back(s.worker);
+        }
+        if (a.batch_sizes.size() > 1) {
+            arm["sample_batch_size"] = sampleBatch;
+            json sweep = json::array();
+            for (int bs : a.batch_sizes) {
+                json point = {{"batch_size", bs}};
+                const auto lat = a.latencies(bs);
+                auto f = a.sweep_failures.find(bs);
+                point["status"] = f != a.sweep_failures.end() ? kFailed
+                                  : lat.empty()                ? a.status
+                                                               : std::string(kOk);
+                point["summary"] = summaryJson(stats::summarize(lat, bs), a.peak_rss_bytes);
+                if (f != a.sweep_failures.end())
+                    point["error"] = {{"code", f->second.code}, {"message", f->second.message}};
+                sweep.push_back(point);
+            }
+            arm["sweep"] = sweep;
+        }
+        if (a.workers > 1) {
+            arm["sample_worker"] = sampleWorker;
+            json workers = json::array();
+            for (int w = 0; w < a.workers; ++w) {
+                json wj = {{"worker", w},
+                           {"summary", summaryJson(stats::summarize(a.latencies(a.batch_size, w), a.batch_size), 0)}};
+                if (w < int(a.worker_applied.size())) wj["applied"] = stripEnvelope(a.worker_applied[w]);
+                if (w < int(a.worker_pids.size())) wj["pid"] = a.worker_pids[w];
+                workers.push_back(wj);
+            }
+            arm["workers"] = workers;
+            arm["aggregate_throughput_per_s"] = aggregateThroughput(a);
+        }
         if (a.error) arm["error"] = {{"code", a.error->code}, {"message", a.error->message}};
         arm["warnings"] = a.warnings;
         json metrics = json::array();
         for (const auto& m : a.metrics) {
-            json t = {{"t_ms", m.t_ms}, {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
+            json t = {{"t_ms", m.t_ms}, {"worker", m.worker}, {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
                       {"core_util_pct", m.core_util_pct}};
             if (m.tensor_bytes >= 0) t["tensor_bytes"] = m.tensor_bytes;
             metrics.push_back(t);
@@ -208,8 +253,27 @@ RunResult fromResultsJson(const json& j) {
         if (blocks.size() != lat.size())
             throw std::runtime_error(where + ": \"block\" has " + std::to_string(blocks.size()) +
                                      " entries but \"latency_ns\" has " + std::to_string(lat.size()));
+        const auto sb = ja.value("sample_batch_size", std::vector<std::int64_t>(lat.size(), a.batch_size));
+        const auto sw = ja.value("sample_worker", std::vector<std::int64_t>(lat.size(), 0));
+        if (sb.size() != lat.size() || sw.size() != lat.size())
+            throw std::runtime_error(where + ": \"sample_batch_size\" / \"sample_worker\" length differs from \"latency_ns\"");
         for (std::size_t k = 0; k < lat.size(); ++k)
-            a.samples.push_back({int(blocks[k]), int(k), a.batch_size, 0, lat[k]});
+            a.samples.push_back({int(blocks[k]), int(k), int(sb[k]), int(sw[k]), lat[k]});
+        if (ja.contains("sweep")) {
+            a.batch_sizes.clear();
+            for (const auto& pt : ja["sweep"]) {
+                a.batch_sizes.push_back(pt.value("batch_size", 1));
+                if (pt.contains("error"))
+                    a.sweep_failures[pt.value("batch_size", 1)] =
+                        protocol::Error{pt["error"].value("code", ""), pt["error"].value("message", ""), {}};
+            }
+        } else {
+            a.batch_sizes = {a.batch_size};
+        }
+        if (ja.contains("workers")) {
+            a.workers = int(ja["workers"].size());
+            for (const auto& w : ja["workers"]) a.worker_applied.push_back(w.value("applied", json::object()));
+        }
         if (ja.contains("error"))
             a.error = protocol::Error{ja["error"].value("code", ""), ja["error"].value("message", ""), {}};
         a.warnings = ja.value("warnings", std::vector<std::string>{});
@@ -217,6 +281,7 @@ RunResult fromResultsJson(const json& j) {
         for (const auto& m : ja.value("metrics", json::array())) {
             MetricTick t;
             t.t_ms = m.value("t_ms", 0.0);
+            t.worker = m.value("worker", 0);
             t.rss_bytes = m.value("rss_bytes", std::int64_t{0});
             t.tensor_bytes = m.value("tensor_bytes", std::int64_t{-1});
             t.cpu_s = m.value("cpu_s", 0.0);

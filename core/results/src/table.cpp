@@ -34,11 +34,31 @@ std::string comparisonTable(const RunResult& run) {
                                           s.n ? formatDuration(s.p90) : "-",
                                           s.n ? formatDuration(s.p99) : "-",
                                           s.n ? num(100 * s.cov, "%.1f%%") : "-",
-                                          s.n ? num(s.throughput_per_s, "%.1f") : "-",
+                                          s.n ? num(a.workers > 1 ? aggregateThroughput(a) : s.throughput_per_s, "%.1f") : "-",
                                           a.peak_rss_bytes ? formatBytes(double(a.peak_rss_bytes)) : "-"};
         for (std::size_t i = 0; i < cols.size(); ++i)
             os << pad(cells[i], cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     }
+    for (const auto& a : run.arms) {
+        if (a.batch_sizes.size() < 2) continue;
+        os << "\n" << a.name << ": batch-size sweep\n"
+           << pad("batch", 7) << "  " << pad("n", 6) << "  " << pad("median", 11) << "  "
+           << pad("p99", 11) << "  " << pad("items/s", 11) << "  status\n";
+        for (int bs : a.batch_sizes) {
+            const auto s = stats::summarize(a.latencies(bs), bs);
+            const auto f = a.sweep_failures.find(bs);
+            os << pad(std::to_string(bs), 7) << "  " << pad(std::to_string(s.n), 6) << "  "
+               << pad(s.n ? formatDuration(s.median) : "-", 11) << "  "
+               << pad(s.n ? formatDuration(s.p99) : "-", 11) << "  "
+               << pad(s.n ? num(s.throughput_per_s, "%.1f") : "-", 11) << "  "
+               << (f != a.sweep_failures.end() ? "failed: " + f->second.message : std::string("ok"))
+               << "\n";
+        }
+    }
+    for (const auto& a : run.arms)
+        if (a.workers > 1)
+            os << "\n" << a.name << ": " << a.workers
+               << " concurrent workers; throughput is the sum of each worker's items/s\n";
     const auto comps = compareArms(run);
     if (!comps.empty()) {
         os << "\n"

@@ -44,19 +44,22 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
         failArm(arm, R::kTimeout, "timeout",
                 "no event from the worker for " + std::to_string(timeoutMs_) +
                     " ms (run.event_timeout_ms): it was declared hung and killed");
-        arms_[arm].worker->kill();
+        for (auto& w : arms_[arm].workers)
+            if (w.process) w.process->kill();
         next();
     });
     killTimer_.setSingleShot(true);
     connect(&killTimer_, &QTimer::timeout, this, [this] {
         for (auto& a : arms_)
-            if (a.worker && a.worker->isRunning()) a.worker->kill();
+            for (auto& w : a.workers)
+                if (w.process && w.process->isRunning()) w.process->kill();
     });
 }
 
 ExperimentRunner::~ExperimentRunner() {
     for (auto& a : arms_)
-        if (a.worker) a.worker->disconnect(this);
+        for (auto& w : a.workers)
+            if (w.process) w.process->disconnect(this);
 }
 
 ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
@@ -86,6 +89,10 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         a.name = spec.name;
         a.knobs = spec.knobs_json;
         a.batch_size = spec.knobs.batch_size.front();
+        a.batch_sizes = spec.knobs.batch_size;
+        a.workers = spec.knobs.workers;
+        a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
+        a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
         result_.arms.push_back(std::move(a));
         arms_[i].totalIters = run.iters * int(spec.knobs.batch_size.size());
         maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
@@ -111,28 +118,35 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     for (std::size_t i = 0; i < arms_.size(); ++i) {
         const int arm = int(i);
         auto& st = arms_[i];
-        st.worker = std::make_unique<WorkerProcess>(options_.workerPath);
-        connect(st.worker.get(), &WorkerProcess::eventReceived, this,
-                [this, arm](const json& ev) { onEvent(arm, ev); });
-        connect(st.worker.get(), &WorkerProcess::exited, this,
-                [this, arm](int code, bool crashed) { onExited(arm, code, crashed); });
-        connect(st.worker.get(), &WorkerProcess::startFailed, this, [this, arm](const QString& why) {
-            arms_[arm].exited = true;
-            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
-            if (current_ && current_->arm == arm) next();
-            finishIfDone();
-        });
-        connect(st.worker.get(), &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
-            emit logMessage(arm, QStringLiteral("stderr"), l);
-        });
-        connect(st.worker.get(), &WorkerProcess::malformedLine, this,
-                [this, arm](const QString& line, const QString& why) {
-                    emit logMessage(arm, QStringLiteral("warning"),
-                                    QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
-                });
+        st.workers.resize(std::size_t(preset.arms[i].knobs.workers));
         setPhase(arm, ArmPhase::Starting);
-        st.worker->start();
-        result_.arms[i].pid = long(st.worker->pid());
+        for (std::size_t k = 0; k < st.workers.size(); ++k) {
+            const int w = int(k);
+            auto& ws = st.workers[k];
+            ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
+            auto* proc = ws.process.get();
+            connect(proc, &WorkerProcess::eventReceived, this,
+                    [this, arm, w](const json& ev) { onEvent(arm, w, ev); });
+            connect(proc, &WorkerProcess::exited, this,
+                    [this, arm, w](int code, bool crashed) { onExited(arm, w, code, crashed); });
+            connect(proc, &WorkerProcess::startFailed, this, [this, arm, w](const QString& why) {
+                arms_[arm].workers[w].exited = true;
+                failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+                if (current_ && current_->arm == arm) next();
+                finishIfDone();
+            });
+            connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+                emit logMessage(arm, QStringLiteral("stderr"), l);
+            });
+            connect(proc, &WorkerProcess::malformedLine, this,
+                    [this, arm](const QString& line, const QString& why) {
+                        emit logMessage(arm, QStringLiteral("warning"),
+                                        QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
+                    });
+            proc->start();
+            result_.arms[i].worker_pids[k] = long(proc->pid());
+        }
+        result_.arms[i].pid = result_.arms[i].worker_pids.front();
     }
     next();
 }
@@ -152,15 +166,22 @@ void ExperimentRunner::failArm(int arm, const std::string& status, const std::st
     setPhase(arm, ArmPhase::Failed);
     emit logMessage(arm, QStringLiteral("error"),
                     QString::fromStdString(result_.arms[arm].name + " " + status + ": " + message));
-    auto& st = arms_[arm];
-    if (st.worker && st.worker->isRunning() && !st.quitting) {
-        st.quitting = true;
-        st.worker->send(protocol::makeCommand(protocol::kQuit));
-        QTimer::singleShot(2000, this, [this, arm] {
-            if (arm < int(arms_.size()) && arms_[arm].worker) arms_[arm].worker->kill();
-        });
-    }
+    quitArm(arm);
+    QTimer::singleShot(2000, this, [this, arm] {
+        if (arm < int(arms_.size()))
+            for (auto& w : arms_[arm].workers)
+                if (w.process) w.process->kill();
+    });
     emit armFinished(arm);
+}
+
+void ExperimentRunner::quitArm(int arm) {
+    for (auto& w : arms_[arm].workers) {
+        if (w.process && w.process->isRunning() && !w.quitting) {
+            w.quitting = true;
+            w.process->send(protocol::makeCommand(protocol::kQuit));
+        }
+    }
 }
 
 void ExperimentRunner::armTimer() { watchdog_.start(timeoutMs_); }
@@ -168,12 +189,14 @@ void ExperimentRunner::armTimer() { watchdog_.start(timeoutMs_); }
 void ExperimentRunner::next() {
     watchdog_.stop();
     current_.reset();
-    currentSent_ = false;
     while (!tasks_.empty() && !stopping_) {
         Task t = tasks_.front();
         tasks_.pop_front();
         if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
+        if (t.kind != Task::Configure && result_.arms[t.arm].sweep_failures.count(t.batchSize))
+            continue;  // this point of the sweep failed (e.g. out of memory): go on with the next
         current_ = t;
+        for (auto& w : arms_[t.arm].workers) w.sent = w.taskDone = false;
         sendCurrent();
         return;
     }
@@ -186,11 +209,7 @@ void ExperimentRunner::next() {
             setPhase(int(i), ArmPhase::Done);
             emit armFinished(int(i));
         }
-        auto& st = arms_[i];
-        if (st.worker && st.worker->isRunning() && !st.quitting) {
-            st.quitting = true;
-            st.worker->send(protocol::makeCommand(protocol::kQuit));
-        }
+        quitArm(int(i));
     }
     killTimer_.start(2000);
     finishIfDone();
@@ -201,20 +220,19 @@ void ExperimentRunner::sendCurrent() {
     const Task& t = *current_;
     auto& st = arms_[t.arm];
     armTimer();
-    if (!st.helloSeen) return;  // sent once hello arrives
-    currentSent_ = true;
     const auto& p = result_.preset;
+    json cmd;
     if (t.kind == Task::Configure) {
-        json cmd = protocol::makeCommand(protocol::kConfigure);
+        cmd = protocol::makeCommand(protocol::kConfigure);
         cmd["arm"] = {{"name", p.arms[t.arm].name},
                       {"model_path", p.model_path},
                       {"input", spec::inputsToJson(p.input)},
                       {"knobs", spec::knobsToJson(p.arms[t.arm].knobs)},
-                      {"seed", p.run.seed}};
+                      {"seed", p.run.seed},
+                      {"worker_count", int(st.workers.size())}};
         setPhase(t.arm, ArmPhase::Loading);
-        st.worker->send(cmd);
     } else {
-        json cmd = protocol::makeCommand(protocol::kRun);
+        cmd = protocol::makeCommand(protocol::kRun);
         cmd["block"] = t.kind == Task::Warmup ? -1 : t.block;
         cmd["phase"] = t.kind == Task::Warmup ? "warmup" : "measure";
         cmd["iters"] = t.iters;
@@ -224,33 +242,59 @@ void ExperimentRunner::sendCurrent() {
             if (int(i) != t.arm && result_.arms[i].status == R::kPending &&
                 arms_[i].phase == ArmPhase::Measuring)
                 setPhase(int(i), ArmPhase::Waiting);
-        st.worker->send(cmd);
+    }
+    // Every worker of the arm gets the task at once (K concurrent workers); one that has not
+    // said hello yet gets it when it does.
+    for (std::size_t w = 0; w < st.workers.size(); ++w) {
+        auto& ws = st.workers[w];
+        if (ws.sent || !ws.helloSeen) continue;
+        ws.sent = true;
+        ws.taskDone = false;
+        if (t.kind == Task::Configure) cmd["arm"]["worker_index"] = int(w);
+        ws.process->send(cmd);
     }
 }
 
-void ExperimentRunner::onEvent(int arm, const json& ev) {
+void ExperimentRunner::taskDoneBy(int arm, int worker) {
+    if (!current_ || current_->arm != arm) return;
+    arms_[arm].workers[worker].taskDone = true;
+    for (const auto& w : arms_[arm].workers)
+        if (!w.taskDone) return;
+    next();
+}
+
+void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     const std::string type = ev["type"].get<std::string>();
     auto& a = result_.arms[arm];
+    auto& ws = arms_[arm].workers[worker];
     auto& st = arms_[arm];
     const bool isCurrent = current_ && current_->arm == arm;
     if (isCurrent && type != protocol::kMetrics) armTimer();
     emit armEvent(arm, ev);
     try {
         if (type == protocol::kHello) {
-            st.helloSeen = true;
-            a.environment = ev.value("environment", json::object());
-            a.pid = ev.value("pid", a.pid);
-            if (isCurrent && !currentSent_) sendCurrent();
+            ws.helloSeen = true;
+            if (worker == 0) a.environment = ev.value("environment", json::object());
+            a.worker_pids[worker] = ev.value("pid", a.worker_pids[worker]);
+            a.pid = a.worker_pids.front();
+            if (isCurrent) sendCurrent();
         } else if (type == protocol::kLoaded) {
-            a.loaded = ev;
-            a.loaded.erase("v");
-            a.loaded.erase("type");
+            if (worker == 0) {
+                a.loaded = ev;
+                a.loaded.erase("v");
+                a.loaded.erase("type");
+            }
         } else if (type == protocol::kApplied) {
-            a.applied = ev;
-            a.applied.erase("v");
-            a.applied.erase("type");
-            setPhase(arm, ArmPhase::Ready);
-            if (isCurrent && current_->kind == Task::Configure) next();
+            json applied = ev;
+            applied.erase("v");
+            applied.erase("type");
+            a.worker_applied[worker] = applied;
+            if (worker == 0) a.applied = applied;
+            if (isCurrent && current_->kind == Task::Configure) {
+                taskDoneBy(arm, worker);
+                if (arm < int(arms_.size()) && !(current_ && current_->arm == arm))
+                    setPhase(arm, ArmPhase::Ready);
+            }
         } else if (type == protocol::kSamples) {
             const auto s = protocol::samplesFromJson(ev);
             if (s.phase == "warmup") {
@@ -259,13 +303,14 @@ void ExperimentRunner::onEvent(int arm, const json& ev) {
             } else {
                 const int first = int(a.samples.size());
                 for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
-                    a.samples.push_back({s.block, first + int(k), s.batch_size, 0, s.latency_ns[k]});
+                    a.samples.push_back({s.block, first + int(k), s.batch_size, worker, s.latency_ns[k]});
                 st.doneIters += int(s.latency_ns.size());
                 emit samplesAppended(arm, first, int(s.latency_ns.size()));
             }
         } else if (type == protocol::kMetrics) {
             R::MetricTick t;
             t.t_ms = elapsedMs();
+            t.worker = worker;
             t.rss_bytes = ev.value("rss_bytes", std::int64_t{0});
             t.peak_rss_bytes = ev.value("peak_rss_bytes", std::int64_t{0});
             t.tensor_bytes = ev.value("tensor_bytes", std::int64_t{-1});
@@ -277,15 +322,26 @@ void ExperimentRunner::onEvent(int arm, const json& ev) {
             a.metrics.push_back(std::move(t));
             emit metricsAppended(arm);
         } else if (type == protocol::kBlockDone) {
-            if (isCurrent && current_->kind != Task::Configure) next();
+            if (isCurrent && current_->kind != Task::Configure) taskDoneBy(arm, worker);
         } else if (type == protocol::kWarning) {
             const auto msg = ev.value("message", std::string());
             a.warnings.push_back(msg);
             emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
         } else if (type == protocol::kError) {
             const auto e = protocol::errorFromJson(ev);
-            failArm(arm, R::kFailed, e.code, e.message);
-            if (isCurrent) next();
+            if (isCurrent && current_->kind != Task::Configure && a.batch_sizes.size() > 1 &&
+                e.code == protocol::code::kOutOfMemory) {
+                // One point of the sweep failed: record it, the sweep goes on.
+                a.sweep_failures[current_->batchSize] = e;
+                emit logMessage(arm, QStringLiteral("warning"),
+                                QString::fromStdString(a.name + ": batch size " +
+                                                       std::to_string(current_->batchSize) +
+                                                       " failed: " + e.message));
+                taskDoneBy(arm, worker);
+            } else {
+                failArm(arm, R::kFailed, e.code, e.message);
+                if (isCurrent) next();
+            }
         } else if (type == protocol::kBye) {
             a.peak_rss_bytes = std::max(a.peak_rss_bytes, ev.value("peak_rss_bytes", std::int64_t{0}));
         }
@@ -296,12 +352,12 @@ void ExperimentRunner::onEvent(int arm, const json& ev) {
     }
 }
 
-void ExperimentRunner::onExited(int arm, int code, bool crashed) {
-    auto& st = arms_[arm];
-    st.exited = true;
+void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
+    auto& ws = arms_[arm].workers[worker];
+    ws.exited = true;
     auto& a = result_.arms[arm];
-    if (a.status == R::kPending && !st.quitting) {
-        const auto tail = st.worker->stderrTail().join('\n').right(600).toStdString();
+    if (a.status == R::kPending && !ws.quitting) {
+        const auto tail = ws.process->stderrTail().join('\n').right(600).toStdString();
         if (stopping_) {
             a.status = R::kCancelled;
             setPhase(arm, ArmPhase::Failed);
@@ -310,7 +366,7 @@ void ExperimentRunner::onExited(int arm, int code, bool crashed) {
             const std::string sig = strsignal(code) ? strsignal(code) : "unknown";
             failArm(arm, code == SIGKILL ? R::kKilled : R::kCrashed,
                     code == SIGKILL ? "killed" : "crashed",
-                    "worker died by signal " + std::to_string(code) + " (" + sig + ")" +
+                    "worker " + std::to_string(ws.process->pid()) + " died by signal " + std::to_string(code) + " (" + sig + ")" +
                         (tail.empty() ? "" : "; last stderr: " + tail));
         } else {
             failArm(arm, R::kFailed, "worker_exit",
@@ -328,16 +384,16 @@ void ExperimentRunner::stop() {
     tasks_.clear();
     watchdog_.stop();
     for (std::size_t i = 0; i < arms_.size(); ++i) {
-        auto& st = arms_[i];
         if (result_.arms[i].status == R::kPending) {
             result_.arms[i].status = R::kCancelled;
             setPhase(int(i), ArmPhase::Failed);
             emit armFinished(int(i));
         }
-        if (st.worker && st.worker->isRunning()) {
-            st.quitting = true;
-            st.worker->requestStop();
-        }
+        for (auto& w : arms_[i].workers)
+            if (w.process && w.process->isRunning()) {
+                w.quitting = true;
+                w.process->requestStop();
+            }
     }
     killTimer_.start(options_.stopGraceMs);
     finishIfDone();
@@ -347,7 +403,8 @@ void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
     if (!stopping_ && (current_ || !tasks_.empty())) return;
     for (const auto& st : arms_)
-        if (st.worker && !st.exited && st.worker->isRunning()) return;
+        for (const auto& w : st.workers)
+            if (w.process && !w.exited && w.process->isRunning()) return;
     finalize();
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ struct Sample {
 
 struct MetricTick {
     double t_ms = 0;  // since the orchestrator started the run
+    int worker = 0;
     std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
     std::int64_t tensor_bytes = -1, tensor_peak_bytes = -1;  // -1: not reported
     double cpu_s = 0;
@@ -58,6 +60,14 @@ struct ArmResult {
     std::vector<std::string> warnings;
     std::int64_t peak_rss_bytes = 0;
     long pid = 0;
+    std::vector<int> batch_sizes = {1};             // the sweep (one entry: no sweep)
+    std::map<int, protocol::Error> sweep_failures;  // batch size -> why that point failed
+    int workers = 1;                                // concurrent worker processes
+    std::vector<json> worker_applied;               // applied event of each worker
+    std::vector<long> worker_pids;
+
+    // Samples of one batch size (and one worker, or all when worker < 0).
+    std::vector<double> latencies(int batchSize, int worker = -1) const;
 
     std::vector<double> latencies() const;
     stats::BlockedSamples blocked() const;
@@ -75,6 +85,8 @@ struct RunResult {
 };
 
 stats::Summary summarize(const ArmResult& arm);
+// Sum over concurrent workers of each worker's throughput (items/s) at the arm's first size.
+double aggregateThroughput(const ArmResult& arm);
 // Every arm against the first arm (the baseline); arms without samples are skipped.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
 // Warnings across arms: noise, environment manifests that differ in anything but knobs.

@@ -65,17 +65,24 @@ private:
         int iters = 0;
         int batchSize = 1;
     };
-    struct ArmState {
-        std::unique_ptr<WorkerProcess> worker;
-        ArmPhase phase = ArmPhase::Pending;
+    struct WorkerState {
+        std::unique_ptr<WorkerProcess> process;
         bool helloSeen = false;
         bool quitting = false;
         bool exited = false;
+        bool sent = false;      // the current task was sent to this worker
+        bool taskDone = false;  // ... and it finished it
+    };
+    struct ArmState {
+        std::vector<WorkerState> workers;  // `workers` knob: K concurrent processes
+        ArmPhase phase = ArmPhase::Pending;
         int doneIters = 0, totalIters = 0;
     };
 
-    void onEvent(int arm, const nlohmann::json& ev);
-    void onExited(int arm, int code, bool crashed);
+    void onEvent(int arm, int worker, const nlohmann::json& ev);
+    void onExited(int arm, int worker, int code, bool crashed);
+    void taskDoneBy(int arm, int worker);
+    void quitArm(int arm);
     void setPhase(int arm, ArmPhase p);
     void failArm(int arm, const std::string& status, const std::string& code, const std::string& message);
     void next();
@@ -89,7 +96,6 @@ private:
     std::vector<ArmState> arms_;
     std::deque<Task> tasks_;
     std::optional<Task> current_;
-    bool currentSent_ = false;
     bool running_ = false;
     bool stopping_ = false;
     bool finalizing_ = false;

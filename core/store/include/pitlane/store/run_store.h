@@ -1,0 +1,123 @@
+#pragma once
+// The run history: one SQLite file (QtSql, QSQLITE, WAL) holding every experiment with its arms,
+// samples, metric ticks and warnings/errors. Writes are small transactions made as events arrive
+// (see RunRecorder), so a crash of the recording process loses nothing already committed.
+// Everything a history panel needs is here: list, load back as a RunResult, delete, rename,
+// mark a baseline, compare an arm of one run with an arm of another. QtCore + QtSql only.
+#include "pitlane/results/run_result.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace pitlane::store {
+
+// One row of the history list: cheap to read (no samples are touched).
+struct RunInfo {
+    qint64 id = 0;
+    QString startedAt;   // ISO 8601 UTC
+    QString finishedAt;  // empty: still running, or the recording process died mid-run
+    double wallS = 0;
+    QString name;     // the preset's name
+    QString model;    // as written in the preset
+    QString label;    // the user's name for the run ("" until renamed)
+    QString verdict;  // the comparisons' verdicts, "; "-joined
+    QString source;   // "cli", "gui", "import"
+    bool baseline = false;
+    QStringList arms;         // arm names in order
+    QStringList armStatuses;  // parallel to arms
+    bool complete() const { return !finishedAt.isEmpty(); }
+};
+
+// The ids of a run being recorded: the experiment row and one row per arm, by arm index.
+struct RecordedRun {
+    qint64 id = 0;
+    std::vector<qint64> armIds;
+};
+
+// Arm X of one run against arm Y of another, as a two-arm RunResult (X is the baseline) so the
+// table, the plots and the reports work on it unchanged; `comparison` is results::compareArms().
+struct CrossRunComparison {
+    results::RunResult run;
+    stats::Comparison comparison;
+    // Arms of different runs were not interleaved: machine drift between the runs is part of
+    // the difference. Shown beside the verdict.
+    std::string note;
+};
+
+class RunStore {
+public:
+    static constexpr int kSchemaVersion = 1;
+    // "none": store nothing (CONTRACT.md `--db none`).
+    static constexpr const char* kNone = "none";
+
+    RunStore();
+    ~RunStore();
+    RunStore(const RunStore&) = delete;
+    RunStore& operator=(const RunStore&) = delete;
+
+    // <GenericDataLocation>/pitlane/history.sqlite, the same file for the window and the CLI
+    // whatever their application or organization names.
+    static QString defaultPath();
+    // The file to use: `cliValue` when given (--db), else $PITLANE_DB, else defaultPath().
+    // Returns "" when the choice is "none".
+    static QString resolvePath(const QString& cliValue);
+
+    // Opens (creating the file and its folder when missing) and migrates to kSchemaVersion.
+    // Refuses a file written by a newer schema or one that is not SQLite, leaving it untouched.
+    bool open(const QString& path);
+    void close();
+    bool isOpen() const;
+    QString path() const { return path_; }
+    QString lastError() const { return error_; }
+    int schemaVersion() const;  // PRAGMA user_version of the open file
+    QString journalMode() const;
+
+    // History panel.
+    QList<RunInfo> listRuns() const;
+    std::optional<RunInfo> runInfo(qint64 id) const;
+    // The run as recorded. Arms still "pending" in a run whose recorder died are reported as
+    // "cancelled" with error code "interrupted"; every sample stored is kept.
+    std::optional<results::RunResult> loadRun(qint64 id) const;
+    bool deleteRun(qint64 id);
+    bool renameRun(qint64 id, const QString& label);
+    // At most one baseline per model: marking a run clears the flag on the model's other runs.
+    bool setBaseline(qint64 id, bool on);
+    std::optional<qint64> baselineRun(const QString& model) const;
+    std::optional<CrossRunComparison> compareRuns(qint64 runX, int armX, qint64 runY,
+                                                  int armY) const;
+    // Stores a finished RunResult (e.g. re-imported from a results JSON) in one transaction.
+    std::optional<qint64> importRun(const results::RunResult& run, const QString& source);
+
+    // Incremental writes (RunRecorder). Each is one transaction, committed before returning.
+    std::optional<RecordedRun> beginRun(const results::RunResult& run, const QString& source);
+    bool updateArm(qint64 armId, const results::ArmResult& arm);
+    bool appendSamples(qint64 armId, const std::vector<results::Sample>& samples,
+                       std::size_t first, std::size_t count);
+    // Warmup iterations are stored as samples of block -1.
+    bool appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs,
+                      std::size_t first, int batchSize);
+    bool appendMetric(qint64 armId, const results::MetricTick& tick);
+    // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
+    bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
+    bool finishRun(qint64 runId, const results::RunResult& run);
+
+    qint64 sampleCount(qint64 runId) const;  // measured samples of all arms (tests, the list)
+
+private:
+    bool fail(const QString& what, const QString& why) const;
+    bool insertArmRows(qint64 armId, const results::ArmResult& arm);
+
+    QString path_;
+    QString connection_;
+    mutable QString error_;
+};
+
+// The comparisons' verdicts of a run, "; "-joined (the experiments.verdict column).
+QString verdictSummary(const results::RunResult& run);
+
+}  // namespace pitlane::store

@@ -1,0 +1,272 @@
+// Opening the history file and the history panel's operations (list, rename, baseline, delete).
+#include "pitlane/store/run_store.h"
+
+#include "schema.h"
+#include "sql_util.h"
+
+#include <QAtomicInteger>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QHash>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QVariant>
+
+namespace pitlane::store {
+
+using detail::Transaction;
+
+namespace {
+QAtomicInteger<quint64> g_connections;
+
+QSqlDatabase database(const QString& connection) {
+    return QSqlDatabase::database(connection, /*open=*/false);
+}
+}  // namespace
+
+RunStore::RunStore()
+    : connection_(QStringLiteral("pitlane-store-%1").arg(g_connections.fetchAndAddRelaxed(1))) {}
+
+RunStore::~RunStore() { close(); }
+
+QString RunStore::defaultPath() {
+    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+    return QDir(base).filePath(QStringLiteral("pitlane/history.sqlite"));
+}
+
+QString RunStore::resolvePath(const QString& cliValue) {
+    QString choice = cliValue;
+    if (choice.isEmpty()) choice = qEnvironmentVariable("PITLANE_DB");
+    if (choice.isEmpty()) choice = defaultPath();
+    return choice == QLatin1String(kNone) ? QString() : choice;
+}
+
+bool RunStore::fail(const QString& what, const QString& why) const {
+    error_ = what + QStringLiteral(": ") + why;
+    return false;
+}
+
+bool RunStore::open(const QString& path) {
+    close();
+    path_ = path;
+    if (path.isEmpty()) return fail(QStringLiteral("run history"), QStringLiteral("no file given"));
+    const QFileInfo info(path);
+    if (!QDir().mkpath(info.absolutePath()))
+        return fail(path, QStringLiteral("cannot create the folder %1").arg(info.absolutePath()));
+    // QSQLITE opens anything and fails only at the first query; check the header first so a
+    // wrong file gets a clear message and is never written to.
+    if (info.exists() && info.size() > 0) {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) return fail(path, f.errorString());
+        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+            return fail(path, QStringLiteral("not an SQLite database; refusing to touch it"));
+    }
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection_);
+        db.setDatabaseName(path);
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+        if (!db.open()) {
+            const QString why = db.lastError().text();
+            db = QSqlDatabase();
+            QSqlDatabase::removeDatabase(connection_);
+            return fail(path, why);
+        }
+    }
+    QSqlDatabase db = database(connection_);
+    QString why;
+    auto pragma = [&](const QString& sql, QString* result = nullptr) {
+        QSqlQuery q(db);
+        if (!q.exec(sql)) {
+            why = q.lastError().text();
+            return false;
+        }
+        if (result && q.next()) *result = q.value(0).toString();
+        return true;
+    };
+    // A newer file is refused before anything (even the journal mode) changes it.
+    if (detail::userVersion(db) > kSchemaVersion) {
+        detail::migrate(db, kSchemaVersion, &why);
+        close();
+        return fail(path, why);
+    }
+    // WAL: readers (the window) never block the recorder; synchronous=NORMAL: a commit is in the
+    // OS before the call returns, so killing the process loses nothing committed (only a power
+    // cut can lose the last commits). foreign_keys: deleting a run cascades to its rows.
+    QString mode;
+    if (!pragma(QStringLiteral("PRAGMA journal_mode=WAL"), &mode) ||
+        !pragma(QStringLiteral("PRAGMA synchronous=NORMAL")) ||
+        !pragma(QStringLiteral("PRAGMA foreign_keys=ON"))) {
+        close();
+        return fail(path, why);
+    }
+    if (mode.compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
+        close();
+        return fail(path, QStringLiteral("cannot switch to WAL mode (got \"%1\")").arg(mode));
+    }
+    if (!detail::migrate(db, kSchemaVersion, &why)) {
+        close();
+        return fail(path, why);
+    }
+    error_.clear();
+    return true;
+}
+
+void RunStore::close() {
+    if (!QSqlDatabase::contains(connection_)) return;
+    {
+        QSqlDatabase db = database(connection_);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(connection_);
+}
+
+bool RunStore::isOpen() const {
+    return QSqlDatabase::contains(connection_) && database(connection_).isOpen();
+}
+
+int RunStore::schemaVersion() const {
+    return isOpen() ? detail::userVersion(database(connection_)) : -1;
+}
+
+QString RunStore::journalMode() const {
+    QSqlQuery q(database(connection_));
+    if (!q.exec(QStringLiteral("PRAGMA journal_mode")) || !q.next()) return {};
+    return q.value(0).toString();
+}
+
+namespace {
+const char* kInfoColumns =
+    "SELECT id, started_at, finished_at, wall_s, name, model, label, verdict, source, baseline "
+    "FROM experiments";
+
+RunInfo infoFromRow(const QSqlQuery& q) {
+    RunInfo r;
+    r.id = q.value(0).toLongLong();
+    r.startedAt = q.value(1).toString();
+    r.finishedAt = q.value(2).toString();
+    r.wallS = q.value(3).toDouble();
+    r.name = q.value(4).toString();
+    r.model = q.value(5).toString();
+    r.label = q.value(6).toString();
+    r.verdict = q.value(7).toString();
+    r.source = q.value(8).toString();
+    r.baseline = q.value(9).toInt() != 0;
+    return r;
+}
+}  // namespace
+
+QList<RunInfo> RunStore::listRuns() const {
+    QList<RunInfo> out;
+    QSqlDatabase db = database(connection_);
+    QSqlQuery q(db);
+    if (!q.exec(QString::fromLatin1(kInfoColumns) + QStringLiteral(" ORDER BY id DESC"))) {
+        fail(QStringLiteral("list runs"), q.lastError().text());
+        return out;
+    }
+    QHash<qint64, int> row;
+    while (q.next()) {
+        row.insert(q.value(0).toLongLong(), out.size());
+        out.append(infoFromRow(q));
+    }
+    QSqlQuery arms(db);
+    if (arms.exec(QStringLiteral("SELECT experiment, name, status FROM arms ORDER BY experiment, idx")))
+        while (arms.next()) {
+            const auto it = row.constFind(arms.value(0).toLongLong());
+            if (it == row.constEnd()) continue;
+            out[*it].arms.append(arms.value(1).toString());
+            out[*it].armStatuses.append(arms.value(2).toString());
+        }
+    return out;
+}
+
+std::optional<RunInfo> RunStore::runInfo(qint64 id) const {
+    QSqlDatabase db = database(connection_);
+    QSqlQuery q(db);
+    q.prepare(QString::fromLatin1(kInfoColumns) + QStringLiteral(" WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec() || !q.next()) {
+        fail(QStringLiteral("run %1").arg(id), QStringLiteral("no such run"));
+        return std::nullopt;
+    }
+    RunInfo r = infoFromRow(q);
+    QSqlQuery arms(db);
+    arms.prepare(QStringLiteral("SELECT name, status FROM arms WHERE experiment = ? ORDER BY idx"));
+    arms.addBindValue(id);
+    if (arms.exec())
+        while (arms.next()) {
+            r.arms.append(arms.value(0).toString());
+            r.armStatuses.append(arms.value(1).toString());
+        }
+    return r;
+}
+
+bool RunStore::deleteRun(qint64 id) {
+    QSqlQuery q(database(connection_));
+    q.prepare(QStringLiteral("DELETE FROM experiments WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec()) return fail(QStringLiteral("delete run %1").arg(id), q.lastError().text());
+    if (q.numRowsAffected() != 1)
+        return fail(QStringLiteral("delete run %1").arg(id), QStringLiteral("no such run"));
+    return true;
+}
+
+bool RunStore::renameRun(qint64 id, const QString& label) {
+    QSqlQuery q(database(connection_));
+    q.prepare(QStringLiteral("UPDATE experiments SET label = ? WHERE id = ?"));
+    q.addBindValue(label);
+    q.addBindValue(id);
+    if (!q.exec()) return fail(QStringLiteral("rename run %1").arg(id), q.lastError().text());
+    if (q.numRowsAffected() != 1)
+        return fail(QStringLiteral("rename run %1").arg(id), QStringLiteral("no such run"));
+    return true;
+}
+
+bool RunStore::setBaseline(qint64 id, bool on) {
+    const auto info = runInfo(id);
+    if (!info) return false;
+    QSqlDatabase db = database(connection_);
+    Transaction tx(db);
+    QSqlQuery q(db);
+    if (on) {
+        q.prepare(QStringLiteral("UPDATE experiments SET baseline = 0 WHERE model = ? AND id != ?"));
+        q.addBindValue(info->model);
+        q.addBindValue(id);
+        if (!q.exec()) return fail(QStringLiteral("baseline"), q.lastError().text());
+    }
+    q.prepare(QStringLiteral("UPDATE experiments SET baseline = ? WHERE id = ?"));
+    q.addBindValue(on ? 1 : 0);
+    q.addBindValue(id);
+    if (!q.exec() || !tx.commit()) return fail(QStringLiteral("baseline"), q.lastError().text());
+    return true;
+}
+
+std::optional<qint64> RunStore::baselineRun(const QString& model) const {
+    QSqlQuery q(database(connection_));
+    q.prepare(QStringLiteral("SELECT id FROM experiments WHERE baseline != 0 AND model = ? "
+                             "ORDER BY id DESC LIMIT 1"));
+    q.addBindValue(model);
+    if (!q.exec() || !q.next()) return std::nullopt;
+    return q.value(0).toLongLong();
+}
+
+qint64 RunStore::sampleCount(qint64 runId) const {
+    QSqlQuery q(database(connection_));
+    q.prepare(QStringLiteral("SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id "
+                             "WHERE a.experiment = ? AND s.block >= 0"));
+    q.addBindValue(runId);
+    if (!q.exec() || !q.next()) return -1;
+    return q.value(0).toLongLong();
+}
+
+QString verdictSummary(const results::RunResult& run) {
+    QStringList parts;
+    for (const auto& c : results::compareArms(run)) parts << QString::fromStdString(c.verdict);
+    for (const auto& a : run.arms)
+        if (a.status != results::kOk && a.status != results::kPending)
+            parts << QString::fromStdString(a.name + " " + a.status);
+    return parts.join(QStringLiteral("; "));
+}
+
+}  // namespace pitlane::store

@@ -1,0 +1,249 @@
+// Writing runs: the recorder's small per-event transactions and the one-shot import.
+#include "pitlane/store/run_store.h"
+
+#include "sql_util.h"
+
+#include <QDateTime>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace pitlane::store {
+
+using detail::jsonText;
+using detail::Transaction;
+using nlohmann::json;
+
+namespace {
+
+QSqlDatabase database(const QString& connection) {
+    return QSqlDatabase::database(connection, /*open=*/false);
+}
+
+QString nowIso() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODate); }
+
+struct Inserter {
+    QSqlDatabase db;
+    QString error;
+
+    bool exec(QSqlQuery& q) {
+        if (q.exec()) return true;
+        error = q.lastError().text();
+        return false;
+    }
+
+    std::optional<qint64> experiment(const results::RunResult& run, const QString& source) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+            "INSERT INTO experiments (started_at, name, model, preset, source, wall_s) "
+            "VALUES (?, ?, ?, ?, ?, ?)"));
+        q.addBindValue(QString::fromStdString(run.started_at.empty() ? results::isoNowUtc()
+                                                                     : run.started_at));
+        q.addBindValue(QString::fromStdString(run.preset.name));
+        q.addBindValue(QString::fromStdString(run.preset.model));
+        q.addBindValue(jsonText(run.preset_json.is_null() ? spec::presetToJson(run.preset)
+                                                          : run.preset_json));
+        q.addBindValue(source);
+        q.addBindValue(run.wall_s);
+        if (!exec(q)) return std::nullopt;
+        return q.lastInsertId().toLongLong();
+    }
+
+    std::optional<qint64> arm(qint64 experiment, int index, const results::ArmResult& a) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO arms (experiment, idx, name) VALUES (?, ?, ?)"));
+        q.addBindValue(experiment);
+        q.addBindValue(index);
+        q.addBindValue(QString::fromStdString(a.name));
+        if (!exec(q)) return std::nullopt;
+        const qint64 id = q.lastInsertId().toLongLong();
+        if (!updateArm(id, a)) return std::nullopt;
+        return id;
+    }
+
+    bool updateArm(qint64 armId, const results::ArmResult& a) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+            "UPDATE arms SET name = ?, knobs = ?, batch_size = ?, applied = ?, environment = ?, "
+            "loaded = ?, status = ?, error_code = ?, error_message = ?, peak_rss_bytes = ?, "
+            "pid = ? WHERE id = ?"));
+        q.addBindValue(QString::fromStdString(a.name));
+        q.addBindValue(jsonText(a.knobs));
+        q.addBindValue(a.batch_size);
+        q.addBindValue(jsonText(a.applied));
+        q.addBindValue(jsonText(a.environment));
+        q.addBindValue(jsonText(a.loaded));
+        q.addBindValue(QString::fromStdString(a.status));
+        q.addBindValue(a.error ? QVariant(QString::fromStdString(a.error->code)) : QVariant());
+        q.addBindValue(a.error ? QVariant(QString::fromStdString(a.error->message)) : QVariant());
+        q.addBindValue(qint64(a.peak_rss_bytes));
+        q.addBindValue(qint64(a.pid));
+        q.addBindValue(armId);
+        return exec(q);
+    }
+
+    bool samples(qint64 armId, const std::vector<results::Sample>& s, std::size_t first,
+                 std::size_t count) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, worker, "
+                                 "latency_ns) VALUES (?, ?, ?, ?, ?, ?)"));
+        for (std::size_t i = first; i < first + count && i < s.size(); ++i) {
+            q.addBindValue(armId);
+            q.addBindValue(s[i].block);
+            q.addBindValue(s[i].iter);
+            q.addBindValue(s[i].batch_size);
+            q.addBindValue(s[i].worker);
+            q.addBindValue(qint64(s[i].latency_ns));
+            if (!exec(q)) return false;
+        }
+        return true;
+    }
+
+    bool warmup(qint64 armId, const std::vector<std::int64_t>& ns, std::size_t first, int batch) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
+                                 "VALUES (?, -1, ?, ?, ?)"));
+        for (std::size_t i = first; i < ns.size(); ++i) {
+            q.addBindValue(armId);
+            q.addBindValue(qint64(i));
+            q.addBindValue(batch);
+            q.addBindValue(qint64(ns[i]));
+            if (!exec(q)) return false;
+        }
+        return true;
+    }
+
+    bool metric(qint64 armId, const results::MetricTick& t) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+            "INSERT INTO metrics (arm, t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
+            "cpu_s, core_util) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.addBindValue(armId);
+        q.addBindValue(t.t_ms);
+        q.addBindValue(qint64(t.rss_bytes));
+        q.addBindValue(qint64(t.peak_rss_bytes));
+        q.addBindValue(qint64(t.tensor_bytes));
+        q.addBindValue(qint64(t.tensor_peak_bytes));
+        q.addBindValue(t.cpu_s);
+        q.addBindValue(jsonText(json(t.core_util_pct)));
+        return exec(q);
+    }
+
+    bool event(qint64 runId, qint64 armId, double tMs, const json& ev) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO events (experiment, arm, t_ms, type, code, message, "
+                                 "detail) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+        q.addBindValue(runId);
+        q.addBindValue(armId > 0 ? QVariant(armId) : QVariant());
+        q.addBindValue(tMs);
+        q.addBindValue(QString::fromStdString(ev.value("type", std::string("warning"))));
+        q.addBindValue(QString::fromStdString(ev.value("code", std::string())));
+        q.addBindValue(QString::fromStdString(ev.value("message", std::string())));
+        q.addBindValue(jsonText(ev));
+        return exec(q);
+    }
+
+    bool finish(qint64 runId, const results::RunResult& run) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+            "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ? WHERE id = ?"));
+        q.addBindValue(nowIso());
+        q.addBindValue(run.wall_s);
+        q.addBindValue(verdictSummary(run));
+        q.addBindValue(runId);
+        return exec(q);
+    }
+};
+
+}  // namespace
+
+std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
+                                              const QString& source) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    RecordedRun rec;
+    const auto id = ins.experiment(run, source);
+    if (!id) return fail(QStringLiteral("record run"), ins.error), std::nullopt;
+    rec.id = *id;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto armId = ins.arm(rec.id, int(i), run.arms[i]);
+        if (!armId) return fail(QStringLiteral("record run"), ins.error), std::nullopt;
+        rec.armIds.push_back(*armId);
+    }
+    if (!tx.commit())
+        return fail(QStringLiteral("record run"), ins.db.lastError().text()), std::nullopt;
+    return rec;
+}
+
+bool RunStore::updateArm(qint64 armId, const results::ArmResult& arm) {
+    Inserter ins{database(connection_), {}};
+    if (!ins.updateArm(armId, arm)) return fail(QStringLiteral("record arm"), ins.error);
+    return true;
+}
+
+bool RunStore::appendSamples(qint64 armId, const std::vector<results::Sample>& samples,
+                             std::size_t first, std::size_t count) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    if (!ins.samples(armId, samples, first, count) || !tx.commit())
+        return fail(QStringLiteral("record samples"), ins.error);
+    return true;
+}
+
+bool RunStore::appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs,
+                            std::size_t first, int batchSize) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    if (!ins.warmup(armId, warmupNs, first, batchSize) || !tx.commit())
+        return fail(QStringLiteral("record warmup"), ins.error);
+    return true;
+}
+
+bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
+    Inserter ins{database(connection_), {}};
+    if (!ins.metric(armId, tick)) return fail(QStringLiteral("record metrics"), ins.error);
+    return true;
+}
+
+bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
+    Inserter ins{database(connection_), {}};
+    if (!ins.event(runId, armId, tMs, event)) return fail(QStringLiteral("record event"), ins.error);
+    return true;
+}
+
+bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    QSqlQuery q(ins.db);
+    q.prepare(QStringLiteral("SELECT id FROM arms WHERE experiment = ? ORDER BY idx"));
+    q.addBindValue(runId);
+    if (!ins.exec(q)) return fail(QStringLiteral("finish run"), ins.error);
+    for (std::size_t i = 0; q.next() && i < run.arms.size(); ++i)
+        if (!ins.updateArm(q.value(0).toLongLong(), run.arms[i]))
+            return fail(QStringLiteral("finish run"), ins.error);
+    if (!ins.finish(runId, run) || !tx.commit()) return fail(QStringLiteral("finish run"), ins.error);
+    return true;
+}
+
+std::optional<qint64> RunStore::importRun(const results::RunResult& run, const QString& source) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    auto failed = [&] { return fail(QStringLiteral("import run"), ins.error), std::nullopt; };
+    const auto id = ins.experiment(run, source);
+    if (!id) return failed();
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        const auto armId = ins.arm(*id, int(i), a);
+        if (!armId || !ins.samples(*armId, a.samples, 0, a.samples.size()) ||
+            !ins.warmup(*armId, a.warmup_ns, 0, a.batch_size))
+            return failed();
+        for (const auto& m : a.metrics)
+            if (!ins.metric(*armId, m)) return failed();
+        for (const auto& w : a.warnings)
+            if (!ins.event(*id, *armId, 0, {{"type", "warning"}, {"message", w}})) return failed();
+    }
+    if (!ins.finish(*id, run) || !tx.commit()) return failed();
+    return *id;
+}
+
+}  // namespace pitlane::store

@@ -1,0 +1,133 @@
+#include "schema.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStringList>
+#include <QVariant>
+
+namespace pitlane::store::detail {
+
+namespace {
+
+// Step N brings a file from version N to N + 1. Never edit a shipped step: add one.
+// v0 -> v1: the first schema (v0 is an empty or foreign file).
+const char* const kV1[] = {
+    R"(CREATE TABLE experiments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        wall_s REAL NOT NULL DEFAULT 0,
+        name TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL DEFAULT '',
+        preset TEXT NOT NULL DEFAULT '{}',
+        verdict TEXT NOT NULL DEFAULT '',
+        baseline INTEGER NOT NULL DEFAULT 0,
+        label TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL DEFAULT ''))",
+    R"(CREATE TABLE arms (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        experiment INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        knobs TEXT NOT NULL DEFAULT '{}',
+        batch_size INTEGER NOT NULL DEFAULT 1,
+        applied TEXT NOT NULL DEFAULT '{}',
+        environment TEXT NOT NULL DEFAULT '{}',
+        loaded TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'pending',
+        error_code TEXT,
+        error_message TEXT,
+        peak_rss_bytes INTEGER NOT NULL DEFAULT 0,
+        pid INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (experiment, idx)))",
+    // block -1: warmup iterations. iter: index within the arm's measured (or warmup) samples.
+    R"(CREATE TABLE samples (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        block INTEGER NOT NULL,
+        iter INTEGER NOT NULL,
+        batch_size INTEGER NOT NULL,
+        worker INTEGER NOT NULL DEFAULT 0,
+        latency_ns INTEGER NOT NULL))",
+    "CREATE INDEX samples_by_arm ON samples (arm)",
+    // tensor bytes -1: the worker did not report them.
+    R"(CREATE TABLE metrics (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        t_ms REAL NOT NULL,
+        rss INTEGER NOT NULL,
+        peak_rss INTEGER NOT NULL DEFAULT 0,
+        tensor_bytes INTEGER NOT NULL DEFAULT -1,
+        tensor_peak_bytes INTEGER NOT NULL DEFAULT -1,
+        cpu_s REAL NOT NULL DEFAULT 0,
+        core_util TEXT NOT NULL DEFAULT '[]'))",
+    "CREATE INDEX metrics_by_arm ON metrics (arm)",
+    // Warnings and errors, from workers (type = the event's) or the orchestrator.
+    R"(CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        experiment INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        arm INTEGER REFERENCES arms(id) ON DELETE CASCADE,
+        t_ms REAL NOT NULL DEFAULT 0,
+        type TEXT NOT NULL,
+        code TEXT NOT NULL DEFAULT '',
+        message TEXT NOT NULL DEFAULT '',
+        detail TEXT NOT NULL DEFAULT '{}'))",
+    "CREATE INDEX events_by_experiment ON events (experiment)",
+};
+
+struct Step {
+    const char* const* statements;
+    std::size_t count;
+};
+const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1}};
+constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
+
+}  // namespace
+
+int userVersion(const QSqlDatabase& db) {
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) return -1;
+    return q.value(0).toInt();
+}
+
+bool migrate(QSqlDatabase& db, int target, QString* error) {
+    const int from = userVersion(db);
+    if (from < 0) {
+        *error = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
+        return false;
+    }
+    if (from > target) {
+        *error = QStringLiteral("the file has schema version %1, written by a newer pitlane; this "
+                                "build reads versions up to %2 and leaves the file untouched")
+                     .arg(from)
+                     .arg(target);
+        return false;
+    }
+    if (target > kStepCount) {
+        *error = QStringLiteral("no migration to schema version %1").arg(target);
+        return false;
+    }
+    for (int v = from; v < target; ++v) {
+        if (!db.transaction()) {
+            *error = QStringLiteral("cannot begin the migration to v%1: %2")
+                         .arg(v + 1)
+                         .arg(db.lastError().text());
+            return false;
+        }
+        QSqlQuery q(db);
+        const Step& step = kSteps[v];
+        bool ok = true;
+        for (std::size_t i = 0; ok && i < step.count; ++i) ok = q.exec(QString::fromUtf8(step.statements[i]));
+        // user_version lives in the file header and is part of the transaction.
+        if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
+        if (!ok || !db.commit()) {
+            *error = QStringLiteral("migration from schema v%1 to v%2 failed: %3")
+                         .arg(v)
+                         .arg(v + 1)
+                         .arg(q.lastError().text());
+            db.rollback();
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace pitlane::store::detail
