@@ -1,6 +1,7 @@
 // pitlane-worker: one arm's engine. Speaks the JSON-lines protocol on stdin / (saved) stdout.
 #include "pitlane/engine/engine.h"
 #include "pitlane/engine/event_sink.h"
+#include "pitlane/engine/nvml.h"
 #include "pitlane/engine/sampler.h"
 #include "pitlane/engine/system.h"
 #include "pitlane/protocol/protocol.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     hello["worker_version"] = PITLANE_VERSION;
     auto manifest = engine::systemManifest();
     manifest.update(eng.torchManifest());
+    manifest["gpu"] = engine::Nvml::instance().manifest();
     hello["environment"] = manifest;
     if (!sink.emit(hello)) return 0;
 

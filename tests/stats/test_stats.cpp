@@ -480,3 +480,27 @@ TEST(NoiseWarnings, SlowFirstBlock) {
     EXPECT_TRUE(hasWarning(w, "the first block is 1.5")) << (w.empty() ? "" : w[0]);
     EXPECT_TRUE(hasWarning(w, "warmup"));
 }
+
+// ---- Steady-state detector -------------------------------------------------------------
+// Reference values are by construction (medians of 3-sample windows computed by hand).
+TEST(SteadyState, SettlesAfterSlowStart) {
+    // Two slow "profiling" runs, then steady around 100.
+    const std::vector<double> warm = {900, 400, 104, 98, 101, 99, 102};
+    const auto s = pitlane::stats::detectSteadyState(warm, 100.0);
+    EXPECT_TRUE(s.settled);
+    // Windows: [900,400,104] med 400 off; [400,104,98] med 104 ok; later all ok -> index 1.
+    EXPECT_EQ(s.index, 1);
+}
+
+TEST(SteadyState, NeverSettles) {
+    const std::vector<double> warm = {900, 800, 700, 600, 500};
+    const auto s = pitlane::stats::detectSteadyState(warm, 100.0);
+    EXPECT_FALSE(s.settled);
+    EXPECT_EQ(s.index, -1);
+}
+
+TEST(SteadyState, AlreadySteadyAndEmpty) {
+    EXPECT_EQ(pitlane::stats::detectSteadyState({100, 101, 99, 100}, 100.0).index, 0);
+    EXPECT_FALSE(pitlane::stats::detectSteadyState({}, 100.0).settled);
+    EXPECT_FALSE(pitlane::stats::detectSteadyState({100, 100, 100}, 0.0).settled);
+}

@@ -230,6 +230,29 @@ bool Engine::configure(const json& cmd) {
         loaded["output"] = {{"shape", out.sizes().vec()}, {"dtype", dtypeName(out.scalar_type())}};
     }
     loaded["input"] = spec::inputsToJson(d.inputSpecs);
+    if (k.cuda_graph) {
+#ifdef PITLANE_WITH_CUDA
+        try {
+            GradScope g(k.grad);
+            d.graph = std::make_unique<cuda::GraphRunner>();
+            d.graph->capture(d.module, d.inputs[bs0].front());
+        } catch (const std::exception& e) {
+            d.sink.error(code::kBadKnob, "cuda_graph: capture failed: " + torchReason(e),
+                         {{"knob", "cuda_graph"}});
+            return false;
+        }
+#else
+        d.sink.error(code::kBadKnob, "cuda_graph: this libtorch was built without CUDA",
+                     {{"knob", "cuda_graph"}});
+        return false;
+#endif
+    }
+#ifdef PITLANE_WITH_CUDA
+    if (d.device.is_cuda()) {
+        const int dev = d.device.index();
+        setMetricsHook([dev](json& e) { e["cuda_allocator"] = cuda::allocatorStats(dev); });
+    }
+#endif
     d.sink.emit(loaded);
 
     // 11. Read back everything.
@@ -294,6 +317,11 @@ bool Engine::configure(const json& cmd) {
                   {"allow_tf32", ctx.allowTF32CuDNN()}};
     a["parallel_info"] = at::get_parallel_info();
     a["host_sync_each_iter"] = k.host_sync_each_iter;
+#ifdef PITLANE_WITH_CUDA
+    a["cuda_graph"] = d.graph && d.graph->captured();
+#else
+    a["cuda_graph"] = false;
+#endif
     a["input_on_host"] = k.input_on_host && d.device.is_cuda();
     if (blas["name"] == "reference")
         d.sink.warning("reference_blas",

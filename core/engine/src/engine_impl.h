@@ -26,6 +26,10 @@
 
 #include <map>
 
+#ifdef PITLANE_WITH_CUDA
+#include "cuda_support.h"
+#endif
+
 namespace pitlane::engine {
 
 using json = nlohmann::json;
@@ -181,6 +185,10 @@ struct Engine::Impl {
     // Inputs per batch size; each entry holds one input list per shape variant.
     std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
     std::unique_ptr<c10::Allocator> allocator;
+#ifdef PITLANE_WITH_CUDA
+    std::unique_ptr<cuda::GraphRunner> graph;
+    cuda::EventTimer eventTimer;
+#endif
 
     std::vector<std::vector<c10::IValue>> makeInputs(int batch, bool onHost);
     c10::IValue forward(const std::vector<c10::IValue>& in);

@@ -25,8 +25,9 @@ bool Engine::runBlock(const json& cmd) {
     const auto& variants = it->second;
 
     const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
-    std::vector<std::int64_t> lat;
+    std::vector<std::int64_t> lat, deviceNs;
     lat.reserve(capacity);
+    if (d.device.is_cuda()) deviceNs.reserve(capacity);
     protocol::Samples batch;
     batch.block = block;
     batch.phase = phase;
@@ -36,8 +37,11 @@ bool Engine::runBlock(const json& cmd) {
         if (flushed == lat.size()) return true;
         batch.first_iter = static_cast<int>(flushed);
         batch.latency_ns.assign(lat.begin() + flushed, lat.end());
+        auto ev = protocol::toJson(batch);
+        if (deviceNs.size() == lat.size())  // CUDA: device time from CUDA events
+            ev["device_ns"] = std::vector<std::int64_t>(deviceNs.begin() + flushed, deviceNs.end());
         flushed = lat.size();
-        return d.sink.emit(protocol::toJson(batch));
+        return d.sink.emit(ev);
     };
 
     const auto blockStart = Clock::now();
@@ -53,11 +57,22 @@ bool Engine::runBlock(const json& cmd) {
             const auto& in = variants[variant];
             variant = (variant + 1) % variants.size();
             const auto t0 = Clock::now();
-            auto out = d.forward(in);
-            if (d.knobs.host_sync_each_iter) {
-                auto t = firstTensor(out);
-                if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
+#ifdef PITLANE_WITH_CUDA
+            if (d.device.is_cuda()) d.eventTimer.start();
+            if (d.graph) {
+                d.graph->replay();
+            } else
+#endif
+            {
+                auto out = d.forward(in);
+                if (d.knobs.host_sync_each_iter) {
+                    auto t = firstTensor(out);
+                    if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
+                }
             }
+#ifdef PITLANE_WITH_CUDA
+            if (d.device.is_cuda()) deviceNs.push_back(std::int64_t(d.eventTimer.stopMs() * 1e6));
+#endif
             if (d.device.is_cuda()) torch::cuda::synchronize();
             const auto t1 = Clock::now();
             lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());

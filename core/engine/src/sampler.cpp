@@ -1,5 +1,6 @@
 #include "pitlane/engine/sampler.h"
 
+#include "pitlane/engine/nvml.h"
 #include "pitlane/engine/system.h"
 #include "pitlane/protocol/protocol.h"
 
@@ -15,12 +16,20 @@ TensorCounters& tensorCounters() {
 }
 
 namespace {
+std::mutex g_hookMutex;
+std::function<void(nlohmann::json&)> g_hook;
+
 std::int64_t threadCpuNs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 }  // namespace
+
+void setMetricsHook(std::function<void(nlohmann::json&)> hook) {
+    std::lock_guard<std::mutex> lock(g_hookMutex);
+    g_hook = std::move(hook);
+}
 
 MetricsSampler::MetricsSampler(EventSink& sink, int period_ms)
     : sink_(sink), period_ms_(period_ms) {}
@@ -81,9 +90,19 @@ void MetricsSampler::loop() {
         }
         prevCores = cores;
         e["core_util_pct"] = util;
+        {
+            std::lock_guard<std::mutex> lock(g_hookMutex);
+            if (g_hook) g_hook(e);
+        }
+        const auto& nvml = Nvml::instance();
+        if (nvml.available())
+            e["gpu"] = nvml.sample();
+        else
+            e["gpu_status"] = nvml.whyNot();
         ++ticks_;
+        const bool ok = sink_.emit(e);
         self_cpu_ns_ += threadCpuNs() - c0;
-        if (!sink_.emit(e)) return;
+        if (!ok) return;
     }
 }
 

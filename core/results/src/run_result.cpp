@@ -21,6 +21,11 @@ std::vector<double> ArmResult::latencies(int batchSize, int worker) const {
     return v;
 }
 
+stats::SteadyState steadyState(const ArmResult& arm) {
+    std::vector<double> warm(arm.warmup_ns.begin(), arm.warmup_ns.end());
+    return stats::detectSteadyState(warm, stats::median(arm.latencies()));
+}
+
 double aggregateThroughput(const ArmResult& arm) {
     double total = 0;
     for (int w = 0; w < arm.workers; ++w)
@@ -63,6 +68,11 @@ std::vector<std::string> runWarnings(const RunResult& run) {
     std::vector<std::string> w;
     for (const auto& a : run.arms) {
         for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+        if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)
+            w.push_back(a.name + ": warmup did not reach the steady state within " +
+                        std::to_string(a.warmup_ns.size()) +
+                        " iterations (its last iterations are more than 10% off the measured "
+                        "median): raise run.warmup_iters");
         if (a.applied.value("blas", std::string()) == "reference")
             w.push_back(a.name + ": libtorch runs on the reference BLAS (install libopenblas0-openmp)");
     }
@@ -137,6 +147,12 @@ json toResultsJson(const RunResult& run) {
             if (a.loaded.contains(k)) cold[k] = a.loaded[k];
         if (a.loaded.contains("first_forward_ms")) cold["first_iter_ms"] = a.loaded["first_forward_ms"];
         cold["warmup_ns"] = a.warmup_ns;
+        if (!a.warmup_ns.empty() && !a.samples.empty()) {
+            const auto st = steadyState(a);
+            cold["warmup_settled"] = st.settled;
+            cold["warmup_settled_after_iters"] = st.index;
+            cold["steady_state_rule"] = st.rule;
+        }
         arm["cold"] = cold;
         arm["model"] = {{"parameters", a.loaded.value("parameters", 0)},
                         {"file_size_bytes", a.loaded.value("file_size_bytes", 0)},

@@ -49,7 +49,7 @@ const std::vector<std::string> kKnobNames = {
     "device", "mode", "grad", "jit", "precision", "batch_size", "intra_op_threads",
     "inter_op_threads", "affinity", "cudnn_enabled", "cudnn_benchmark", "cudnn_deterministic",
     "allow_tf32", "memory_format", "workers", "host_sync_each_iter", "input_on_host",
-    "profiling_executor", "fuser"};
+    "profiling_executor", "fuser", "cuda_graph"};
 
 }  // namespace
 
@@ -135,6 +135,8 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
             k.profiling_executor = boolean(v, where, f);
         } else if (key == "fuser") {
             k.fuser = boolean(v, where, f);
+        } else if (key == "cuda_graph") {
+            k.cuda_graph = boolean(v, where, f);
         } else {
             throw SpecError(where, f, "unknown knob (known knobs: " + joined(kKnobNames) + ")");
         }
@@ -144,6 +146,9 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
         throw SpecError(where, prefix + ".jit",
                         "jit \"" + k.jit + "\" needs mode \"eval\" (torch::jit::freeze only "
                         "freezes modules in eval mode)");
+    if (k.cuda_graph && k.device == "cpu")
+        throw SpecError(where, prefix + ".cuda_graph",
+                        "CUDA graphs need a CUDA device (set device to \"cuda:N\")");
     if (k.precision == "autocast_fp16" && k.device == "cpu")
         throw SpecError(where, prefix + ".precision",
                         "autocast_fp16 is a CUDA autocast; on the CPU use autocast_bf16");
@@ -177,6 +182,7 @@ json knobsToJson(const Knobs& k) {
     j["input_on_host"] = k.input_on_host;
     if (k.profiling_executor) j["profiling_executor"] = *k.profiling_executor;
     if (k.fuser) j["fuser"] = *k.fuser;
+    if (k.cuda_graph) j["cuda_graph"] = true;
     return j;
 }
 

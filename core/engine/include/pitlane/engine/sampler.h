@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +19,10 @@ struct TensorCounters {
     std::atomic<bool> installed{false};
 };
 TensorCounters& tensorCounters();
+
+// Extra fields for each metrics tick (the CUDA module adds caching-allocator stats). Set once,
+// before the sampler starts reading it; called on the sampler thread.
+void setMetricsHook(std::function<void(nlohmann::json&)> hook);
 
 class MetricsSampler {
 public:

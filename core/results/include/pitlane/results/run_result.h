@@ -85,6 +85,8 @@ struct RunResult {
 };
 
 stats::Summary summarize(const ArmResult& arm);
+// When warmup really ended (stats::detectSteadyState on the warmup against the measured median).
+stats::SteadyState steadyState(const ArmResult& arm);
 // Sum over concurrent workers of each worker's throughput (items/s) at the arm's first size.
 double aggregateThroughput(const ArmResult& arm);
 // Every arm against the first arm (the baseline); arms without samples are skipped.

@@ -52,6 +52,7 @@ struct Knobs {
     bool input_on_host = false;
     std::optional<bool> profiling_executor;  // TorchScript profiling executor on/off
     std::optional<bool> fuser;               // NNC fuser on/off
+    bool cuda_graph = false;                 // capture the forward once, replay it (CUDA only)
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };

@@ -79,3 +79,19 @@ double normalSf(double z);
 double studentTQuantile(double p, double df);
 
 }  // namespace pitlane::stats
+
+namespace pitlane::stats {
+
+// When did warmup really end? `reference` is the steady-state median (the measured samples'
+// median). Warmup has settled at the first index i from which every window of `window`
+// consecutive samples has its median within `tolerance` of the reference.
+struct SteadyState {
+    bool settled = false;
+    int index = -1;          // iterations of warmup before the steady state (-1: never)
+    double reference = 0;    // ns
+    std::string rule;        // the rule, in words
+};
+SteadyState detectSteadyState(const std::vector<double>& warmup, double reference,
+                              double tolerance = 0.10, int window = 3);
+
+}  // namespace pitlane::stats

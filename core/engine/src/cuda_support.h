@@ -1,0 +1,48 @@
+#pragma once
+// The CUDA module: compiled only when Torch has CUDA (CMake: if(CAFFE2_USE_CUDA) defines
+// PITLANE_WITH_CUDA and adds cuda_support.cpp); the engine calls it under #ifdef PITLANE_WITH_CUDA.
+// It cannot run on the development machines (no GPU); a test compile-checks it against the CUDA
+// toolkit headers so it cannot rot unseen. Kept small and plain on purpose.
+#include <torch/script.h>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace pitlane::engine::cuda {
+
+bool compiledIn();
+
+// Device-side time of one iteration, measured with a pair of CUDA events on the current stream.
+class EventTimer {
+public:
+    EventTimer();
+    ~EventTimer();
+    void start();
+    double stopMs();  // synchronizes on the end event
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The forward captured once into a CUDA graph, then replayed with the same (static) inputs.
+class GraphRunner {
+public:
+    GraphRunner();
+    ~GraphRunner();
+    // Warms up on a side stream, then captures. Throws std::runtime_error with torch's reason.
+    void capture(torch::jit::Module& module, const std::vector<c10::IValue>& inputs);
+    void replay();
+    bool captured() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Caching-allocator statistics: current / peak allocated and reserved bytes, OOM count.
+nlohmann::json allocatorStats(int device);
+
+}  // namespace pitlane::engine::cuda

@@ -1,0 +1,376 @@
+#include "charts.h"
+
+#include "pitlane/report/report.h"
+#include "svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pitlane::report::detail {
+
+namespace {
+
+using results::RunResult;
+
+constexpr int kWidth = 1000;
+
+struct Unit {
+    double div;
+    QString name;
+};
+
+Unit latencyUnit(double typicalNs) {
+    if (typicalNs < 1e3) return {1, QStringLiteral("ns")};
+    if (typicalNs < 1e6) return {1e3, QStringLiteral("µs")};
+    if (typicalNs < 1e9) return {1e6, QStringLiteral("ms")};
+    return {1e9, QStringLiteral("s")};
+}
+
+std::vector<double> sorted(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+// Arms that have measured samples, with their index (for the colour).
+struct ArmData {
+    int index;
+    QString name;
+    std::vector<double> lat;     // measured, arrival order
+    std::vector<double> sorted;  // ascending
+};
+
+std::vector<ArmData> armsWithSamples(const RunResult& run) {
+    std::vector<ArmData> out;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        if (a.samples.empty()) continue;
+        ArmData d{int(i), QString::fromStdString(a.name), {}, {}};
+        for (const auto& s : a.samples) d.lat.push_back(double(s.latency_ns));
+        d.sorted = sorted(d.lat);
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+void addLegend(SvgChart& c, const std::vector<ArmData>& arms) {
+    QStringList names;
+    std::vector<QColor> colors;
+    for (const auto& a : arms) {
+        names << a.name;
+        colors.push_back(armColor(a.index));
+    }
+    c.legend(names, colors);
+}
+
+Unit unitFor(const std::vector<ArmData>& arms) {
+    double typical = 0;
+    for (const auto& a : arms) typical = std::max(typical, stats::percentileSorted(a.sorted, 50));
+    return latencyUnit(typical);
+}
+
+QString fmtNum(double v) {
+    const double a = std::fabs(v);
+    return QString::number(v, 'f', a >= 100 || v == 0 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
+}
+
+Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
+    const Unit u = unitFor(arms);
+    double top = 0;
+    std::size_t n = 0;
+    for (const auto& a : arms) {
+        top = std::max(top, stats::percentileSorted(a.sorted, 99.5));
+        n = std::max(n, a.lat.size());
+    }
+    top = top * 1.15 / u.div;
+    SvgChart c(kWidth, 360, QStringLiteral("Latency per iteration"));
+    c.setX(0, double(n), QStringLiteral("measured iteration of each arm (arms ran in interleaved "
+                                        "blocks; dashed lines: block boundaries)"),
+           fmtNum);
+    c.setY(0, top, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
+    // Block boundaries of the first arm (every arm runs the same block sizes).
+    const auto& first = run.arms[std::size_t(arms.front().index)];
+    std::vector<int> starts;
+    for (std::size_t i = 1; i < first.samples.size(); ++i)
+        if (first.samples[i].block != first.samples[i - 1].block) starts.push_back(int(i));
+    if (starts.size() <= 200)
+        for (std::size_t k = 0; k < starts.size(); ++k)
+            c.vline(starts[k], QColor(0xaa, 0xaa, 0xaa), QStringLiteral("4,4"),
+                    starts.size() <= 12 ? QStringLiteral("block %1").arg(k + 1) : QString());
+    std::size_t clipped = 0;
+    for (const auto& a : arms) {
+        const QColor col = armColor(a.index);
+        for (double v : a.lat) clipped += v / u.div > top;
+        if (a.lat.size() <= 1500) {
+            std::vector<QPointF> pts;
+            for (std::size_t i = 0; i < a.lat.size(); ++i) pts.emplace_back(double(i), a.lat[i] / u.div);
+            c.polyline(pts, col, 1.2);
+            continue;
+        }
+        // Long runs: the median of each bucket as a line, its 10th-90th percentile as a band.
+        const std::size_t bucket = (a.lat.size() + 599) / 600;
+        std::vector<QPointF> mid, lo, hi;
+        for (std::size_t s = 0; s < a.lat.size(); s += bucket) {
+            std::vector<double> b(a.lat.begin() + long(s),
+                                  a.lat.begin() + long(std::min(a.lat.size(), s + bucket)));
+            std::sort(b.begin(), b.end());
+            const double x = double(s) + double(b.size()) / 2;
+            mid.emplace_back(x, stats::percentileSorted(b, 50) / u.div);
+            lo.emplace_back(x, stats::percentileSorted(b, 10) / u.div);
+            hi.emplace_back(x, stats::percentileSorted(b, 90) / u.div);
+        }
+        c.band(lo, hi, col, 0.18);
+        c.polyline(mid, col, 1.4);
+    }
+    addLegend(c, arms);
+    QString cap = QStringLiteral("y axis starts at 0");
+    if (clipped) cap += QStringLiteral("; %1 slow iteration(s) above the top are drawn on the edge").arg(clipped);
+    if (n > 1500) cap += QStringLiteral("; long arms: line = median of each group of iterations, band = 10th-90th percentile");
+    c.caption(cap);
+    return {QStringLiteral("timeline"), QStringLiteral("Latency timeline"), c.svg(false),
+            QStringLiteral("Every measured iteration in order. A drift or a step shows up as a "
+                           "slope or a jump; a slow first block is the warmup leaking in.")};
+}
+
+// Shared x range of the distribution charts: the central 99 % of every arm.
+std::pair<double, double> distributionRange(const std::vector<ArmData>& arms) {
+    double lo = INFINITY, hi = 0;
+    for (const auto& a : arms) {
+        lo = std::min(lo, stats::percentileSorted(a.sorted, 0.5));
+        hi = std::max(hi, stats::percentileSorted(a.sorted, 99.5));
+    }
+    const double pad = std::max((hi - lo) * 0.05, hi * 0.01);
+    return {std::max(0.0, lo - pad), hi + pad};
+}
+
+Chart histogram(const std::vector<ArmData>& arms) {
+    const Unit u = unitFor(arms);
+    auto [lo, hi] = distributionRange(arms);
+    const int bins = 50;
+    const double w = (hi - lo) / bins;
+    SvgChart c(kWidth, 340, QStringLiteral("Latency distribution"));
+    std::vector<std::vector<double>> frac;
+    double top = 0;
+    for (const auto& a : arms) {
+        std::vector<double> f(bins, 0);
+        for (double v : a.lat) {
+            const int b = int((v - lo) / w);
+            if (b >= 0 && b < bins) f[std::size_t(b)] += 1.0 / double(a.lat.size());
+        }
+        top = std::max(top, *std::max_element(f.begin(), f.end()));
+        frac.push_back(std::move(f));
+    }
+    c.setX(lo / u.div, hi / u.div, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
+    c.setY(0, top * 100 * 1.1, QStringLiteral("share of iterations (%)"), fmtNum);
+    for (std::size_t k = 0; k < arms.size(); ++k) {
+        const QColor col = armColor(arms[k].index);
+        std::vector<QPointF> step, base;
+        for (int b = 0; b < bins; ++b) {
+            const double x0 = (lo + b * w) / u.div, x1 = (lo + (b + 1) * w) / u.div;
+            const double y = frac[k][std::size_t(b)] * 100;
+            step.emplace_back(x0, y);
+            step.emplace_back(x1, y);
+            base.emplace_back(x0, 0);
+            base.emplace_back(x1, 0);
+        }
+        c.band(base, step, col, 0.16);
+        c.polyline(step, col, 1.6);
+        const double med = stats::percentileSorted(arms[k].sorted, 50) / u.div;
+        c.vline(med, col, QStringLiteral("6,3"));
+    }
+    addLegend(c, arms);
+    c.caption(QStringLiteral("%1 bins over the central 99% of iterations; dashed lines: medians")
+                  .arg(bins));
+    return {QStringLiteral("histogram"), QStringLiteral("Latency distribution (histogram)"),
+            c.svg(false),
+            QStringLiteral("Where the iterations fall. Two humps in one arm mean two behaviours "
+                           "(e.g. a cache effect or a contended core).")};
+}
+
+Chart cdf(const std::vector<ArmData>& arms) {
+    const Unit u = unitFor(arms);
+    auto [lo, hi] = distributionRange(arms);
+    SvgChart c(kWidth, 340, QStringLiteral("Cumulative distribution"));
+    c.setX(lo / u.div, hi / u.div, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
+    c.setY(0, 100, QStringLiteral("iterations at or below (%)"), fmtNum);
+    for (const auto& a : arms) {
+        std::vector<QPointF> pts;
+        const std::size_t n = a.sorted.size();
+        const std::size_t stride = std::max<std::size_t>(1, n / 800);
+        for (std::size_t i = 0; i < n; i += stride)
+            pts.emplace_back(a.sorted[i] / u.div, 100.0 * double(i + 1) / double(n));
+        pts.emplace_back(a.sorted.back() / u.div, 100.0);
+        c.polyline(pts, armColor(a.index), 2);
+    }
+    addLegend(c, arms);
+    c.caption(QStringLiteral("a curve further left is faster; the top right shows the tail (p99)"));
+    return {QStringLiteral("cdf"), QStringLiteral("Latency distribution (cumulative)"), c.svg(false),
+            QStringLiteral("Read a percentile off the y axis: the curve's x at 50 % is the median, "
+                           "at 99 % the p99.")};
+}
+
+Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
+    QStringList names;
+    std::vector<QColor> colors;
+    std::vector<double> value, bmin, bmax;
+    for (const auto& d : arms) {
+        const auto& a = run.arms[std::size_t(d.index)];
+        names << d.name;
+        colors.push_back(armColor(d.index));
+        value.push_back(results::summarize(a).throughput_per_s);
+        double mn = INFINITY, mx = 0;
+        for (const auto& b : a.blocked().blocks) {
+            double sum = 0;
+            for (double v : b) sum += v;
+            if (sum <= 0) continue;
+            const double t = double(b.size()) * a.batch_size / (sum / 1e9);
+            mn = std::min(mn, t);
+            mx = std::max(mx, t);
+        }
+        bmin.push_back(std::isfinite(mn) ? mn : value.back());
+        bmax.push_back(mx > 0 ? mx : value.back());
+    }
+    const double top = *std::max_element(bmax.begin(), bmax.end()) * 1.22;
+    int longest = 0;
+    for (const auto& n : names) longest = std::max(longest, int(n.size()));
+    SvgChart c(kWidth, 70 + 46 * int(arms.size()) + 60, QStringLiteral("Throughput"));
+    c.setLeftMargin(std::clamp(longest * 9 + 20, 60, 300));
+    c.setX(0, top, QStringLiteral("items per second (batch size x iterations / measured time)"), fmtNum);
+    c.setYCategories(names, colors);
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const double yc = double(arms.size() - i) - 0.5;
+        c.rect(0, yc - 0.3, value[i], yc + 0.3, colors[i], 0.85);
+        // Whisker: the slowest and fastest block.
+        const double y = c.py(yc);
+        c.text(c.px(value[i]) + 6, y - 8, fmtNum(value[i]) + QStringLiteral("/s"), 13,
+               QStringLiteral("start"), QColor(0x22, 0x22, 0x22), true);
+        c.polyline({QPointF(bmin[i], yc), QPointF(bmax[i], yc)}, QColor(0x33, 0x33, 0x33), 1.5);
+        c.polyline({QPointF(bmin[i], yc - 0.12), QPointF(bmin[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
+        c.polyline({QPointF(bmax[i], yc - 0.12), QPointF(bmax[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
+    }
+    c.caption(QStringLiteral("bars: whole arm; black whiskers: slowest to fastest block"));
+    return {QStringLiteral("throughput"), QStringLiteral("Throughput"), c.svg(false),
+            QStringLiteral("Longer is better. Whiskers that overlap between arms mean the blocks "
+                           "themselves overlap.")};
+}
+
+double maxT(const RunResult& run) {
+    double t = 0;
+    for (const auto& a : run.arms)
+        for (const auto& m : a.metrics) t = std::max(t, m.t_ms);
+    return t / 1000;
+}
+
+Chart memory(const RunResult& run) {
+    SvgChart c(kWidth, 340, QStringLiteral("Memory over time"));
+    double top = 0;
+    bool tensors = false;
+    for (const auto& a : run.arms)
+        for (const auto& m : a.metrics) {
+            top = std::max({top, double(m.rss_bytes), double(m.tensor_bytes)});
+            tensors |= m.tensor_bytes >= 0;
+        }
+    const double MiB = 1024.0 * 1024;
+    c.setX(0, maxT(run), QStringLiteral("time since the run started (s)"), fmtNum);
+    c.setY(0, top / MiB * 1.15, QStringLiteral("MiB"), fmtNum);
+    QStringList names;
+    std::vector<QColor> colors;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        if (a.metrics.empty()) continue;
+        std::vector<QPointF> rss, tb;
+        for (const auto& m : a.metrics) {
+            rss.emplace_back(m.t_ms / 1000, double(m.rss_bytes) / MiB);
+            if (m.tensor_bytes >= 0) tb.emplace_back(m.t_ms / 1000, double(m.tensor_bytes) / MiB);
+        }
+        c.polyline(rss, armColor(int(i)), 2);
+        c.polyline(tb, armColor(int(i)), 1.5, QStringLiteral("5,4"));
+        names << QString::fromStdString(a.name);
+        colors.push_back(armColor(int(i)));
+    }
+    c.legend(names, colors);
+    c.caption(tensors ? QStringLiteral("solid: resident set size (RSS) of the worker process; "
+                                       "dashed: bytes held by live CPU tensors")
+                      : QStringLiteral("resident set size (RSS) of each worker process"));
+    return {QStringLiteral("memory"), QStringLiteral("Memory"), c.svg(false),
+            QStringLiteral("Each arm is its own process. A line that keeps climbing is a leak or "
+                           "a growing cache.")};
+}
+
+Chart cpu(const RunResult& run) {
+    SvgChart c(kWidth, 340, QStringLiteral("CPU utilization"));
+    std::vector<std::pair<int, std::vector<QPointF>>> lines;
+    std::vector<QPointF> machine;
+    double top = 100;
+    int cores = 0;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& m = run.arms[i].metrics;
+        std::vector<QPointF> pts;
+        for (std::size_t k = 1; k < m.size(); ++k) {
+            const double dt = (m[k].t_ms - m[k - 1].t_ms) / 1000;
+            if (dt <= 0) continue;
+            const double pct = 100 * (m[k].cpu_s - m[k - 1].cpu_s) / dt;
+            pts.emplace_back((m[k].t_ms + m[k - 1].t_ms) / 2000, std::max(0.0, pct));
+            top = std::max(top, pct);
+        }
+        if (machine.empty())
+            for (const auto& t : m)
+                if (!t.core_util_pct.empty()) {
+                    double sum = 0;
+                    for (double v : t.core_util_pct) sum += v;
+                    cores = int(t.core_util_pct.size());
+                    machine.emplace_back(t.t_ms / 1000, sum / cores);
+                }
+        if (!pts.empty()) lines.emplace_back(int(i), std::move(pts));
+    }
+    c.setX(0, maxT(run), QStringLiteral("time since the run started (s)"), fmtNum);
+    c.setY(0, top * 1.1, QStringLiteral("CPU (% of one core)"), fmtNum);
+    QStringList names;
+    std::vector<QColor> colors;
+    if (!machine.empty()) {
+        c.polyline(machine, QColor(0x88, 0x88, 0x88), 1.5, QStringLiteral("3,3"));
+        names << QStringLiteral("machine, mean of %1 cores").arg(cores);
+        colors.push_back(QColor(0x88, 0x88, 0x88));
+    }
+    for (const auto& [i, pts] : lines) {
+        c.polyline(pts, armColor(i), 2);
+        names << QString::fromStdString(run.arms[std::size_t(i)].name);
+        colors.push_back(armColor(i));
+    }
+    c.legend(names, colors);
+    c.caption(QStringLiteral("per arm: the worker process's CPU time per second (200% = two "
+                             "cores busy); grey: whole machine"));
+    return {QStringLiteral("cpu"), QStringLiteral("CPU utilization"), c.svg(false),
+            QStringLiteral("Arms take turns (interleaved blocks), so each arm's line drops while "
+                           "the other runs. Grey above the arms' sum means something else used "
+                           "the machine.")};
+}
+
+}  // namespace
+
+std::vector<Chart> runCharts(const RunResult& run) {
+    std::vector<Chart> out;
+    const auto arms = armsWithSamples(run);
+    if (!arms.empty()) {
+        out.push_back(timeline(run, arms));
+        out.push_back(histogram(arms));
+        out.push_back(cdf(arms));
+        out.push_back(throughput(run, arms));
+    }
+    bool metrics = false;
+    for (const auto& a : run.arms) metrics |= a.metrics.size() > 1;
+    if (metrics) {
+        out.push_back(memory(run));
+        out.push_back(cpu(run));
+    }
+    return out;
+}
+
+QString withNamespace(const QString& svg) {
+    QString s = svg;
+    if (s.startsWith(QLatin1String("<svg ")) && !s.contains(QLatin1String("xmlns=")))
+        s.insert(5, QStringLiteral("xmlns=\"http://www.w3.org/2000/svg\" "));
+    return s;
+}
+
+}  // namespace pitlane::report::detail

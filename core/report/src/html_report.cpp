@@ -1,0 +1,284 @@
+// The report page: title, machine, the verdict first, then the numbers, the charts and the
+// reference sections. One file, no external resource: charts are inline SVG, styles inline.
+#include "html_builder.h"
+
+#include <QDateTime>
+
+#include <cmath>
+
+namespace pitlane::report::detail {
+
+using results::RunResult;
+
+namespace {
+
+const char* kBrowserCss = R"(
+body { font-family: "DejaVu Sans", Arial, sans-serif; color: #222; background: #fff;
+       max-width: 1100px; margin: 24px auto; padding: 0 24px; line-height: 1.45; font-size: 15px; }
+h1 { font-size: 28px; margin: 0 0 6px 0; }
+h2 { font-size: 20px; margin: 34px 0 8px 0; padding-bottom: 4px; border-bottom: 2px solid #e2e2e2; }
+h3 { font-size: 16px; margin: 18px 0 4px 0; }
+p { margin: 6px 0; }
+.sub, .muted { color: #666; }
+code, pre { font-family: "DejaVu Sans Mono", monospace; font-size: 12px; }
+pre { white-space: pre-wrap; margin: 4px 0; }
+table { border-collapse: collapse; margin: 8px 0 12px 0; }
+th, td { border: 1px solid #d0d0d0; padding: 4px 9px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.key { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; white-space: nowrap; }
+table.kv td { font-size: 13px; }
+tr.diff td { background: #fff1b8; }
+tr.drift td { background: #fde0dc; }
+table.verdict { width: 100%; }
+table.verdict td { border: 2px solid #b9c7d8; background: #f4f8fc; padding: 12px 16px; }
+.headline { font-size: 21px; font-weight: bold; }
+.good { color: #16703a; } .bad { color: #b42318; } .neutral { color: #444; }
+.warn { color: #8a5a00; }
+figure { margin: 18px 0 26px 0; }
+figure svg { width: 100%; height: auto; border: 1px solid #e6e6e6; }
+figcaption { color: #555; font-size: 13px; margin-top: 4px; }
+details summary { cursor: pointer; }
+footer { margin-top: 36px; color: #777; font-size: 12px; border-top: 1px solid #e2e2e2; padding-top: 8px; }
+)";
+
+// The subset QTextDocument understands (no max-width, no figure; class selectors work).
+const char* kRichTextCss = R"(
+body { font-family: "DejaVu Sans"; color: #222222; font-size: 9pt; }
+h1 { font-size: 17pt; }
+h2 { font-size: 12.5pt; color: #222222; }
+h3 { font-size: 10.5pt; }
+.sub, .muted { color: #666666; }
+code, pre { font-family: "DejaVu Sans Mono"; font-size: 8pt; }
+th { background-color: #f0f0f0; font-weight: bold; }
+td.num { text-align: right; }
+td.key { font-family: "DejaVu Sans Mono"; font-size: 8pt; }
+table.kv td { font-size: 8pt; }
+tr.diff td { background-color: #fff1b8; }
+tr.drift td { background-color: #fde0dc; }
+table.verdict td { background-color: #f4f8fc; }
+.headline { font-size: 13pt; font-weight: bold; }
+.good { color: #16703a; } .bad { color: #b42318; } .neutral { color: #444444; }
+.warn { color: #8a5a00; }
+.figcaption { color: #555555; font-size: 8pt; }
+.footer { color: #777777; font-size: 7.5pt; }
+)";
+
+QString dateText(const std::string& iso) {
+    const QDateTime t = QDateTime::fromString(QString::fromStdString(iso), Qt::ISODate);
+    if (!t.isValid()) return esc(iso);
+    return t.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"));
+}
+
+QString pValue(double p) {
+    return p < 1e-4 ? QStringLiteral("&lt;&nbsp;0.0001") : QString::number(p, 'f', 4);
+}
+
+QString verdictSection(const RunResult& run, const ReportOptions& o) {
+    const auto comps = results::compareArms(run);
+    QString rows;
+    for (const auto& c : comps) {
+        const QString cls = !c.significant ? QStringLiteral("neutral")
+                            : c.ratio >= 1  ? QStringLiteral("good")
+                                            : QStringLiteral("bad");
+        rows += QStringLiteral("<p class=\"headline %1\">%2</p>\n").arg(cls, esc(c.verdict));
+        rows += QStringLiteral("<p class=\"muted\">%1 vs baseline %2: median ratio %3, 95% CI "
+                               "%4&ndash;%5, Mann-Whitney p %6</p>\n")
+                    .arg(esc(c.arm), esc(c.baseline))
+                    .arg(c.ratio, 0, 'f', 3)
+                    .arg(c.ci_low, 0, 'f', 3)
+                    .arg(c.ci_high, 0, 'f', 3)
+                    .arg(pValue(c.p_value));
+    }
+    if (comps.empty()) {
+        if (run.arms.size() == 1 && !run.arms[0].samples.empty())
+            rows += QStringLiteral("<p class=\"headline neutral\">One arm: median %1, nothing to "
+                                   "compare against.</p>\n")
+                        .arg(esc(results::formatDuration(results::summarize(run.arms[0]).median)));
+        else
+            rows += QStringLiteral("<p class=\"headline bad\">No comparison: fewer than two arms "
+                                   "have measured samples.</p>\n");
+    }
+    for (const auto& a : run.arms)
+        if (a.status != results::kOk)
+            rows += QStringLiteral("<p class=\"bad\"><b>%1 %2</b>%3</p>\n")
+                        .arg(esc(a.name), esc(a.status),
+                             a.error ? QStringLiteral(": [%1] %2")
+                                           .arg(esc(a.error->code), esc(a.error->message))
+                                     : QString());
+    const auto warnings = results::runWarnings(run);
+    if (!warnings.empty())
+        rows += QStringLiteral("<p class=\"warn\">&#9888; %1 warning(s) below: read them before "
+                               "trusting the verdict.</p>\n")
+                    .arg(warnings.size());
+    for (const auto& n : o.notes) rows += QStringLiteral("<p class=\"warn\">%1</p>\n").arg(esc(n));
+    return QStringLiteral("<h2>Verdict</h2>\n<table class=\"verdict\" cellspacing=\"0\" "
+                          "cellpadding=\"10\" width=\"100%\"><tr><td>\n") +
+           rows + QStringLiteral("</td></tr></table>\n");
+}
+
+QString statsSection(const RunResult& run) {
+    QString h = QStringLiteral(
+        "<h2>Comparison table</h2>\n<h3>Latency per iteration</h3>\n<table class=\"grid\">"
+        "<tr><th>arm</th><th>status</th><th>n</th><th>median</th><th>mean</th><th>sd</th>"
+        "<th>CoV</th><th>min</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th>"
+        "</tr>\n");
+    auto d = [](double ns) { return esc(results::formatDuration(ns)); };
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        const auto s = results::summarize(a);
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td>")
+                 .arg(armLabel(run, i), esc(a.status))
+                 .arg(s.n);
+        if (s.n == 0) {
+            h += QStringLiteral("<td colspan=\"10\" class=\"muted\">no measured samples</td></tr>\n");
+            continue;
+        }
+        for (double v : {s.median, s.mean, s.sd}) h += "<td class=\"num\">" + d(v) + "</td>";
+        h += QStringLiteral("<td class=\"num\">%1%</td>").arg(100 * s.cov, 0, 'f', 1);
+        for (double v : {s.min, s.p90, s.p95, s.p99, s.p999, s.max})
+            h += "<td class=\"num\">" + d(v) + "</td>";
+        h += QStringLiteral("</tr>\n");
+    }
+    h += QStringLiteral("</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
+                        "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
+
+    h += QStringLiteral("<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
+                        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>model load</th>"
+                        "<th>first forward</th><th>warmup iterations</th></tr>\n");
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        const auto s = results::summarize(a);
+        auto ms = [&](const char* k) {
+            return a.loaded.contains(k) ? QStringLiteral("%1 ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
+                                        : QStringLiteral("&mdash;");
+        };
+        h += QStringLiteral("<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
+                            "<td class=\"num\">%4</td><td class=\"num\">%5</td><td class=\"num\">%6</td></tr>\n")
+                 .arg(armLabel(run, i),
+                      s.n ? QStringLiteral("%1 /s").arg(s.throughput_per_s, 0, 'f', 1) : QStringLiteral("&mdash;"),
+                      a.peak_rss_bytes ? esc(results::formatBytes(double(a.peak_rss_bytes))) : QStringLiteral("&mdash;"),
+                      ms("load_ms"), ms("first_forward_ms"))
+                 .arg(a.warmup_ns.size());
+    }
+    h += QStringLiteral("</table>\n");
+
+    const auto comps = results::compareArms(run);
+    if (!comps.empty()) {
+        h += QStringLiteral("<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
+                            "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
+                            "<th>significant</th><th>verdict</th></tr>\n");
+        for (const auto& c : comps)
+            h += QStringLiteral("<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
+                                "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
+                     .arg(esc(c.arm), esc(c.baseline))
+                     .arg(c.ratio, 0, 'f', 3)
+                     .arg(c.ci_low, 0, 'f', 3)
+                     .arg(c.ci_high, 0, 'f', 3)
+                     .arg(pValue(c.p_value), c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
+                          esc(c.verdict));
+        h += QStringLiteral("</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
+                            "(&gt; 1: the arm is faster). Method: %1</p>\n")
+                 .arg(esc(comps.front().method));
+    }
+    return h;
+}
+
+QString warningsSection(const RunResult& run) {
+    QStringList items;
+    for (const auto& w : results::runWarnings(run)) items << esc(w);
+    for (const auto& a : run.arms)
+        for (const auto& w : a.warnings) items << esc(a.name + " (worker): " + w);
+    QString h = QStringLiteral("<h2>Warnings</h2>\n");
+    if (items.isEmpty())
+        return h + QStringLiteral("<p class=\"good\">No noise, drift or worker warnings.</p>\n");
+    h += QStringLiteral("<p>Noise warnings (high variation, too few samples, drift between blocks, "
+                        "a slow first block), environment drift and what the workers reported:</p>\n<ul>\n");
+    for (const auto& i : items) h += QStringLiteral("<li class=\"warn\">%1</li>\n").arg(i);
+    return h + QStringLiteral("</ul>\n");
+}
+
+QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
+    QString h = QStringLiteral("<h2>Charts</h2>\n");
+    if (charts.empty())
+        return h + QStringLiteral("<p class=\"muted\">Nothing to draw: no arm has measured samples.</p>\n");
+    bool metrics = false;
+    for (const auto& c : charts) metrics |= c.id == QLatin1String("memory");
+    for (const auto& c : charts) {
+        if (flavor == Flavor::Browser)
+            h += QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
+                     .arg(c.id, c.svg, esc(c.caption));
+        else
+            h += QStringLiteral("<p><img src=\"chart:%1\" width=\"690\"></p>\n"
+                                "<p class=\"figcaption\">%2</p>\n")
+                     .arg(c.id, esc(c.caption));
+    }
+    if (!metrics)
+        h += QStringLiteral("<p class=\"muted\">No memory or CPU chart: fewer than two metric "
+                            "ticks were recorded per arm (the run was shorter than the sampling "
+                            "period).</p>\n");
+    return h;
+}
+
+}  // namespace
+
+HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flavor) {
+    HtmlDocument doc;
+    doc.charts = runCharts(run);
+    const QString title = !o.title.isEmpty()          ? o.title
+                          : !run.preset.name.empty() ? QString::fromStdString(run.preset.name)
+                                                     : QStringLiteral("Pitlane run");
+    QString h = QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                               "<title>%1</title>\n")
+                    .arg(esc(title));
+    if (flavor == Flavor::Browser)
+        h += QStringLiteral("<style>%1</style>\n").arg(QString::fromUtf8(kBrowserCss));
+    h += QStringLiteral("</head>\n<body>\n<h1>%1</h1>\n").arg(esc(title));
+    QStringList sub;
+    if (!run.preset.model.empty()) sub << QStringLiteral("model <b>%1</b>").arg(esc(run.preset.model));
+    sub << QStringLiteral("%1 arm(s)").arg(run.arms.size());
+    if (!o.runId.isEmpty()) sub << QStringLiteral("run #%1").arg(esc(o.runId));
+    sub << QStringLiteral("started %1").arg(dateText(run.started_at));
+    if (run.wall_s > 0) sub << QStringLiteral("%1 s wall time").arg(run.wall_s, 0, 'f', 1);
+    h += QStringLiteral("<p class=\"sub\">%1</p>\n").arg(sub.join(QStringLiteral(" &middot; ")));
+    h += QStringLiteral("<p class=\"sub\">Machine: %1</p>\n").arg(machineLine(run));
+    if (!run.preset.description.empty())
+        h += QStringLiteral("<p>%1</p>\n").arg(esc(run.preset.description));
+    h += verdictSection(run, o);
+    h += statsSection(run);
+    h += chartsSection(doc.charts, flavor);
+    h += knobsSection(run);
+    h += appliedSection(run, flavor);
+    h += environmentSection(run, flavor);
+    h += warningsSection(run);
+    h += rawDataSection(run);
+    const QString footer =
+        QStringLiteral("Generated by pitlane on %1 from %2. Arms ran in separate worker processes, "
+                       "measured in interleaved blocks.")
+            .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")),
+                 o.runId.isEmpty() ? QStringLiteral("a results file")
+                                   : QStringLiteral("run #%1 of the history").arg(esc(o.runId)));
+    h += flavor == Flavor::Browser ? QStringLiteral("<footer>%1</footer>\n").arg(footer)
+                                   : QStringLiteral("<p class=\"footer\">%1</p>\n").arg(footer);
+    h += QStringLiteral("</body>\n</html>\n");
+    doc.html = h;
+    return doc;
+}
+
+QString richTextCss() { return QString::fromUtf8(kRichTextCss); }
+
+}  // namespace pitlane::report::detail
+
+namespace pitlane::report {
+
+QString htmlReport(const results::RunResult& run, const ReportOptions& options) {
+    return detail::buildHtml(run, options, detail::Flavor::Browser).html;
+}
+
+bool writeHtml(const QString& path, const results::RunResult& run, const ReportOptions& options,
+               QString* error) {
+    return writeFileAtomic(path, htmlReport(run, options).toUtf8(), error);
+}
+
+}  // namespace pitlane::report

@@ -1,0 +1,139 @@
+// The text exports (Markdown summary, CSV of samples, results JSON), atomic writes, the palette.
+#include "pitlane/report/report.h"
+
+#include <QSaveFile>
+
+#include <cstdio>
+
+namespace pitlane::report {
+
+QColor armColor(int index) {
+    // Okabe-Ito: distinguishable with the common colour-vision deficiencies and in grey print.
+    static const QColor palette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00),
+                                     QColor(0x00, 0x9E, 0x73), QColor(0xD5, 0x5E, 0x00),
+                                     QColor(0xCC, 0x79, 0xA7), QColor(0x56, 0xB4, 0xE9),
+                                     QColor(0x5B, 0x4B, 0x8A), QColor(0x33, 0x33, 0x33)};
+    const int n = int(sizeof palette / sizeof *palette);
+    return palette[((index % n) + n) % n];
+}
+
+bool writeFileAtomic(const QString& path, const QByteArray& data, QString* error) {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) {
+        *error = path + QStringLiteral(": ") + f.errorString();
+        return false;
+    }
+    if (f.write(data) != data.size() || !f.commit()) {
+        *error = path + QStringLiteral(": ") + f.errorString();
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+// Table cells must not break the Markdown table.
+std::string md(std::string s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '|') o += "\\|";
+        else if (c == '\n') o += ' ';
+        else o += c;
+    }
+    return o;
+}
+
+std::string fmt(double v, const char* f) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+QByteArray csvField(const std::string& s) {
+    const bool quote = s.find_first_of(",\"\n\r") != std::string::npos;
+    if (!quote) return QByteArray::fromStdString(s);
+    QByteArray o = "\"";
+    for (char c : s) o += c == '"' ? QByteArray("\"\"") : QByteArray(1, c);
+    return o + "\"";
+}
+
+}  // namespace
+
+QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
+    std::string s;
+    const std::string title = !o.title.isEmpty() ? o.title.toStdString() : run.preset.name;
+    s += "### " + md(title.empty() ? "Pitlane run" : title) + "\n\n";
+    s += "model `" + md(run.preset.model) + "`";
+    if (!o.runId.isEmpty()) s += " · run #" + o.runId.toStdString();
+    s += " · " + run.started_at + "\n\n";
+    const auto comps = results::compareArms(run);
+    for (const auto& c : comps) s += "**" + md(c.verdict) + "**  \n";
+    for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
+    if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
+    s += "| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS |\n";
+    s += "|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& a : run.arms) {
+        const auto st = results::summarize(a);
+        auto d = [&](double v) { return st.n ? results::formatDuration(v) : std::string("-"); };
+        s += "| " + md(a.name) + " | " + a.status + " | " + std::to_string(st.n) + " | " +
+             d(st.median) + " | " + d(st.p90) + " | " + d(st.p99) + " | " +
+             (st.n ? fmt(100 * st.cov, "%.1f%%") : "-") + " | " +
+             (st.n ? fmt(st.throughput_per_s, "%.1f") : "-") + " | " +
+             (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " |\n";
+    }
+    if (!comps.empty()) {
+        s += "\n| comparison | ratio | 95% CI | p-value |\n|---|--:|--:|--:|\n";
+        for (const auto& c : comps)
+            s += "| " + md(c.arm) + " vs " + md(c.baseline) + " | " + fmt(c.ratio, "%.3f") + " | " +
+                 fmt(c.ci_low, "%.3f") + "–" + fmt(c.ci_high, "%.3f") + " | " +
+                 (c.p_value < 1e-4 ? std::string("<1e-4") : fmt(c.p_value, "%.4f")) + " |\n";
+        s += "\n_ratio = baseline median / arm median; > 1 means the arm is faster_\n";
+    }
+    for (const auto& a : run.arms)
+        if (a.error) s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " + md(a.error->message) + "\n";
+    const auto warnings = results::runWarnings(run);
+    if (!warnings.empty()) {
+        s += "\n<details><summary>" + std::to_string(warnings.size()) + " warning(s)</summary>\n\n";
+        for (const auto& w : warnings) s += "- " + md(w) + "\n";
+        s += "\n</details>\n";
+    }
+    return QString::fromStdString(s);
+}
+
+QByteArray samplesCsv(const results::RunResult& run, const ReportOptions& o) {
+    const std::string id = !o.runId.isEmpty() ? o.runId.toStdString() : run.started_at;
+    QByteArray out = "run,arm,block,iteration,batch_size,latency_ns\n";
+    const QByteArray runField = csvField(id);
+    for (const auto& a : run.arms) {
+        const QByteArray arm = csvField(a.name);
+        for (const auto& s : a.samples) {
+            out += runField + ',' + arm + ',' + QByteArray::number(s.block) + ',' +
+                   QByteArray::number(s.iter) + ',' + QByteArray::number(s.batch_size) + ',' +
+                   QByteArray::number(qint64(s.latency_ns)) + '\n';
+        }
+    }
+    return out;
+}
+
+QByteArray resultsJson(const results::RunResult& run, const ReportOptions& o) {
+    auto j = results::toResultsJson(run);
+    if (!o.runId.isEmpty()) j["history_id"] = o.runId.toStdString();
+    return QByteArray::fromStdString(j.dump(2) + "\n");
+}
+
+bool writeMarkdown(const QString& path, const results::RunResult& run, const ReportOptions& o,
+                   QString* error) {
+    return writeFileAtomic(path, markdownSummary(run, o).toUtf8(), error);
+}
+
+bool writeCsv(const QString& path, const results::RunResult& run, const ReportOptions& o,
+              QString* error) {
+    return writeFileAtomic(path, samplesCsv(run, o), error);
+}
+
+bool writeJson(const QString& path, const results::RunResult& run, const ReportOptions& o,
+               QString* error) {
+    return writeFileAtomic(path, resultsJson(run, o), error);
+}
+
+}  // namespace pitlane::report

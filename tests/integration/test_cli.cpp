@@ -1,0 +1,174 @@
+// pitlane-cli end to end: a small preset on the real worker, its JSON checked against
+// CONTRACT.md, its CSV against the samples, and the usage errors' exit code 2.
+#include "cli.h"
+#include "harness.h"
+
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+namespace {
+
+using namespace pitlane::itest;
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_TRUE(dir.isValid()); }
+    QString path(const char* name) const { return dir.filePath(QString::fromUtf8(name)); }
+
+    QTemporaryDir dir;
+};
+
+json smallPreset() {
+    return {{"name", "cli end to end"},
+            {"model", "mlp"},
+            {"run", {{"warmup_iters", 3}, {"iters", 30}, {"block_iters", 10}}},
+            {"arms", json::array({{{"name", "A"},
+                                   {"knobs", {{"intra_op_threads", 1}, {"mode", "train"},
+                                              {"grad", "enabled"}}}},
+                                  {{"name", "B"},
+                                   {"knobs", {{"intra_op_threads", 1}, {"grad", "inference_mode"},
+                                              {"jit", "freeze_optimize"}}}}})}};
+}
+
+TEST_F(Cli, RunWritesContractJsonAndCsv) {
+    const auto preset = writeJson(path("small.json"), smallPreset());
+    const auto r = runCli({"run", preset, "--json", path("out.json"), "--csv", path("out.csv")});
+    ASSERT_TRUE(r.finished) << r.err;
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    // The comparison table names both arms.
+    EXPECT_NE(r.out.find("A"), std::string::npos);
+    EXPECT_NE(r.out.find("B"), std::string::npos);
+
+    json j = readJson(path("out.json"));
+    ASSERT_TRUE(j.is_object()) << "results JSON does not parse";
+    EXPECT_EQ(j["schema"], 1);
+    EXPECT_EQ(j["preset"]["name"], "cli end to end");
+    EXPECT_EQ(j["preset"]["arms"].size(), 2u);
+    ASSERT_EQ(j["arms"].size(), 2u);
+    std::size_t totalSamples = 0;
+    const std::set<std::string> statuses = {"ok", "failed", "crashed", "killed", "timeout",
+                                            "cancelled"};
+    for (std::size_t i = 0; i < 2; ++i) {
+        auto& arm = j["arms"][i];
+        SCOPED_TRACE(arm.dump().substr(0, 300));
+        EXPECT_EQ(arm["name"], i == 0 ? "A" : "B");
+        ASSERT_TRUE(arm["status"].is_string());
+        EXPECT_TRUE(statuses.count(arm["status"].get<std::string>()));
+        EXPECT_EQ(arm["status"], "ok");
+        EXPECT_FALSE(arm.contains("error"));
+        // knobs as requested, applied as read back.
+        EXPECT_EQ(arm["knobs"], smallPreset()["arms"][i]["knobs"]);
+        auto& applied = arm["applied"];
+        ASSERT_TRUE(applied.is_object());
+        EXPECT_FALSE(applied.contains("type")) << "applied is the event without its envelope";
+        for (const char* k : {"mode", "grad", "jit", "precision", "intra_op_threads",
+                              "inter_op_threads", "affinity", "batch_size", "blas"})
+            EXPECT_TRUE(applied.contains(k)) << k;
+        EXPECT_EQ(applied["intra_op_threads"], 1);
+        EXPECT_EQ(applied["grad"], i == 0 ? "enabled" : "inference_mode");
+        EXPECT_EQ(applied["mode"], i == 0 ? "train" : "eval");
+        EXPECT_EQ(applied["jit"], i == 0 ? "none" : "freeze_optimize");
+        EXPECT_TRUE(applied["affinity"].is_array());
+        auto& env = arm["environment"];
+        ASSERT_TRUE(env.is_object());
+        for (const char* k : {"libtorch", "cpu", "cores"}) EXPECT_TRUE(env.contains(k)) << k;
+        auto& cold = arm["cold"];
+        ASSERT_TRUE(cold.is_object());
+        EXPECT_GT(cold["load_ms"].get<double>(), 0.0);
+        EXPECT_GT(cold["first_iter_ms"].get<double>(), 0.0);
+        ASSERT_TRUE(arm["latency_ns"].is_array());
+        EXPECT_EQ(arm["latency_ns"].size(), 30u);
+        for (const auto& ns : arm["latency_ns"]) EXPECT_GT(ns.get<std::int64_t>(), 0);
+        totalSamples += arm["latency_ns"].size();
+        auto& s = arm["summary"];
+        for (const char* k : {"n", "median_ns", "mean_ns", "sd_ns", "min_ns", "max_ns", "p90_ns",
+                              "p95_ns", "p99_ns", "throughput_per_s", "peak_rss_bytes"}) {
+            ASSERT_TRUE(s.contains(k)) << k;
+            EXPECT_TRUE(s[k].is_number()) << k;
+        }
+        EXPECT_EQ(s["n"], 30);
+        EXPECT_LE(s["min_ns"].get<double>(), s["median_ns"].get<double>());
+        EXPECT_LE(s["median_ns"].get<double>(), s["p90_ns"].get<double>());
+        EXPECT_LE(s["p90_ns"].get<double>(), s["p95_ns"].get<double>());
+        EXPECT_LE(s["p95_ns"].get<double>(), s["p99_ns"].get<double>());
+        EXPECT_LE(s["p99_ns"].get<double>(), s["max_ns"].get<double>());
+        EXPECT_GT(s["throughput_per_s"].get<double>(), 0.0);
+        EXPECT_GT(s["peak_rss_bytes"].get<double>(), 0.0);
+    }
+    ASSERT_TRUE(j["comparisons"].is_array());
+    ASSERT_EQ(j["comparisons"].size(), 1u);
+    auto& c = j["comparisons"][0];
+    EXPECT_EQ(c["baseline"], "A");
+    EXPECT_EQ(c["arm"], "B");
+    EXPECT_GT(c["ratio"].get<double>(), 0.0);
+    ASSERT_TRUE(c["ci95"].is_array());
+    ASSERT_EQ(c["ci95"].size(), 2u);
+    EXPECT_LE(c["ci95"][0].get<double>(), c["ci95"][1].get<double>());
+    EXPECT_GE(c["p_value"].get<double>(), 0.0);
+    EXPECT_LE(c["p_value"].get<double>(), 1.0);
+    ASSERT_TRUE(c["verdict"].is_string());
+    EXPECT_FALSE(c["verdict"].get<std::string>().empty());
+
+    // CSV: a header and one row per measured sample.
+    std::ifstream csv(path("out.csv").toStdString());
+    ASSERT_TRUE(csv.good());
+    std::string line;
+    std::size_t rows = 0;
+    std::getline(csv, line);
+    EXPECT_EQ(line, "arm,block,iteration,batch_size,latency_ns");
+    while (std::getline(csv, line)) ++rows;
+    EXPECT_EQ(rows, totalSamples);
+}
+
+TEST_F(Cli, ValidateAcceptsAGoodPreset) {
+    const auto preset = writeJson(path("good.json"), smallPreset());
+    const auto r = runCli({"validate", preset});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ValidateRejectsABadPresetNamingFileAndField) {
+    auto j = smallPreset();
+    j["arms"][1]["knobs"]["grad"] = "sometimes";
+    const auto preset = writeJson(path("bad.json"), j);
+    const auto r = runCli({"validate", preset});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find(preset.toStdString()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("arms[1].knobs.grad"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("sometimes"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, RunRejectsABadPresetWithExitTwo) {
+    auto j = smallPreset();
+    j["run"]["block_iters"] = 100;  // > iters
+    const auto preset = writeJson(path("bad_run.json"), j);
+    const auto r = runCli({"run", preset, "--json", path("never.json")});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("run.block_iters"), std::string::npos) << r.err;
+    EXPECT_FALSE(QFile::exists(path("never.json"))) << "nothing is run for an invalid preset";
+}
+
+TEST_F(Cli, ValidateOfAMissingFileExitsTwo) {
+    const auto r = runCli({"validate", path("absent.json")});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("absent.json"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnknownOptionAndCommandExitTwo) {
+    const auto preset = writeJson(path("good.json"), smallPreset());
+    auto r = runCli({"run", preset, "--frobnicate"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--frobnicate"), std::string::npos) << r.err;
+    r = runCli({"run", preset, "--json"});
+    EXPECT_EQ(r.exitCode, 2) << "--json without a file name";
+    r = runCli({"sprint", preset});
+    EXPECT_EQ(r.exitCode, 2);
+    r = runCli({});
+    EXPECT_EQ(r.exitCode, 2);
+}
+
+}  // namespace

@@ -1,0 +1,216 @@
+// Results JSON (CONTRACT.md) and CSV: export then re-import keeps every sample, block, status and
+// error; a broken file is rejected with the field named.
+#include "pitlane/results/run_result.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace R = pitlane::results;
+using R::json;
+
+// A run as the orchestrator leaves it: A finished, B killed mid-run with partial samples.
+R::RunResult makeRun() {
+    R::RunResult run;
+    run.preset_json = {{"name", "unit"},
+                       {"model", "mlp"},
+                       {"input", json::array({{{"shape", {256}}, {"dtype", "float32"}}})},
+                       {"run", {{"iters", 30}, {"block_iters", 10}}},
+                       {"arms", json::array({{{"name", "A"}}, {{"name", "B"}}})}};
+    run.started_at = "2024-01-01T00:00:00Z";
+    run.wall_s = 1.5;
+
+    R::ArmResult a;
+    a.name = "A";
+    a.knobs = {{"grad", "enabled"}};
+    a.status = R::kOk;
+    a.applied = {{"grad", "enabled"}, {"intra_op_threads", 1}, {"affinity", {0, 1}}};
+    a.environment = {{"libtorch", "1.13.1"}, {"cores", 2}};
+    a.loaded = {{"load_ms", 12.5}, {"first_forward_ms", 3.25}, {"parameters", 399370}};
+    a.warmup_ns = {900000, 800000};
+    a.peak_rss_bytes = 123456789;
+    for (int i = 0; i < 30; ++i)
+        a.samples.push_back({i / 10, i, 1, 0, 200000 + 1000 * (i % 7) + 13 * i});
+
+    R::ArmResult b;
+    b.name = "B";
+    b.knobs = {{"grad", "inference_mode"}};
+    b.status = R::kKilled;
+    b.error = pitlane::protocol::Error{"killed", "worker died by signal 9 (Killed)", {}};
+    for (int i = 0; i < 14; ++i)
+        b.samples.push_back({i / 10, i, 1, 0, 150000 + 500 * (i % 5) + 7 * i});
+
+    run.arms = {a, b};
+    return run;
+}
+
+std::vector<std::int64_t> latencies(const R::ArmResult& a) {
+    std::vector<std::int64_t> v;
+    for (const auto& s : a.samples) v.push_back(s.latency_ns);
+    return v;
+}
+
+std::vector<int> blocks(const R::ArmResult& a) {
+    std::vector<int> v;
+    for (const auto& s : a.samples) v.push_back(s.block);
+    return v;
+}
+
+TEST(ResultsJson, HasTheContractFields) {
+    json j = R::toResultsJson(makeRun());
+    EXPECT_EQ(j["schema"], 1);
+    EXPECT_EQ(j["preset"]["name"], "unit");
+    ASSERT_EQ(j["arms"].size(), 2u);
+    for (const auto& arm : j["arms"]) {
+        for (const char* key : {"name", "status", "knobs", "applied", "environment", "cold",
+                                "latency_ns", "summary"})
+            EXPECT_TRUE(arm.contains(key)) << key;
+        for (const char* key : {"n", "median_ns", "mean_ns", "sd_ns", "min_ns", "max_ns", "p90_ns",
+                                "p95_ns", "p99_ns", "throughput_per_s", "peak_rss_bytes"})
+            EXPECT_TRUE(arm["summary"].contains(key)) << key;
+    }
+    EXPECT_EQ(j["arms"][0]["summary"]["n"], 30);
+    EXPECT_EQ(j["arms"][0]["summary"]["peak_rss_bytes"], 123456789);
+    EXPECT_EQ(j["arms"][0]["cold"]["load_ms"], 12.5);
+    EXPECT_EQ(j["arms"][0]["cold"]["first_iter_ms"], 3.25);
+    EXPECT_FALSE(j["arms"][0].contains("error"));
+    EXPECT_EQ(j["arms"][1]["error"]["code"], "killed");
+    ASSERT_EQ(j["comparisons"].size(), 1u);
+    auto& c = j["comparisons"][0];
+    EXPECT_EQ(c["baseline"], "A");
+    EXPECT_EQ(c["arm"], "B");
+    ASSERT_EQ(c["ci95"].size(), 2u);
+    EXPECT_LE(c["ci95"][0].get<double>(), c["ratio"].get<double>());
+    EXPECT_GE(c["ci95"][1].get<double>(), c["ratio"].get<double>());
+    EXPECT_GT(c["ratio"].get<double>(), 1.0);  // B's latencies are lower
+    EXPECT_TRUE(c["verdict"].is_string());
+    EXPECT_TRUE(c["p_value"].is_number());
+}
+
+TEST(ResultsJson, RoundTripKeepsSamplesBlocksStatusAndError) {
+    const auto run = makeRun();
+    // Through text, as a file on disk would be.
+    json j = json::parse(R::toResultsJson(run).dump(2));
+    const auto back = R::fromResultsJson(j);
+
+    EXPECT_EQ(back.preset_json, run.preset_json);
+    EXPECT_EQ(back.preset.name, "unit");
+    EXPECT_EQ(back.started_at, run.started_at);
+    EXPECT_DOUBLE_EQ(back.wall_s, run.wall_s);
+    ASSERT_EQ(back.arms.size(), run.arms.size());
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        const auto& b = back.arms[i];
+        SCOPED_TRACE(a.name);
+        EXPECT_EQ(b.name, a.name);
+        EXPECT_EQ(b.status, a.status);
+        EXPECT_EQ(b.knobs, a.knobs);
+        EXPECT_EQ(b.applied, a.applied);
+        EXPECT_EQ(b.environment, a.environment);
+        EXPECT_EQ(latencies(b), latencies(a));
+        EXPECT_EQ(blocks(b), blocks(a));
+        EXPECT_EQ(b.warmup_ns, a.warmup_ns);
+        EXPECT_EQ(b.peak_rss_bytes, a.peak_rss_bytes);
+        ASSERT_EQ(b.error.has_value(), a.error.has_value());
+        if (a.error) {
+            EXPECT_EQ(b.error->code, a.error->code);
+            EXPECT_EQ(b.error->message, a.error->message);
+        }
+    }
+    // Re-exporting the re-import gives the same arms and comparisons.
+    json again = R::toResultsJson(back);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        EXPECT_EQ(again["arms"][i]["latency_ns"], j["arms"][i]["latency_ns"]);
+        EXPECT_EQ(again["arms"][i]["block"], j["arms"][i]["block"]);
+        EXPECT_EQ(again["arms"][i]["summary"], j["arms"][i]["summary"]);
+        EXPECT_EQ(again["arms"][i]["cold"], j["arms"][i]["cold"]);
+        EXPECT_EQ(again["arms"][i]["model"], j["arms"][i]["model"]);
+        EXPECT_EQ(again["arms"][i].value("error", json()), j["arms"][i].value("error", json()));
+    }
+    EXPECT_EQ(again["comparisons"], j["comparisons"]);
+}
+
+// fromResultsJson must name what is wrong. {mutation, parts of the message}.
+void expectRejected(json j, const std::vector<std::string>& parts) {
+    try {
+        R::fromResultsJson(j);
+        ADD_FAILURE() << "accepted a broken results file";
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        for (const auto& p : parts)
+            EXPECT_NE(what.find(p), std::string::npos) << "\"" << what << "\" lacks \"" << p << "\"";
+    }
+}
+
+TEST(ResultsJson, ImportErrorsNameTheField) {
+    json good = R::toResultsJson(makeRun());
+    json j = good;
+    j.erase("schema");
+    expectRejected(j, {"schema"});
+    j = good;
+    j["schema"] = 2;
+    expectRejected(j, {"schema", "2"});
+    j = good;
+    j.erase("arms");
+    expectRejected(j, {"arms"});
+    j = good;
+    j.erase("preset");
+    expectRejected(j, {"preset"});
+    j = good;
+    j["arms"][1].erase("name");
+    expectRejected(j, {"arms[1]", "name"});
+    j = good;
+    j["arms"][0].erase("status");
+    expectRejected(j, {"arms[0]", "status"});
+    j = good;
+    j["arms"][1].erase("latency_ns");
+    expectRejected(j, {"arms[1]", "latency_ns"});
+    j = good;
+    j["arms"][0]["block"].erase(0);
+    expectRejected(j, {"arms[0]", "block"});
+}
+
+TEST(ResultsJson, ImportWithoutBlocksPutsEverySampleInBlockZero) {
+    json j = R::toResultsJson(makeRun());
+    j["arms"][0].erase("block");
+    const auto back = R::fromResultsJson(j);
+    ASSERT_EQ(back.arms[0].samples.size(), 30u);
+    for (const auto& s : back.arms[0].samples) EXPECT_EQ(s.block, 0);
+}
+
+TEST(SamplesCsv, OneRowPerSamplePlusHeader) {
+    const auto run = makeRun();
+    const std::string csv = R::samplesCsv(run);
+    std::istringstream is(csv);
+    std::string line;
+    std::vector<std::string> rows;
+    while (std::getline(is, line)) rows.push_back(line);
+    ASSERT_EQ(rows.size(), 30u + 14u + 1u);
+    EXPECT_EQ(rows[0], "arm,block,iteration,batch_size,latency_ns");
+    EXPECT_EQ(rows[1], "A,0,0,1," + std::to_string(run.arms[0].samples[0].latency_ns));
+    EXPECT_EQ(rows.back(), "B,1,13,1," + std::to_string(run.arms[1].samples[13].latency_ns));
+    for (std::size_t i = 1; i < rows.size(); ++i)
+        EXPECT_EQ(std::count(rows[i].begin(), rows[i].end(), ','), 4) << rows[i];
+    EXPECT_EQ(csv.back(), '\n');
+}
+
+TEST(SamplesCsv, EmptyRunIsJustTheHeader) {
+    R::RunResult run;
+    EXPECT_EQ(R::samplesCsv(run), "arm,block,iteration,batch_size,latency_ns\n");
+}
+
+TEST(Format, DurationsAndBytes) {
+    EXPECT_EQ(R::formatDuration(37759100), "37.76 ms");
+    EXPECT_EQ(R::formatDuration(812400), "812.4 us");
+    EXPECT_EQ(R::formatDuration(999), "999 ns");
+    EXPECT_EQ(R::formatDuration(2.5e9), "2.500 s");
+    EXPECT_EQ(R::formatBytes(512), "512 B");
+    EXPECT_EQ(R::formatBytes(178.6 * 1024 * 1024), "178.6 MiB");
+    EXPECT_EQ(R::formatBytes(3.0 * 1024 * 1024 * 1024), "3.00 GiB");
+}
+
+}  // namespace

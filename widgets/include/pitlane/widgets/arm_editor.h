@@ -1,0 +1,48 @@
+#pragma once
+// The arms of an experiment: one tab per arm (a KnobForm), tab icons in the arm's colour, and
+// add / duplicate / remove. The first arm is the baseline.
+#include "pitlane/widgets/knob_form.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QTabWidget;
+class QToolButton;
+
+namespace pitlane::widgets {
+
+class ArmEditor : public QWidget {
+    Q_OBJECT
+public:
+    explicit ArmEditor(QWidget* parent = nullptr);
+
+    // [{"name": "A", "knobs": {...}}, ...] as in a preset.
+    void setArms(const nlohmann::json& arms);
+    nlohmann::json armsJson() const;
+    int armCount() const;
+    KnobForm* form(int arm) const;
+    void setCuda(const CudaAvailability& cuda);
+    // Marks the tab of an arm that failed validation (-1: none).
+    void markInvalid(int arm);
+
+public slots:
+    void addArm();
+    void duplicateArm();
+    void removeArm();
+
+signals:
+    void changed();
+
+private:
+    KnobForm* appendForm(const QString& name, const nlohmann::json& knobs);
+    QString freeName(const QString& wanted) const;
+    void renumber();
+
+    QTabWidget* tabs_;
+    QToolButton *add_, *duplicate_, *remove_;
+    CudaAvailability cuda_;
+    int invalid_ = -1;
+};
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,31 @@
+#pragma once
+// The verdict table: one row per arm with its latency summary, throughput, peak memory and, for
+// every arm after the first, the ratio to the baseline with its 95 % CI, p-value and the verdict
+// in words.
+#include "pitlane/widgets/comparison_rows.h"
+
+#include <QAbstractTableModel>
+
+namespace pitlane::widgets {
+
+class ComparisonTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Arm, Status, Samples, Median, P90, P99, Throughput, PeakRss, Ratio, Ci, PValue,
+                  Verdict, ColumnCount };
+    explicit ComparisonTableModel(QObject* parent = nullptr);
+
+    void setRows(std::vector<ComparisonRow> rows);
+    const std::vector<ComparisonRow>& rows() const { return rows_; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+private:
+    QString text(const ComparisonRow& r, int column) const;
+    std::vector<ComparisonRow> rows_;
+};
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,54 @@
+#pragma once
+// Base of every live plot: a QCustomPlot that is restyled from the widget palette (light or dark),
+// zooms and pans with the mouse, and follows new data until the user zooms or pans (double-click
+// to follow again). Subclasses pull what changed from the live RunResult in refresh(); the
+// PlotPanel decides when (batched on a timer, never per event).
+#include "pitlane/results/run_result.h"
+
+#include <qcustomplot.h>
+
+namespace pitlane::widgets {
+
+class LivePlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    LivePlot(const QString& title, QWidget* parent = nullptr);
+
+    // A new run starts (or the window shows a finished one): drop data, make graphs per arm.
+    virtual void resetRun(const results::RunResult& run) = 0;
+    // Pull what is new from the live result; the caller replots afterwards.
+    virtual void refresh(const results::RunResult& run) = 0;
+
+    // Number of data points over every graph (tests and the screenshot check use it).
+    int dataPoints() const;
+    bool followsData() const { return followData_; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+
+    // Colours for axes, grid, legend and title from the current palette; subclasses restyle
+    // their own items afterwards.
+    virtual void restyle();
+    // Rescale to the data if the user has not taken over the view. `yFromZero` keeps 0 in view.
+    void fitToData(bool yFromZero = false);
+    // What "follow the data" means for this plot (double-click restores it).
+    virtual void fitView() { fitToData(); }
+    void styleAxisRect(QCPAxisRect* rect);
+    void setTitle(const QString& title);
+    QColor textColor() const;
+    QColor faintColor() const;  // grid lines, block boundaries
+    QColor baseColor() const;
+
+    QCPTextElement* title_ = nullptr;
+
+private:
+    bool followData_ = true;
+};
+
+// Latency is plotted in milliseconds everywhere (ns / 1e6).
+inline double toMs(double ns) { return ns / 1e6; }
+
+}  // namespace pitlane::widgets

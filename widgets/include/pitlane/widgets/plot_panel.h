@@ -1,0 +1,76 @@
+#pragma once
+// Every live plot of a run, side by side, fed from one ExperimentRunner. Runner signals only set
+// dirty flags; a 40 ms timer refreshes and replots what changed (queued replots), so a stream of
+// thousands of samples per second costs at most 25 cheap refreshes a second. Plots that recompute
+// from all samples (distribution, throughput) refresh less often, and back off further when a
+// refresh gets expensive, so the window stays responsive on huge runs.
+#include "pitlane/widgets/time_plot.h"
+
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+#include <array>
+#include <vector>
+
+namespace pitlane::session {
+class ExperimentRunner;
+}
+
+namespace pitlane::widgets {
+
+class LatencyTimelinePlot;
+class LatencyDistributionPlot;
+class ThroughputPlot;
+class MemoryPlot;
+class CpuUtilPlot;
+class GpuUtilPlot;
+
+class PlotPanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kTickMs = 40;
+    explicit PlotPanel(QWidget* parent = nullptr);
+
+    // Follow this runner's signals (once; the runner outlives runs).
+    void attach(const session::ExperimentRunner* runner);
+    // A run was just started on the attached runner.
+    void beginRun();
+    // Refresh every plot from the current result and repaint now (end of run, screenshots).
+    void flush();
+
+    LatencyTimelinePlot* timeline() const { return timeline_; }
+    LatencyDistributionPlot* distribution() const { return distribution_; }
+    ThroughputPlot* throughput() const { return throughput_; }
+    MemoryPlot* memory() const { return memory_; }
+    CpuUtilPlot* cpu() const { return cpu_; }
+    GpuUtilPlot* gpu() const { return gpu_; }
+    std::vector<LivePlot*> plots() const;
+    int refreshCount() const { return refreshes_; }
+
+private:
+    enum Plot { Timeline, Distribution, Throughput, Memory, Cpu, Gpu, PlotCount };
+    void markDirty(std::initializer_list<Plot> plots);
+    void onPhase(int arm, int phase);
+    void onTick();
+    void refreshPlot(Plot p, bool replotNow);
+    void linkTimeAxes();
+
+    QPointer<const session::ExperimentRunner> runner_;
+    LatencyTimelinePlot* timeline_;
+    LatencyDistributionPlot* distribution_;
+    ThroughputPlot* throughput_;
+    MemoryPlot* memory_;
+    CpuUtilPlot* cpu_;
+    GpuUtilPlot* gpu_;
+    std::array<LivePlot*, PlotCount> byId_{};
+    std::array<bool, PlotCount> dirty_{};
+    std::array<qint64, PlotCount> nextAllowedMs_{};
+    std::vector<ArmActivity> activity_;
+    QTimer tick_;
+    QElapsedTimer clock_;
+    int refreshes_ = 0;
+};
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,82 @@
+#pragma once
+// The whole experiment setup on the left of the window: preset name, model (with what the
+// workers reported about it), input signature, run settings and the arms. It reads and writes a
+// preset's JSON; validation is spec::parsePreset on that JSON, so the user sees exactly the
+// errors pitlane-cli would print, with their field names.
+#include "pitlane/spec/preset.h"
+#include "pitlane/widgets/knob_form.h"
+
+#include <QTimer>
+#include <QWidget>
+
+#include <optional>
+
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace pitlane::widgets {
+
+class ArmEditor;
+class ModelPanel;
+
+class SetupPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SetupPanel(QWidget* parent = nullptr);
+
+    void setModelDir(const QString& dir);
+    QString modelDir() const { return modelDir_; }
+
+    // Fill from a preset's JSON, valid or not. `file` is where it came from (relative model
+    // paths resolve against it); fields the editor does not show (description, lesson, seed...)
+    // are carried through untouched.
+    void loadJson(const nlohmann::json& preset, const QString& file);
+    nlohmann::json presetJson() const;
+    QString presetFile() const { return file_; }
+
+    struct Built {
+        std::optional<spec::Preset> preset;
+        QString error;  // "arms[1].knobs.jit: ..." when invalid
+        QString field;
+    };
+    Built build() const;
+    bool isValid() const { return valid_; }
+
+    // The user chose another model: a bundled name or a file path.
+    void setModel(const QString& model);
+    void setCuda(const CudaAvailability& cuda);
+
+    ModelPanel* modelPanel() const { return model_; }
+    ArmEditor* armEditor() const { return arms_; }
+
+signals:
+    void changed();
+    void validityChanged(bool valid);
+    void openModelRequested();
+
+private:
+    void scheduleValidation();
+    void validate();
+    QString resolveModelPath(const QString& model) const;
+    void updateInputPlaceholder();
+
+    QLineEdit* name_;
+    ModelPanel* model_;
+    QLineEdit* input_;
+    QSpinBox *warmup_, *iters_, *blockIters_;
+    ArmEditor* arms_;
+    QLabel* validation_;
+    QTimer validateTimer_;
+    nlohmann::json raw_ = nlohmann::json::object();
+    QString file_, modelDir_;
+    bool valid_ = false;
+    bool loading_ = false;
+};
+
+// Input signature text: "3x224x224 float32; 16 int64" (per input, ';'-separated), or a JSON
+// array. Returns null for empty text (= the model's sidecar decides).
+nlohmann::json parseInputText(const QString& text);
+QString inputText(const nlohmann::json& inputs);
+
+}  // namespace pitlane::widgets

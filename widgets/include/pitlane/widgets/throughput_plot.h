@@ -1,0 +1,34 @@
+#pragma once
+// Throughput per arm as bars (samples/s over the measured iterations). When an arm sweeps batch
+// sizes the plot switches to throughput (solid, left axis) and median latency (dashed, right
+// axis) against batch size, one line per arm.
+#include "pitlane/widgets/live_plot.h"
+
+#include <vector>
+
+namespace pitlane::widgets {
+
+class ThroughputPlot : public LivePlot {
+    Q_OBJECT
+public:
+    explicit ThroughputPlot(QWidget* parent = nullptr);
+    void resetRun(const results::RunResult& run) override;
+    void refresh(const results::RunResult& run) override;
+    bool sweepMode() const { return sweep_; }
+
+protected:
+    void restyle() override;
+    void fitView() override;
+
+private:
+    void refreshBars(const results::RunResult& run);
+    void refreshSweep(const results::RunResult& run);
+
+    bool sweep_ = false;
+    std::vector<QCPBars*> bars_;
+    std::vector<QCPItemText*> barLabels_;
+    std::vector<QCPGraph*> throughputLines_, latencyLines_;
+    std::vector<std::size_t> samplesSeen_;
+};
+
+}  // namespace pitlane::widgets

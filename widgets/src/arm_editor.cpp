@@ -1,0 +1,156 @@
+#include "pitlane/widgets/arm_editor.h"
+
+#include "pitlane/widgets/arm_palette.h"
+
+#include <QHBoxLayout>
+#include <QScrollArea>
+#include <QStyle>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace pitlane::widgets {
+
+using json = nlohmann::json;
+
+ArmEditor::ArmEditor(QWidget* parent) : QWidget(parent), tabs_(new QTabWidget(this)) {
+    tabs_->setObjectName(QStringLiteral("armTabs"));
+    tabs_->setDocumentMode(true);
+    auto makeButton = [this](const QString& text, const QString& tip) {
+        auto* b = new QToolButton(this);
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setAutoRaise(true);
+        return b;
+    };
+    add_ = makeButton(tr("Add"), tr("Add an arm with default knobs"));
+    duplicate_ = makeButton(tr("Duplicate"), tr("Add a copy of the current arm"));
+    remove_ = makeButton(tr("Remove"), tr("Remove the current arm"));
+    add_->setObjectName(QStringLiteral("addArm"));
+    duplicate_->setObjectName(QStringLiteral("duplicateArm"));
+    remove_->setObjectName(QStringLiteral("removeArm"));
+    connect(add_, &QToolButton::clicked, this, &ArmEditor::addArm);
+    connect(duplicate_, &QToolButton::clicked, this, &ArmEditor::duplicateArm);
+    connect(remove_, &QToolButton::clicked, this, &ArmEditor::removeArm);
+
+    auto* buttons = new QHBoxLayout;
+    buttons->setContentsMargins(0, 0, 0, 0);
+    buttons->addWidget(add_);
+    buttons->addWidget(duplicate_);
+    buttons->addWidget(remove_);
+    buttons->addStretch();
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(buttons);
+    layout->addWidget(tabs_);
+}
+
+int ArmEditor::armCount() const { return tabs_->count(); }
+
+KnobForm* ArmEditor::form(int arm) const {
+    auto* scroll = qobject_cast<QScrollArea*>(tabs_->widget(arm));
+    return scroll ? qobject_cast<KnobForm*>(scroll->widget()) : nullptr;
+}
+
+KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
+    auto* form = new KnobForm;
+    form->setKnobs(knobs);
+    form->setArmName(name);
+    form->setCuda(cuda_);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(form);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    tabs_->addTab(scroll, name);
+    connect(form, &KnobForm::changed, this, &ArmEditor::changed);
+    connect(form, &KnobForm::nameChanged, this, [this, scroll](const QString& n) {
+        const int i = tabs_->indexOf(scroll);
+        if (i >= 0) tabs_->setTabText(i, n.isEmpty() ? tr("(unnamed)") : n);
+    });
+    renumber();
+    return form;
+}
+
+void ArmEditor::renumber() {
+    for (int i = 0; i < tabs_->count(); ++i) {
+        tabs_->setTabIcon(i, i == invalid_ ? style()->standardIcon(QStyle::SP_MessageBoxWarning)
+                                           : armSwatch(i));
+        tabs_->setTabToolTip(i, i == 0 ? tr("baseline arm: the others are compared to it") : QString());
+    }
+    remove_->setEnabled(tabs_->count() > 1);
+}
+
+void ArmEditor::setArms(const json& arms) {
+    while (tabs_->count() > 0) {
+        QWidget* w = tabs_->widget(0);
+        tabs_->removeTab(0);
+        delete w;
+    }
+    invalid_ = -1;
+    if (arms.is_array())
+        for (const auto& a : arms) {
+            const auto name = a.is_object() ? a.value("name", std::string()) : std::string();
+            appendForm(QString::fromStdString(name),
+                       a.is_object() ? a.value("knobs", json::object()) : json::object());
+        }
+    if (tabs_->count() == 0) appendForm(QStringLiteral("A"), json::object());
+    tabs_->setCurrentIndex(0);
+    emit changed();
+}
+
+json ArmEditor::armsJson() const {
+    json arms = json::array();
+    for (int i = 0; i < tabs_->count(); ++i)
+        arms.push_back({{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
+    return arms;
+}
+
+QString ArmEditor::freeName(const QString& wanted) const {
+    QStringList used;
+    for (int i = 0; i < tabs_->count(); ++i) used << form(i)->armName();
+    if (!wanted.isEmpty() && !used.contains(wanted)) return wanted;
+    for (char c = 'A'; c <= 'Z'; ++c)
+        if (!used.contains(QString(QLatin1Char(c)))) return QString(QLatin1Char(c));
+    for (int n = 1;; ++n)
+        if (!used.contains(QStringLiteral("arm %1").arg(n))) return QStringLiteral("arm %1").arg(n);
+}
+
+void ArmEditor::addArm() {
+    appendForm(freeName({}), json::object());
+    tabs_->setCurrentIndex(tabs_->count() - 1);
+    emit changed();
+}
+
+void ArmEditor::duplicateArm() {
+    const int current = tabs_->currentIndex();
+    if (current < 0) return addArm();
+    auto* copy = appendForm(freeName({}), json::object());
+    // Copy every knob as written, including those equal to the defaults the source named.
+    copy->setKnobs(form(current)->knobsJson());
+    tabs_->setCurrentIndex(tabs_->count() - 1);
+    emit changed();
+}
+
+void ArmEditor::removeArm() {
+    if (tabs_->count() <= 1) return;
+    QWidget* w = tabs_->currentWidget();
+    tabs_->removeTab(tabs_->currentIndex());
+    delete w;
+    invalid_ = -1;
+    renumber();
+    emit changed();
+}
+
+void ArmEditor::setCuda(const CudaAvailability& cuda) {
+    cuda_ = cuda;
+    for (int i = 0; i < tabs_->count(); ++i) form(i)->setCuda(cuda);
+}
+
+void ArmEditor::markInvalid(int arm) {
+    if (arm == invalid_) return;
+    invalid_ = arm;
+    renumber();
+}
+
+}  // namespace pitlane::widgets

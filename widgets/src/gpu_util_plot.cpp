@@ -1,0 +1,79 @@
+#include "pitlane/widgets/gpu_util_plot.h"
+
+#include "pitlane/widgets/arm_palette.h"
+
+namespace pitlane::widgets {
+
+namespace {
+// A tick may carry one utilization or one per GPU; the plot shows the busiest.
+bool gpuUtil(const nlohmann::json& raw, double* pct) {
+    const auto it = raw.find("gpu_util_pct");
+    if (it == raw.end()) return false;
+    if (it->is_number()) {
+        *pct = it->get<double>();
+        return true;
+    }
+    if (!it->is_array() || it->empty()) return false;
+    double best = 0;
+    for (const auto& v : *it)
+        if (v.is_number()) best = std::max(best, v.get<double>());
+    *pct = best;
+    return true;
+}
+}  // namespace
+
+GpuUtilPlot::GpuUtilPlot(QWidget* parent) : TimePlot(tr("GPU utilization"), parent) {
+    yAxis->setLabel(tr("busy (%)"));
+    yAxis->setRange(0, 105);
+    placeholder_ = new QCPItemText(this);
+    placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    placeholder_->position->setCoords(0.5, 0.5);
+    placeholder_->setText(tr("no GPU data (no NVML)"));
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 1.15);
+    placeholder_->setFont(f);
+    restyle();
+}
+
+void GpuUtilPlot::restyle() {
+    TimePlot::restyle();
+    if (placeholder_) placeholder_->setColor(textColor());
+}
+
+void GpuUtilPlot::resetRun(const results::RunResult& run) {
+    TimePlot::resetRun(run);
+    arms_.clear();
+    ticksShown_.assign(run.arms.size(), 0);
+    hasData_ = false;
+    placeholder_->setVisible(true);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        auto* g = addGraph();
+        g->setPen(QPen(armColor(int(i)), 2));
+        g->setName(QString::fromStdString(run.arms[i].name));
+        arms_.push_back(g);
+    }
+}
+
+void GpuUtilPlot::refresh(const results::RunResult& run) {
+    if (ticksShown_.size() != run.arms.size()) resetRun(run);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& ticks = run.arms[i].metrics;
+        for (std::size_t k = ticksShown_[i]; k < ticks.size(); ++k) {
+            double pct = 0;
+            if (!gpuUtil(ticks[k].raw, &pct)) continue;
+            arms_[i]->addData(ticks[k].t_ms / 1000.0, pct);
+            hasData_ = true;
+        }
+        ticksShown_[i] = ticks.size();
+    }
+    placeholder_->setVisible(!hasData_);
+    fitView();
+}
+
+void GpuUtilPlot::fitView() {
+    if (!followsData()) return;
+    fitToData();
+    yAxis->setRange(0, 105);
+}
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,150 @@
+#include "pitlane/widgets/latency_timeline_plot.h"
+
+#include "pitlane/widgets/arm_palette.h"
+
+namespace pitlane::widgets {
+
+namespace {
+// Beyond this many points markers cost more than they tell.
+constexpr int kMarkerLimit = 1500;
+// Beyond this many blocks the boundary lines become a grey wall.
+constexpr std::size_t kBoundaryLimit = 300;
+}  // namespace
+
+LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
+    : LivePlot(tr("Latency per iteration"), parent) {
+    xAxis->setLabel(tr("measured iteration (warmup < 0)"));
+    yAxis->setLabel(tr("latency (ms)"));
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    warmupShade_ = new QCPItemRect(this);
+    warmupShade_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    warmupShade_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    warmupShade_->topLeft->setCoords(-1, 0);
+    warmupShade_->bottomRight->setCoords(-0.5, 1);
+    warmupShade_->setLayer(QStringLiteral("background"));
+    warmupShade_->setVisible(false);
+    warmupLabel_ = new QCPItemText(this);
+    warmupLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    warmupLabel_->setPositionAlignment(Qt::AlignTop | Qt::AlignHCenter);
+    warmupLabel_->setText(tr("warmup"));
+    warmupLabel_->setClipToAxisRect(true);
+    warmupLabel_->setVisible(false);
+    restyle();
+}
+
+void LatencyTimelinePlot::restyle() {
+    LivePlot::restyle();
+    QColor shade = faintColor();
+    shade.setAlpha(90);
+    if (warmupShade_) {
+        warmupShade_->setBrush(shade);
+        warmupShade_->setPen(Qt::NoPen);
+    }
+    if (warmupLabel_) warmupLabel_->setColor(textColor());
+    for (auto* line : boundaryLines_) line->setPen(QPen(faintColor(), 1, Qt::DashLine));
+    // The legend floats over the data: let the data show through.
+    QColor legendBg = baseColor();
+    legendBg.setAlpha(200);
+    legend->setBrush(legendBg);
+}
+
+void LatencyTimelinePlot::resetRun(const results::RunResult& run) {
+    clearGraphs();
+    for (auto* line : boundaryLines_) removeItem(line);
+    boundaryLines_.clear();
+    boundaries_.clear();
+    arms_.assign(run.arms.size(), {});
+    maxWarmup_ = 0;
+    warmupShade_->setVisible(false);
+    warmupLabel_->setVisible(false);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const QColor c = armColor(int(i));
+        auto& s = arms_[i];
+        s.warmup = addGraph();
+        QColor faded = c;
+        faded.setAlphaF(0.55f);
+        s.warmup->setPen(QPen(faded, 1));
+        s.warmup->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 3));
+        s.warmup->removeFromLegend();
+        s.measured = addGraph();
+        s.measured->setName(QString::fromStdString(run.arms[i].name));
+        s.measured->setPen(QPen(c, 1.5));
+        s.measured->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
+    }
+}
+
+void LatencyTimelinePlot::addBoundary(double x) {
+    if (boundaries_.size() >= kBoundaryLimit || !boundaries_.insert(int(x * 2)).second) return;
+    auto* line = new QCPItemStraightLine(this);
+    line->point1->setCoords(x, 0);
+    line->point2->setCoords(x, 1);
+    line->setPen(QPen(faintColor(), 1, Qt::DashLine));
+    line->setLayer(QStringLiteral("background"));
+    boundaryLines_.push_back(line);
+}
+
+void LatencyTimelinePlot::refresh(const results::RunResult& run) {
+    if (arms_.size() != run.arms.size()) resetRun(run);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& arm = run.arms[i];
+        auto& s = arms_[i];
+        if (arm.warmup_ns.size() != s.warmupShown) {
+            // Warmup can grow later (one warmup per batch size of a sweep): x shifts, so rebuild.
+            const double w = double(arm.warmup_ns.size());
+            QVector<double> keys, values;
+            for (std::size_t k = 0; k < arm.warmup_ns.size(); ++k) {
+                keys.push_back(double(k) - w);
+                values.push_back(toMs(double(arm.warmup_ns[k])));
+            }
+            s.warmup->setData(keys, values, true);
+            s.warmupShown = arm.warmup_ns.size();
+            maxWarmup_ = std::max(maxWarmup_, s.warmupShown);
+        }
+        if (arm.samples.size() > s.measuredShown) {
+            QVector<double> keys, values;
+            keys.reserve(int(arm.samples.size() - s.measuredShown));
+            values.reserve(keys.capacity());
+            for (std::size_t k = s.measuredShown; k < arm.samples.size(); ++k) {
+                const auto& sample = arm.samples[k];
+                if (s.lastBlock >= 0 && sample.block != s.lastBlock) addBoundary(sample.iter - 0.5);
+                s.lastBlock = sample.block;
+                keys.push_back(sample.iter);
+                values.push_back(toMs(double(sample.latency_ns)));
+            }
+            s.measured->addData(keys, values, true);
+            s.measuredShown = arm.samples.size();
+            if (s.measured->dataCount() > kMarkerLimit)
+                s.measured->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+        }
+    }
+    if (maxWarmup_ > 0) {
+        warmupShade_->topLeft->setCoords(-double(maxWarmup_) - 0.5, 0);
+        warmupShade_->setVisible(true);
+        warmupLabel_->position->setCoords(-double(maxWarmup_) / 2.0 - 0.5, 0.02);
+        warmupLabel_->setVisible(true);
+    }
+    fitView();
+}
+
+void LatencyTimelinePlot::fitView() {
+    fitToData();
+    // The first warmup iterations can be 100x slower than steady state; fitting them would flatten
+    // the measured series into a line, so y follows the measured samples once there are some.
+    if (!followsData()) return;
+    bool any = false;
+    QCPRange range;
+    for (const auto& s : arms_) {
+        bool ok = false;
+        const QCPRange r = s.measured->getValueRange(ok);
+        if (!ok) continue;
+        if (any) range.expand(r);
+        else range = r;
+        any = true;
+    }
+    if (!any) return;
+    const double pad = std::max(range.size() * 0.08, range.upper * 0.02);
+    yAxis->setRange(std::max(0.0, range.lower - pad), range.upper + pad);
+}
+
+}  // namespace pitlane::widgets

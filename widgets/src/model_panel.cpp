@@ -1,0 +1,154 @@
+#include "pitlane/widgets/model_panel.h"
+
+#include "pitlane/widgets/arm_palette.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QStandardItemModel>
+#include <QToolButton>
+
+namespace pitlane::widgets {
+
+using json = nlohmann::json;
+
+namespace {
+QString shapeText(const json& shape) {
+    QStringList dims;
+    if (shape.is_array())
+        for (const auto& d : shape) dims << QString::fromStdString(d.dump());
+    return QStringLiteral("[%1]").arg(dims.join(QStringLiteral(", ")));
+}
+const QString kNotYet = QObject::tr("— (reported when a worker loads it)");
+}  // namespace
+
+QString describeInputs(const json& inputs) {
+    QStringList parts;
+    if (inputs.is_array())
+        for (const auto& in : inputs)
+            if (in.is_object())
+                parts << QStringLiteral("%1 %2").arg(shapeText(in.value("shape", json::array())),
+                                                     QString::fromStdString(in.value("dtype", std::string("float32"))));
+    return parts.join(QStringLiteral("; "));
+}
+
+ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
+    picker_ = new QComboBox(this);
+    picker_->setObjectName(QStringLiteral("modelPicker"));
+    picker_->setToolTip(tr("A bundled model, or a TorchScript file opened with File ▸ Open model"));
+    open_ = new QToolButton(this);
+    open_->setText(tr("Open…"));
+    open_->setToolTip(tr("Open a TorchScript (.pt) file"));
+    connect(open_, &QToolButton::clicked, this, &ModelPanel::openModelRequested);
+    connect(picker_, &QComboBox::currentIndexChanged, this, [this] {
+        if (!updating_) emit modelChosen(model());
+    });
+
+    auto* form = new QFormLayout(this);
+    form->setContentsMargins(0, 0, 0, 0);
+    form->setVerticalSpacing(2);
+    auto* row = new QHBoxLayout;
+    row->addWidget(picker_, 1);
+    row->addWidget(open_);
+    form->addRow(tr("Model"), row);
+    path_ = addInfo(form, tr("File"), "modelPath");
+    path_->setWordWrap(true);
+    size_ = addInfo(form, tr("Size"), "modelSize");
+    params_ = addInfo(form, tr("Parameters"), "modelParameters");
+    input_ = addInfo(form, tr("Input"), "modelInput");
+    output_ = addInfo(form, tr("Output"), "modelOutput");
+    load_ = addInfo(form, tr("Load time"), "modelLoadTime");
+    firstForward_ = addInfo(form, tr("First forward"), "modelFirstForward");
+    clearLoaded();
+}
+
+QLabel* ModelPanel::addInfo(QFormLayout* form, const QString& label, const char* objectName) {
+    auto* l = new QLabel(this);
+    l->setObjectName(QString::fromLatin1(objectName));
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(label, l);
+    return l;
+}
+
+void ModelPanel::setModelDir(const QString& dir) {
+    modelDir_ = dir;
+    const QString current = model();
+    updating_ = true;
+    picker_->clear();
+    for (const auto& name : spec::bundledModelNames()) {
+        const QString n = QString::fromStdString(name);
+        picker_->addItem(n, n);
+        const bool present = !dir.isEmpty() && QFileInfo::exists(QDir(dir).filePath(n + QStringLiteral(".pt")));
+        if (auto* m = qobject_cast<QStandardItemModel*>(picker_->model())) {
+            m->item(picker_->count() - 1)->setEnabled(present);
+            if (!present)
+                m->item(picker_->count() - 1)->setToolTip(tr("not built: run the 'models' build target"));
+        }
+    }
+    updating_ = false;
+    if (!current.isEmpty()) setModel(current);
+}
+
+void ModelPanel::setModel(const QString& model) {
+    updating_ = true;
+    int i = picker_->findData(model);
+    if (i < 0) {
+        // A file: one entry for it above the bundled names (replacing an earlier file).
+        if (picker_->count() > 0 && !spec::bundledModelNames().empty() &&
+            picker_->itemData(0).toString() != QString::fromStdString(spec::bundledModelNames().front()))
+            picker_->removeItem(0);
+        picker_->insertItem(0, QFileInfo(model).fileName(), model);
+        picker_->setItemData(0, model, Qt::ToolTipRole);
+        i = 0;
+    }
+    picker_->setCurrentIndex(i);
+    updating_ = false;
+    const bool bundled = std::find(spec::bundledModelNames().begin(), spec::bundledModelNames().end(),
+                                   model.toStdString()) != spec::bundledModelNames().end();
+    path_->setText(bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt")) : model);
+}
+
+QString ModelPanel::model() const { return picker_->currentData().toString(); }
+
+void ModelPanel::clearLoaded() {
+    for (QLabel* l : {size_, params_, input_, output_, load_, firstForward_}) l->setText(kNotYet);
+}
+
+void ModelPanel::showLoaded(const results::RunResult& run) {
+    const json* loaded = nullptr;
+    QStringList loads, firsts;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        if (!a.loaded.is_object() || a.loaded.empty()) continue;
+        if (!loaded) loaded = &a.loaded;
+        const QString who = QStringLiteral("<span style='color:%1'>■</span> %2")
+                                .arg(armColor(int(i)).name(), QString::fromStdString(a.name).toHtmlEscaped());
+        if (a.loaded.contains("load_ms"))
+            loads << QStringLiteral("%1 %2 ms").arg(who).arg(a.loaded["load_ms"].get<double>(), 0, 'f', 1);
+        if (a.loaded.contains("first_forward_ms"))
+            firsts << QStringLiteral("%1 %2 ms").arg(who).arg(a.loaded["first_forward_ms"].get<double>(), 0, 'f', 1);
+    }
+    if (!loaded) return;
+    const auto& l = *loaded;
+    if (l.contains("file_size_bytes"))
+        size_->setText(QString::fromStdString(results::formatBytes(l["file_size_bytes"].get<double>())));
+    if (l.contains("parameters"))
+        params_->setText(QLocale::c().toString(l["parameters"].get<qlonglong>()).replace(QLatin1Char(','), QChar(0x202f)));
+    if (l.contains("input"))
+        input_->setText(describeInputs(l["input"]) + tr(" (batch dimension added per arm)"));
+    if (l.contains("output") && l["output"].is_object())
+        output_->setText(QStringLiteral("%1 %2").arg(shapeText(l["output"].value("shape", json::array())),
+                                                     QString::fromStdString(l["output"].value("dtype", std::string()))));
+    if (!loads.isEmpty()) load_->setText(loads.join(QStringLiteral(" · ")));
+    if (!firsts.isEmpty()) firstForward_->setText(firsts.join(QStringLiteral(" · ")));
+}
+
+QString ModelPanel::loadedSummary() const {
+    return QStringLiteral("%1, %2 parameters, input %3").arg(size_->text(), params_->text(), input_->text());
+}
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,142 @@
+#include "pitlane/widgets/plot_panel.h"
+
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/widgets/cpu_util_plot.h"
+#include "pitlane/widgets/gpu_util_plot.h"
+#include "pitlane/widgets/latency_distribution_plot.h"
+#include "pitlane/widgets/latency_timeline_plot.h"
+#include "pitlane/widgets/memory_plot.h"
+#include "pitlane/widgets/throughput_plot.h"
+
+#include <QGridLayout>
+
+namespace pitlane::widgets {
+
+using session::ArmPhase;
+
+namespace {
+// Plots that recompute from every sample refresh at most this often...
+constexpr qint64 kFullRecomputeMs = 250;
+// ...and wait this many times their last refresh cost before the next one (<= ~11 % of the UI
+// thread even when a refresh gets slow on a million samples).
+constexpr qint64 kCostBackoff = 8;
+}  // namespace
+
+PlotPanel::PlotPanel(QWidget* parent)
+    : QWidget(parent),
+      timeline_(new LatencyTimelinePlot(this)),
+      distribution_(new LatencyDistributionPlot(this)),
+      throughput_(new ThroughputPlot(this)),
+      memory_(new MemoryPlot(this)),
+      cpu_(new CpuUtilPlot(this)),
+      gpu_(new GpuUtilPlot(this)) {
+    byId_ = {timeline_, distribution_, throughput_, memory_, cpu_, gpu_};
+    const char* names[] = {"latencyPlot", "distributionPlot", "throughputPlot",
+                           "memoryPlot",  "cpuPlot",          "gpuPlot"};
+    for (int p = 0; p < PlotCount; ++p) byId_[std::size_t(p)]->setObjectName(names[p]);
+
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(4);
+    grid->addWidget(timeline_, 0, 0, 1, 2);
+    grid->addWidget(distribution_, 0, 2, 1, 2);
+    grid->addWidget(throughput_, 1, 0);
+    grid->addWidget(memory_, 1, 1);
+    grid->addWidget(cpu_, 1, 2);
+    grid->addWidget(gpu_, 1, 3);
+    for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 2);
+
+    tick_.setInterval(kTickMs);
+    connect(&tick_, &QTimer::timeout, this, &PlotPanel::onTick);
+    clock_.start();
+    linkTimeAxes();
+}
+
+std::vector<LivePlot*> PlotPanel::plots() const { return {byId_.begin(), byId_.end()}; }
+
+void PlotPanel::linkTimeAxes() {
+    // Memory, CPU and GPU share the run's clock: panning one pans all three.
+    const std::vector<LivePlot*> timePlots = {memory_, cpu_, gpu_};
+    for (auto* from : timePlots)
+        for (auto* to : timePlots)
+            if (from != to)
+                connect(from->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), to,
+                        [to](const QCPRange& r) {
+                            if (to->xAxis->range() == r) return;
+                            to->xAxis->setRange(r);
+                            to->replot(QCustomPlot::rpQueuedReplot);
+                        });
+}
+
+void PlotPanel::attach(const session::ExperimentRunner* runner) {
+    runner_ = runner;
+    using R = session::ExperimentRunner;
+    connect(runner, &R::samplesAppended, this,
+            [this](int, int, int) { markDirty({Timeline, Distribution, Throughput}); });
+    connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
+    connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
+    connect(runner, &R::armPhaseChanged, this,
+            [this](int arm, ArmPhase phase) { onPhase(arm, int(phase)); });
+}
+
+void PlotPanel::beginRun() {
+    if (!runner_) return;
+    activity_.clear();
+    dirty_.fill(false);
+    nextAllowedMs_.fill(0);
+    for (auto* plot : byId_) {
+        plot->resetRun(runner_->result());
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    tick_.start();
+}
+
+void PlotPanel::markDirty(std::initializer_list<Plot> plots) {
+    for (Plot p : plots) dirty_[std::size_t(p)] = true;
+}
+
+void PlotPanel::onPhase(int arm, int phase) {
+    if (!runner_) return;
+    const double now = runner_->elapsedMs();
+    const auto p = ArmPhase(phase);
+    const bool running = p == ArmPhase::WarmingUp || p == ArmPhase::Measuring;
+    ArmActivity* open = nullptr;
+    for (auto& a : activity_)
+        if (a.arm == arm && a.endMs < 0) open = &a;
+    if (running && !open) activity_.push_back({arm, now, -1});
+    if (!running && open) open->endMs = now;
+    markDirty({Memory, Cpu, Gpu});
+}
+
+void PlotPanel::refreshPlot(Plot p, bool replotNow) {
+    if (!runner_) return;
+    QElapsedTimer cost;
+    cost.start();
+    LivePlot* plot = byId_[std::size_t(p)];
+    if (auto* tp = qobject_cast<TimePlot*>(plot)) tp->setActivity(activity_, runner_->elapsedMs());
+    plot->refresh(runner_->result());
+    plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    dirty_[std::size_t(p)] = false;
+    const bool fullRecompute = p == Distribution || p == Throughput;
+    nextAllowedMs_[std::size_t(p)] =
+        clock_.elapsed() + (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * cost.elapsed())
+                                          : kCostBackoff * cost.elapsed());
+    ++refreshes_;
+}
+
+void PlotPanel::onTick() {
+    const qint64 now = clock_.elapsed();
+    for (int p = 0; p < PlotCount; ++p)
+        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)])
+            refreshPlot(Plot(p), false);
+    if (runner_ && !runner_->isRunning() && std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
+        tick_.stop();
+}
+
+void PlotPanel::flush() {
+    for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
+}
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,255 @@
+#include "pitlane/widgets/setup_panel.h"
+
+#include "pitlane/widgets/arm_editor.h"
+#include "pitlane/widgets/model_panel.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace pitlane::widgets {
+
+using json = nlohmann::json;
+
+json parseInputText(const QString& text) {
+    const QString t = text.trimmed();
+    if (t.isEmpty()) return nullptr;
+    if (t.startsWith(QLatin1Char('['))) {
+        try {
+            return json::parse(t.toStdString());
+        } catch (const std::exception&) {
+            return t.toStdString();  // parsePreset says what it expected
+        }
+    }
+    json inputs = json::array();
+    for (const QString& part : t.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        const QStringList words = part.trimmed().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+        if (words.isEmpty()) continue;
+        json shape = json::array();
+        for (const QString& d : words[0].split(QRegularExpression(QStringLiteral("[x×,]")), Qt::SkipEmptyParts)) {
+            bool ok = false;
+            const qlonglong v = d.toLongLong(&ok);
+            if (ok) shape.push_back(v);
+            else shape.push_back(d.toStdString());
+        }
+        json in = {{"shape", shape}};
+        if (words.size() > 1) in["dtype"] = words[1].toStdString();
+        inputs.push_back(in);
+    }
+    return inputs;
+}
+
+QString inputText(const json& inputs) {
+    if (!inputs.is_array()) return {};
+    QStringList parts;
+    for (const auto& in : inputs) {
+        if (!in.is_object() || in.contains("shapes") || !in.contains("shape") || !in["shape"].is_array())
+            return QString::fromStdString(inputs.dump());  // varying shapes: keep the JSON
+        QStringList dims;
+        for (const auto& d : in["shape"]) dims << QString::fromStdString(d.dump());
+        parts << dims.join(QLatin1Char('x')) + QLatin1Char(' ') +
+                     QString::fromStdString(in.value("dtype", std::string("float32")));
+    }
+    return parts.join(QStringLiteral("; "));
+}
+
+namespace {
+QSpinBox* runSpin(QWidget* parent, int min, const char* objectName, const QString& tip) {
+    auto* s = new QSpinBox(parent);
+    s->setRange(min, 100000000);
+    s->setObjectName(QString::fromLatin1(objectName));
+    s->setToolTip(tip);
+    return s;
+}
+}  // namespace
+
+SetupPanel::SetupPanel(QWidget* parent)
+    : QWidget(parent),
+      name_(new QLineEdit(this)),
+      model_(new ModelPanel(this)),
+      input_(new QLineEdit(this)),
+      arms_(new ArmEditor(this)),
+      validation_(new QLabel(this)) {
+    name_->setObjectName(QStringLiteral("presetName"));
+    name_->setPlaceholderText(tr("experiment name"));
+    input_->setObjectName(QStringLiteral("inputSpec"));
+    input_->setToolTip(tr("Input shapes without the batch dimension and dtypes, e.g. "
+                          "\"3x224x224 float32\" or \"128 int64; 128 int64\" (or a JSON list). "
+                          "Empty: the bundled model's own signature."));
+    warmup_ = runSpin(this, 0, "warmupIters", tr("Warmup iterations per arm (and per batch size), not measured"));
+    iters_ = runSpin(this, 1, "iters", tr("Measured iterations per arm"));
+    blockIters_ = runSpin(this, 1, "blockIters", tr("Iterations per interleaved block (A B A B ...)"));
+    validation_->setObjectName(QStringLiteral("validationLabel"));
+    validation_->setWordWrap(true);
+    validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* modelBox = new QGroupBox(tr("Model"), this);
+    auto* modelLayout = new QVBoxLayout(modelBox);
+    modelLayout->addWidget(model_);
+    auto* inputForm = new QFormLayout;
+    inputForm->addRow(tr("Input spec"), input_);
+    modelLayout->addLayout(inputForm);
+
+    auto* runBox = new QGroupBox(tr("Run"), this);
+    auto* runLayout = new QHBoxLayout(runBox);
+    for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Iterations"), iters_},
+                               std::pair{tr("Block"), blockIters_}}) {
+        runLayout->addWidget(new QLabel(label, runBox));
+        runLayout->addWidget(spin, 1);
+    }
+
+    auto* armsBox = new QGroupBox(tr("Arms"), this);
+    auto* armsLayout = new QVBoxLayout(armsBox);
+    armsLayout->addWidget(arms_);
+
+    auto* top = new QFormLayout;
+    top->addRow(tr("Name"), name_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    layout->addWidget(modelBox);
+    layout->addWidget(runBox);
+    layout->addWidget(armsBox, 1);
+    layout->addWidget(validation_);
+
+    validateTimer_.setSingleShot(true);
+    validateTimer_.setInterval(120);
+    connect(&validateTimer_, &QTimer::timeout, this, &SetupPanel::validate);
+    auto edited = [this] {
+        if (loading_) return;
+        emit changed();
+        scheduleValidation();
+    };
+    connect(name_, &QLineEdit::textChanged, this, edited);
+    connect(input_, &QLineEdit::textChanged, this, edited);
+    for (auto* s : {warmup_, iters_, blockIters_}) connect(s, &QSpinBox::valueChanged, this, edited);
+    connect(arms_, &ArmEditor::changed, this, edited);
+    connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
+    connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
+}
+
+void SetupPanel::setModelDir(const QString& dir) {
+    modelDir_ = dir;
+    model_->setModelDir(dir);
+}
+
+QString SetupPanel::resolveModelPath(const QString& model) const {
+    const auto& names = spec::bundledModelNames();
+    if (std::find(names.begin(), names.end(), model.toStdString()) != names.end())
+        return QDir(modelDir_).filePath(model + QStringLiteral(".pt"));
+    if (QFileInfo(model).isAbsolute() || file_.isEmpty()) return model;
+    return QFileInfo(file_).absoluteDir().filePath(model);
+}
+
+void SetupPanel::updateInputPlaceholder() {
+    const json side = spec::readModelSidecar(resolveModelPath(model_->model()).toStdString());
+    if (side.is_object() && side.contains("input"))
+        input_->setPlaceholderText(tr("model default: %1").arg(inputText(side["input"])));
+    else
+        input_->setPlaceholderText(tr("required, e.g. 3x224x224 float32"));
+}
+
+void SetupPanel::loadJson(const json& preset, const QString& file) {
+    loading_ = true;
+    raw_ = preset.is_object() ? preset : json::object();
+    file_ = file;
+    name_->setText(QString::fromStdString(raw_.value("name", std::string())));
+    const auto model = raw_.value("model", std::string());
+    model_->setModel(QString::fromStdString(model));
+    model_->clearLoaded();
+    input_->setText(raw_.contains("input") ? inputText(raw_["input"]) : QString());
+    const spec::RunSettings defaults;
+    const json run = raw_.value("run", json::object());
+    auto intOr = [&run](const char* key, int def) {
+        return run.is_object() && run.contains(key) && run[key].is_number_integer() ? run[key].get<int>() : def;
+    };
+    warmup_->setValue(intOr("warmup_iters", defaults.warmup_iters));
+    iters_->setValue(intOr("iters", defaults.iters));
+    blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
+    arms_->setArms(raw_.value("arms", json::array()));
+    updateInputPlaceholder();
+    loading_ = false;
+    emit changed();
+    validate();
+}
+
+json SetupPanel::presetJson() const {
+    json j = raw_;
+    const QString name = name_->text().trimmed();
+    if (name.isEmpty()) j.erase("name");
+    else j["name"] = name.toStdString();
+    j["model"] = model_->model().toStdString();
+    const json input = parseInputText(input_->text());
+    if (input.is_null()) j.erase("input");
+    else j["input"] = input;
+    json run = raw_.contains("run") && raw_["run"].is_object() ? raw_["run"] : json::object();
+    run["warmup_iters"] = warmup_->value();
+    run["iters"] = iters_->value();
+    run["block_iters"] = blockIters_->value();
+    j["run"] = run;
+    j["arms"] = arms_->armsJson();
+    return j;
+}
+
+SetupPanel::Built SetupPanel::build() const {
+    Built b;
+    try {
+        b.preset = spec::parsePreset(presetJson(), file_.toStdString(), modelDir_.toStdString());
+    } catch (const spec::SpecError& e) {
+        b.field = QString::fromStdString(e.field());
+        b.error = b.field.isEmpty() ? QString::fromStdString(e.reason())
+                                    : QStringLiteral("%1: %2").arg(b.field, QString::fromStdString(e.reason()));
+    }
+    return b;
+}
+
+void SetupPanel::scheduleValidation() { validateTimer_.start(); }
+
+void SetupPanel::validate() {
+    validateTimer_.stop();
+    const Built b = build();
+    const bool valid = b.preset.has_value();
+    if (valid) {
+        validation_->setText(tr("✓ Ready: %n arm(s), model %1", nullptr, int(b.preset->arms.size()))
+                                 .arg(QString::fromStdString(b.preset->model)));
+        validation_->setStyleSheet(QString());
+        arms_->markInvalid(-1);
+    } else {
+        validation_->setText(QStringLiteral("✗ %1").arg(b.error));
+        validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
+        arms_->markInvalid(m.hasMatch() ? m.captured(1).toInt() : -1);
+    }
+    if (valid != valid_) {
+        valid_ = valid;
+        emit validityChanged(valid);
+    }
+}
+
+void SetupPanel::setModel(const QString& model) {
+    const QString previous = QString::fromStdString(raw_.value("model", std::string()));
+    model_->setModel(model);
+    model_->clearLoaded();
+    // The new model's own signature applies when it has one; a typed one stays otherwise.
+    const json side = spec::readModelSidecar(resolveModelPath(model).toStdString());
+    if (side.is_object() && side.contains("input")) input_->clear();
+    // A name that was just the previous model's name follows the model.
+    const QString name = name_->text().trimmed();
+    if (name.isEmpty() || name == previous || name == QFileInfo(previous).completeBaseName())
+        name_->setText(QFileInfo(model).completeBaseName());
+    raw_["model"] = model.toStdString();
+    updateInputPlaceholder();
+    emit changed();
+    validate();
+}
+
+void SetupPanel::setCuda(const CudaAvailability& cuda) { arms_->setCuda(cuda); }
+
+}  // namespace pitlane::widgets

@@ -1,0 +1,138 @@
+#include "pitlane/widgets/throughput_plot.h"
+
+#include "pitlane/stats/stats.h"
+#include "pitlane/widgets/arm_palette.h"
+
+#include <map>
+
+namespace pitlane::widgets {
+
+ThroughputPlot::ThroughputPlot(QWidget* parent) : LivePlot(tr("Throughput"), parent) {
+    restyle();
+}
+
+void ThroughputPlot::restyle() {
+    LivePlot::restyle();
+    for (auto* label : barLabels_) label->setColor(textColor());
+}
+
+void ThroughputPlot::resetRun(const results::RunResult& run) {
+    clearPlottables();
+    for (auto* label : barLabels_) removeItem(label);
+    bars_.clear();
+    barLabels_.clear();
+    throughputLines_.clear();
+    latencyLines_.clear();
+    samplesSeen_.assign(run.arms.size(), std::size_t(-1));
+    sweep_ = false;
+    for (const auto& arm : run.preset.arms) sweep_ |= arm.knobs.batchSweep();
+
+    if (sweep_) {
+        setTitle(tr("Throughput and latency vs batch size"));
+        xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        xAxis->setScaleType(QCPAxis::stLogarithmic);
+        qSharedPointerCast<QCPAxisTickerLog>(xAxis->ticker())->setLogBase(2);
+        xAxis->setLabel(tr("batch size"));
+        yAxis->setLabel(tr("throughput (samples/s) · solid"));
+        yAxis2->setVisible(true);
+        yAxis2->setLabel(tr("median latency (ms) · dashed"));
+        for (std::size_t i = 0; i < run.arms.size(); ++i) {
+            const QColor c = armColor(int(i));
+            auto* t = addGraph(xAxis, yAxis);
+            t->setPen(QPen(c, 2));
+            t->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+            t->setName(QString::fromStdString(run.arms[i].name));
+            auto* l = addGraph(xAxis, yAxis2);
+            l->setPen(QPen(c, 1.5, Qt::DashLine));
+            l->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
+            throughputLines_.push_back(t);
+            latencyLines_.push_back(l);
+        }
+    } else {
+        setTitle(tr("Throughput per arm"));
+        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+        for (std::size_t i = 0; i < run.arms.size(); ++i)
+            ticker->addTick(double(i + 1), QString::fromStdString(run.arms[i].name));
+        xAxis->setScaleType(QCPAxis::stLinear);
+        xAxis->setTicker(ticker);
+        xAxis->setLabel(tr("arm"));
+        yAxis->setLabel(tr("throughput (samples/s)"));
+        yAxis2->setVisible(false);
+        for (std::size_t i = 0; i < run.arms.size(); ++i) {
+            const QColor c = armColor(int(i));
+            auto* b = new QCPBars(xAxis, yAxis);
+            b->setWidth(0.6);
+            b->setPen(QPen(c.darker(120), 1));
+            b->setBrush(c);
+            b->setName(QString::fromStdString(run.arms[i].name));
+            bars_.push_back(b);
+            auto* label = new QCPItemText(this);
+            label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+            label->setColor(textColor());
+            label->setClipToAxisRect(false);
+            label->setVisible(false);
+            barLabels_.push_back(label);
+        }
+    }
+    restyle();
+}
+
+void ThroughputPlot::refresh(const results::RunResult& run) {
+    if (samplesSeen_.size() != run.arms.size()) resetRun(run);
+    bool changed = false;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        changed |= samplesSeen_[i] != run.arms[i].samples.size();
+        samplesSeen_[i] = run.arms[i].samples.size();
+    }
+    if (!changed) return;
+    if (sweep_) refreshSweep(run);
+    else refreshBars(run);
+    fitView();
+}
+
+void ThroughputPlot::refreshBars(const results::RunResult& run) {
+    for (std::size_t i = 0; i < run.arms.size() && i < bars_.size(); ++i) {
+        const auto& arm = run.arms[i];
+        bars_[i]->data()->clear();
+        if (arm.samples.empty()) {
+            barLabels_[i]->setVisible(false);
+            continue;
+        }
+        const auto s = results::summarize(arm);
+        bars_[i]->addData(double(i + 1), s.throughput_per_s);
+        barLabels_[i]->position->setCoords(double(i + 1), s.throughput_per_s);
+        barLabels_[i]->setText(QString::number(s.throughput_per_s, 'f', s.throughput_per_s < 100 ? 1 : 0));
+        barLabels_[i]->setVisible(true);
+    }
+}
+
+void ThroughputPlot::refreshSweep(const results::RunResult& run) {
+    for (std::size_t i = 0; i < run.arms.size() && i < throughputLines_.size(); ++i) {
+        std::map<int, std::vector<double>> byBatch;
+        for (const auto& s : run.arms[i].samples) byBatch[s.batch_size].push_back(double(s.latency_ns));
+        QVector<double> bs, tput, lat;
+        for (const auto& [batch, v] : byBatch) {
+            const auto s = stats::summarize(v, batch);
+            bs.push_back(batch);
+            tput.push_back(s.throughput_per_s);
+            lat.push_back(toMs(s.median));
+        }
+        throughputLines_[i]->setData(bs, tput, true);
+        latencyLines_[i]->setData(bs, lat, true);
+    }
+}
+
+void ThroughputPlot::fitView() {
+    if (!followsData()) return;
+    fitToData(true);
+    if (!sweep_) {
+        xAxis->setRange(0.4, double(bars_.size()) + 0.6);
+        // Room above the tallest bar for its value label.
+        yAxis->setRangeUpper(yAxis->range().upper * 1.12);
+    } else {
+        const QCPRange r = xAxis->range();
+        xAxis->setRange(std::max(0.5, r.lower / 1.4), r.upper * 1.4);
+    }
+}
+
+}  // namespace pitlane::widgets

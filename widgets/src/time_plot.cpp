@@ -1,0 +1,43 @@
+#include "pitlane/widgets/time_plot.h"
+
+#include "pitlane/widgets/arm_palette.h"
+
+namespace pitlane::widgets {
+
+TimePlot::TimePlot(const QString& title, QWidget* parent) : LivePlot(title, parent) {
+    xAxis->setLabel(tr("time since run start (s) · shaded: arm running"));
+    // The bands live on the hidden right axis, fixed at 0..1, so they span the full height
+    // whatever the left axis shows.
+    yAxis2->setVisible(false);
+    yAxis2->setRange(0, 1);
+}
+
+void TimePlot::resetRun(const results::RunResult& run) {
+    // Subclasses call this first, then add their own graphs.
+    clearGraphs();
+    bands_.clear();
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        auto* band = addGraph(xAxis, yAxis2);
+        band->setLineStyle(QCPGraph::lsStepLeft);
+        band->setPen(Qt::NoPen);
+        QColor c = armColor(int(i));
+        c.setAlpha(38);
+        band->setBrush(c);
+        band->removeFromLegend();
+        band->setLayer(QStringLiteral("background"));
+        bands_.push_back(band);
+    }
+}
+
+void TimePlot::setActivity(const std::vector<ArmActivity>& activity, double nowMs) {
+    std::vector<QVector<double>> keys(bands_.size()), values(bands_.size());
+    for (const auto& a : activity) {
+        if (a.arm < 0 || std::size_t(a.arm) >= bands_.size()) continue;
+        const double end = a.endMs < 0 ? nowMs : a.endMs;
+        keys[a.arm] << a.startMs / 1000.0 << end / 1000.0;
+        values[a.arm] << 1.0 << 0.0;
+    }
+    for (std::size_t i = 0; i < bands_.size(); ++i) bands_[i]->setData(keys[i], values[i], true);
+}
+
+}  // namespace pitlane::widgets
