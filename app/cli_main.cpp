@@ -1,9 +1,14 @@
 // pitlane-cli: run / validate / report presets headless (CONTRACT.md "Commands").
+#include "pitlane/report/report.h"
 #include "pitlane/results/run_result.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/spec/preset.h"
+#include "pitlane/store/run_recorder.h"
+#include "pitlane/store/run_store.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
+#include <QGuiApplication>
 #include <QSaveFile>
 #include <QTimer>
 
@@ -11,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 using namespace pitlane;
 
@@ -22,9 +28,13 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 const char* kUsage =
     "usage:\n"
-    "  pitlane-cli run PRESET.json [--json OUT.json] [--csv OUT.csv] [--quiet]\n"
+    "  pitlane-cli run PRESET.json [--json OUT.json] [--csv OUT.csv] [--report OUT.html]\n"
+    "                  [--pdf F] [--md F] [--db PATH|none] [--quiet]\n"
     "  pitlane-cli validate PRESET.json\n"
-    "  pitlane-cli report RESULTS.json [--md F] [--csv F] [--json F]\n"
+    "  pitlane-cli report RESULTS.json|RUN_ID [--html F] [--pdf F] [--md F] [--csv F] [--json F]\n"
+    "                  [--db PATH|none]\n"
+    "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
+    "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
     "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
 
 int usageError(const std::string& msg) {
@@ -47,7 +57,11 @@ bool writeAtomic(const QString& path, const std::string& data, std::string* erro
 }
 
 struct Outputs {
-    QString json, csv, md;
+    QString json, csv, md, html, pdf;
+    QString db;  // --db as given ("" = not given)
+    bool any() const {
+        return !json.isEmpty() || !csv.isEmpty() || !md.isEmpty() || !html.isEmpty() || !pdf.isEmpty();
+    }
 };
 
 // Parses "--flag VALUE" pairs after the positional argument.
@@ -65,10 +79,11 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
         if (a == "--json") { if (!value(out.json)) return false; }
         else if (a == "--csv") { if (!value(out.csv)) return false; }
         else if (a == "--md") { if (!value(out.md)) return false; }
+        else if (a == "--html" || a == "--report") { if (!value(out.html)) return false; }
+        else if (a == "--pdf") { if (!value(out.pdf)) return false; }
         else if (a == "--quiet" || a == "-q") quiet = true;
-        else if (a == "--db") {  // run history arrives with the RunStore; accepted for scripts
-            QString ignored;
-            if (!value(ignored)) return false;
+        else if (a == "--db") {
+            if (!value(out.db)) return false;
         } else {
             err = "unknown option " + a.toStdString();
             return false;
@@ -77,15 +92,40 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
     return true;
 }
 
-bool writeOutputs(const results::RunResult& run, const Outputs& out) {
-    std::string err;
+// Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
+// none) and names the run in the CSV and the reports.
+bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {}) {
+    report::ReportOptions opts;
+    opts.runId = runId;
     bool ok = true;
-    if (!out.json.isEmpty())
-        ok &= writeAtomic(out.json, results::toResultsJson(run).dump(2) + "\n", &err);
-    if (!out.csv.isEmpty()) ok &= writeAtomic(out.csv, results::samplesCsv(run), &err);
-    if (!out.md.isEmpty()) ok &= writeAtomic(out.md, results::comparisonTable(run), &err);
-    if (!ok) std::cerr << "pitlane-cli: " << err << "\n";
+    auto write = [&](const QString& path, auto writer) {
+        if (path.isEmpty()) return;
+        QString err;
+        if (!writer(path, run, opts, &err)) {
+            std::cerr << "pitlane-cli: cannot write " << err.toStdString() << "\n";
+            ok = false;
+        }
+    };
+    write(out.json, report::writeJson);
+    write(out.csv, report::writeCsv);
+    write(out.md, report::writeMarkdown);
+    write(out.html, report::writeHtml);
+    write(out.pdf, report::writePdf);
     return ok;
+}
+
+// The run history named by --db / $PITLANE_DB / the default; nullptr for "none". An explicit
+// --db that cannot be opened is an error (exit 2); the default one only a warning.
+std::unique_ptr<store::RunStore> openHistory(const Outputs& out, bool* fatal) {
+    *fatal = false;
+    const QString path = store::RunStore::resolvePath(out.db);
+    if (path.isEmpty()) return nullptr;
+    auto db = std::make_unique<store::RunStore>();
+    if (db->open(path)) return db;
+    std::cerr << "pitlane-cli: run history: " << db->lastError().toStdString() << "\n";
+    *fatal = !out.db.isEmpty();
+    if (!*fatal) std::cerr << "pitlane-cli: this run will not be stored (choose a file with --db)\n";
+    return nullptr;
 }
 
 int cmdValidate(const QStringList& args) {
@@ -103,20 +143,35 @@ int cmdValidate(const QStringList& args) {
 }
 
 int cmdReport(const QStringList& args) {
-    if (args.size() < 3) return usageError("report needs a results JSON file");
+    if (args.size() < 3) return usageError("report needs a results JSON file or a run id");
     Outputs out;
     bool quiet = false;
     std::string err;
     if (!parseOutputs(args, 3, out, quiet, err)) return usageError(err);
-    std::ifstream f(args[2].toStdString());
-    if (!f) return usageError("cannot open " + args[2].toStdString());
+    const QString source = args[2];
+    bool isId = false;
+    const qint64 runId = source.toLongLong(&isId);
+    if (isId && !QFileInfo::exists(source)) {  // RUN_ID: read it from the history
+        bool fatal = false;
+        const auto db = openHistory(out, &fatal);
+        if (!db)
+            return usageError("run " + source.toStdString() +
+                              ": no run history to read it from (--db none, or it cannot be opened)");
+        const auto run = db->loadRun(runId);
+        if (!run) return usageError(db->lastError().toStdString() + " in " + db->path().toStdString());
+        if (!out.any()) std::cout << results::comparisonTable(*run);
+        return writeOutputs(*run, out, QString::number(runId)) ? kExitOk : kExitArmFailed;
+    }
+    std::ifstream f(source.toStdString());
+    if (!f) return usageError("cannot open " + source.toStdString());
     try {
-        const auto run = results::fromResultsJson(nlohmann::json::parse(f));
-        if (out.json.isEmpty() && out.csv.isEmpty() && out.md.isEmpty())
-            std::cout << results::comparisonTable(run);
-        return writeOutputs(run, out) ? kExitOk : kExitArmFailed;
+        const auto j = nlohmann::json::parse(f);
+        const auto run = results::fromResultsJson(j);
+        if (!out.any()) std::cout << results::comparisonTable(run);
+        const QString id = QString::fromStdString(j.value("history_id", std::string()));
+        return writeOutputs(run, out, id) ? kExitOk : kExitArmFailed;
     } catch (const std::exception& e) {
-        std::cerr << "pitlane-cli: " << args[2].toStdString() << ": " << e.what() << "\n";
+        std::cerr << "pitlane-cli: " << source.toStdString() << ": " << e.what() << "\n";
         return kExitUsage;
     }
 }
@@ -136,10 +191,29 @@ int cmdRun(QCoreApplication& app, const QStringList& args) {
         return kExitUsage;
     }
 
+    bool dbFatal = false;
+    const auto history = openHistory(out, &dbFatal);
+    if (dbFatal) return kExitUsage;
+
     session::RunnerOptions opts;
     opts.workerPath = session::defaultWorkerPath();
     session::ExperimentRunner runner(opts);
     const auto& result = runner.result();
+    // Connected before the progress output: every sample is committed to the history before
+    // the "block done" line that follows it is printed.
+    std::unique_ptr<store::RunRecorder> recorder;
+    if (history) {
+        recorder = std::make_unique<store::RunRecorder>(history.get(), QStringLiteral("cli"));
+        recorder->attach(&runner);
+        QObject::connect(recorder.get(), &store::RunRecorder::runStarted, &app, [&](qint64 id) {
+            std::cerr << "pitlane-cli: recording run " << id << " in " << history->path().toStdString()
+                      << "\n";
+        });
+        QObject::connect(recorder.get(), &store::RunRecorder::storeError, &app,
+                         [](const QString& why) {
+                             std::cerr << "pitlane-cli: run history: " << why.toStdString() << "\n";
+                         });
+    }
     auto armName = [&](int arm) { return result.arms[arm].name; };
     QObject::connect(&runner, &session::ExperimentRunner::armPhaseChanged, &app,
                      [&](int arm, session::ArmPhase ph) {
@@ -168,7 +242,11 @@ int cmdRun(QCoreApplication& app, const QStringList& args) {
     int exitCode = kExitOk;
     QObject::connect(&runner, &session::ExperimentRunner::finished, &app, [&] {
         std::cout << results::comparisonTable(result) << std::flush;
-        const bool wrote = writeOutputs(result, out);
+        const QString runId = recorder && recorder->runId() ? QString::number(recorder->runId()) : QString();
+        if (!runId.isEmpty())
+            std::cout << "\nrun id: " << runId.toStdString() << " (history "
+                      << history->path().toStdString() << ")\n" << std::flush;
+        const bool wrote = writeOutputs(result, out, runId);
         exitCode = result.allOk() && wrote ? kExitOk : kExitArmFailed;
         app.exit(exitCode);
     });
@@ -189,7 +267,18 @@ int cmdRun(QCoreApplication& app, const QStringList& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    QCoreApplication app(argc, argv);
+    // Writing a PDF needs a QGuiApplication (fonts, painting); everything else runs on a
+    // QCoreApplication. A CLI never shows a window: offscreen, so it works without DISPLAY.
+    bool wantsPdf = false;
+    for (int i = 1; i < argc; ++i) wantsPdf |= std::string(argv[i]) == "--pdf";
+    std::unique_ptr<QCoreApplication> appHolder;
+    if (wantsPdf) {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+        appHolder = std::make_unique<QGuiApplication>(argc, argv);
+    } else {
+        appHolder = std::make_unique<QCoreApplication>(argc, argv);
+    }
+    QCoreApplication& app = *appHolder;
     QCoreApplication::setApplicationName("pitlane");
     const QStringList args = app.arguments();
     if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {

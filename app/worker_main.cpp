@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
                 eng.configure(*cmd);
             } else if (name == protocol::kRun) {
                 eng.runBlock(*cmd);
+                sampler.tickNow();
                 if (engine::stopRequested()) break;
             } else if (name == protocol::kQuit) {
                 break;

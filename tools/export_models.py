@@ -50,6 +50,15 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+class AllocProbe(nn.Module):
+    """Test model: each forward allocates exactly 4 MiB of float32 (1 Mi elements) on top of a
+    tiny input, so the counting allocator's numbers can be checked against a known load."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        big = x.new_ones(1024 * 1024)  # depends on x: not constant-folded by TorchScript
+        return x + big.sum()
+
+
 def build(name):
     import torchvision.models as tvm
     if name == "resnet18":
@@ -63,6 +72,8 @@ def build(name):
         return LSTMModel(), [[32, 64]], "2-layer LSTM, 64 features, hidden 128, seq 32"
     if name == "mlp":
         return MLP(), [[256]], "3-layer MLP 256-512-512-10"
+    if name == "alloc_probe":
+        return AllocProbe(), [[4]], "test model: allocates 4 MiB per forward"
     raise SystemExit(f"export_models.py: unknown model {name!r}")
 
 

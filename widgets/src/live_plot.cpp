@@ -17,8 +17,9 @@ LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) 
 
 int LivePlot::dataPoints() const {
     int n = 0;
+    auto* self = const_cast<LivePlot*>(this);  // QCustomPlot has no const accessors
     for (int i = 0; i < plottableCount(); ++i) {
-        auto* p = plottable(i);
+        auto* p = self->plottable(i);
         if (auto* g = qobject_cast<QCPGraph*>(p)) n += g->dataCount();
         else if (auto* b = qobject_cast<QCPBars*>(p)) n += b->dataCount();
     }

@@ -51,6 +51,14 @@ void MetricsSampler::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
+void MetricsSampler::tickNow() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tickRequested_ = true;
+    }
+    cv_.notify_all();
+}
+
 void MetricsSampler::loop() {
     const auto t0 = std::chrono::steady_clock::now();
     auto prevCores = readCoreTimes();
@@ -59,7 +67,12 @@ void MetricsSampler::loop() {
         next += std::chrono::milliseconds(period_ms_);
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            if (cv_.wait_until(lock, next, [this] { return stopping_; })) return;
+            cv_.wait_until(lock, next, [this] { return stopping_ || tickRequested_; });
+            if (stopping_) return;
+            if (tickRequested_) {
+                tickRequested_ = false;
+                next = std::chrono::steady_clock::now();  // the period restarts from here
+            }
         }
         const auto c0 = threadCpuNs();
         auto e = protocol::makeEvent(protocol::kMetrics);

@@ -209,6 +209,9 @@ json toResultsJson(const RunResult& run) {
             json t = {{"t_ms", m.t_ms}, {"worker", m.worker}, {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
                       {"core_util_pct", m.core_util_pct}};
             if (m.tensor_bytes >= 0) t["tensor_bytes"] = m.tensor_bytes;
+            if (m.tensor_peak_bytes >= 0) t["tensor_peak_bytes"] = m.tensor_peak_bytes;
+            for (const char* key : {"ctx_voluntary", "ctx_involuntary", "migrations", "gpu", "gpu_status", "cuda_allocator"})
+                if (m.raw.is_object() && m.raw.contains(key)) t[key] = m.raw[key];
             metrics.push_back(t);
         }
         arm["metrics"] = metrics;
@@ -300,6 +303,8 @@ RunResult fromResultsJson(const json& j) {
             t.worker = m.value("worker", 0);
             t.rss_bytes = m.value("rss_bytes", std::int64_t{0});
             t.tensor_bytes = m.value("tensor_bytes", std::int64_t{-1});
+            t.tensor_peak_bytes = m.value("tensor_peak_bytes", std::int64_t{-1});
+            t.raw = m;
             t.cpu_s = m.value("cpu_s", 0.0);
             t.core_util_pct = m.value("core_util_pct", std::vector<double>{});
             a.metrics.push_back(std::move(t));

@@ -30,6 +30,8 @@ public:
     ~MetricsSampler();
     void start();
     void stop();
+    // Take a reading now (end of a block), without waiting for the period.
+    void tickNow();
     // Cost of the sampler itself (CPU time spent in ticks), for the "bye" event.
     double selfCpuSeconds() const { return self_cpu_ns_.load() / 1e9; }
     std::int64_t ticks() const { return ticks_.load(); }
@@ -42,6 +44,7 @@ private:
     std::mutex mutex_;
     std::condition_variable cv_;
     bool stopping_ = false;
+    bool tickRequested_ = false;
     std::atomic<std::int64_t> self_cpu_ns_{0};
     std::atomic<std::int64_t> ticks_{0};
 };
