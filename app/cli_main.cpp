@@ -9,7 +9,6 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QGuiApplication>
-#include <QSaveFile>
 #include <QTimer>
 
 #include <csignal>
@@ -40,20 +39,6 @@ const char* kUsage =
 int usageError(const std::string& msg) {
     std::cerr << "pitlane-cli: " << msg << "\n" << kUsage;
     return kExitUsage;
-}
-
-bool writeAtomic(const QString& path, const std::string& data, std::string* error) {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) {
-        *error = "cannot write " + path.toStdString() + ": " + f.errorString().toStdString();
-        return false;
-    }
-    f.write(data.data(), qint64(data.size()));
-    if (!f.commit()) {
-        *error = "cannot write " + path.toStdString() + ": " + f.errorString().toStdString();
-        return false;
-    }
-    return true;
 }
 
 struct Outputs {

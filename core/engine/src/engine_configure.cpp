@@ -265,12 +265,17 @@ bool Engine::configure(const json& cmd) {
     a["grad_state"] = grad;
     int nodes = 0, getattr = 0, mkldnn = 0;
     countNodes(d.module.get_method("forward").graph()->block(), nodes, getattr, mkldnn);
-    const bool frozen = k.jit != "none" && getattr == 0;
+    // Frozen means the weights became graph constants: no parameter is left on the module and the
+    // (inlined) forward reads no attribute.
+    std::int64_t remainingParams = 0;
+    for (const auto& p : d.module.parameters()) remainingParams += p.numel();
+    const bool frozen = k.jit != "none" && getattr == 0 && remainingParams == 0;
     a["jit"] = !frozen ? "none" : (k.jit == "freeze_optimize" ? "freeze_optimize" : "freeze");
     a["jit_state"] = {{"graph_nodes", nodes},
                       {"getattr_nodes", getattr},
                       {"mkldnn_nodes", mkldnn},
                       {"frozen", frozen},
+                      {"remaining_parameters", remainingParams},
                       {"profiling_executor", torch::jit::getProfilingMode().load()},
                       {"fuser_nnc", torch::jit::tensorExprFuserEnabled()}};
     const std::string outDtype = out.defined() ? dtypeName(out.scalar_type()) : "none";

@@ -76,27 +76,36 @@ QString fmtNum(double v) {
 
 Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     const Unit u = unitFor(arms);
+    // The top of the chart shows the bulk of the iterations: rare slow ones (a preempted core)
+    // would otherwise squash every arm into a flat line at the bottom. They are drawn on the
+    // edge and counted in the caption.
     double top = 0;
     std::size_t n = 0;
     for (const auto& a : arms) {
-        top = std::max(top, stats::percentileSorted(a.sorted, 99.5));
+        top = std::max(top, std::min(stats::percentileSorted(a.sorted, 99.5),
+                                     2.5 * stats::percentileSorted(a.sorted, 90)));
         n = std::max(n, a.lat.size());
     }
     top = top * 1.15 / u.div;
     SvgChart c(kWidth, 360, QStringLiteral("Latency per iteration"));
     c.setX(0, double(n), QStringLiteral("measured iteration of each arm (arms ran in interleaved "
-                                        "blocks; dashed lines: block boundaries)"),
-           fmtNum);
-    c.setY(0, top, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
+                                        "blocks; dashed lines: block boundaries)"));
+    c.setY(0, top, QStringLiteral("latency (%1)").arg(u.name));
     // Block boundaries of the first arm (every arm runs the same block sizes).
     const auto& first = run.arms[std::size_t(arms.front().index)];
-    std::vector<int> starts;
+    std::vector<int> starts = {0};
     for (std::size_t i = 1; i < first.samples.size(); ++i)
         if (first.samples[i].block != first.samples[i - 1].block) starts.push_back(int(i));
-    if (starts.size() <= 200)
-        for (std::size_t k = 0; k < starts.size(); ++k)
-            c.vline(starts[k], QColor(0xaa, 0xaa, 0xaa), QStringLiteral("4,4"),
-                    starts.size() <= 12 ? QStringLiteral("block %1").arg(k + 1) : QString());
+    starts.push_back(int(first.samples.size()));
+    const std::size_t blocks = starts.size() - 1;
+    if (blocks <= 200)
+        for (std::size_t k = 1; k < blocks; ++k)
+            c.vline(starts[k], QColor(0xaa, 0xaa, 0xaa), QStringLiteral("4,4"));
+    if (blocks <= 12)  // names in the middle of each block
+        for (std::size_t k = 0; k < blocks; ++k)
+            c.text(c.px((starts[k] + starts[k + 1]) / 2.0), c.plotTop() + 13,
+                   QStringLiteral("block %1").arg(k + 1), 10, QStringLiteral("middle"),
+                   QColor(0x88, 0x88, 0x88));
     std::size_t clipped = 0;
     for (const auto& a : arms) {
         const QColor col = armColor(a.index);
@@ -132,12 +141,15 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
                            "slope or a jump; a slow first block is the warmup leaking in.")};
 }
 
-// Shared x range of the distribution charts: the central 99 % of every arm.
-std::pair<double, double> distributionRange(const std::vector<ArmData>& arms) {
+// The histogram's x range: the bulk of every arm, up to Tukey's far fence (p75 + 3 IQR) or the
+// 99.5th percentile, whichever is lower. The tail beyond is counted; the CDF shows it.
+std::pair<double, double> bulkRange(const std::vector<ArmData>& arms) {
     double lo = INFINITY, hi = 0;
     for (const auto& a : arms) {
+        const double q1 = stats::percentileSorted(a.sorted, 25);
+        const double q3 = stats::percentileSorted(a.sorted, 75);
         lo = std::min(lo, stats::percentileSorted(a.sorted, 0.5));
-        hi = std::max(hi, stats::percentileSorted(a.sorted, 99.5));
+        hi = std::max(hi, std::min(stats::percentileSorted(a.sorted, 99.5), q3 + 3 * (q3 - q1)));
     }
     const double pad = std::max((hi - lo) * 0.05, hi * 0.01);
     return {std::max(0.0, lo - pad), hi + pad};
@@ -145,13 +157,15 @@ std::pair<double, double> distributionRange(const std::vector<ArmData>& arms) {
 
 Chart histogram(const std::vector<ArmData>& arms) {
     const Unit u = unitFor(arms);
-    auto [lo, hi] = distributionRange(arms);
+    auto [lo, hi] = bulkRange(arms);
     const int bins = 50;
     const double w = (hi - lo) / bins;
     SvgChart c(kWidth, 340, QStringLiteral("Latency distribution"));
     std::vector<std::vector<double>> frac;
     double top = 0;
+    std::size_t beyond = 0;
     for (const auto& a : arms) {
+        beyond += std::size_t(std::count_if(a.lat.begin(), a.lat.end(), [&](double v) { return v >= hi; }));
         std::vector<double> f(bins, 0);
         for (double v : a.lat) {
             const int b = int((v - lo) / w);
@@ -160,8 +174,8 @@ Chart histogram(const std::vector<ArmData>& arms) {
         top = std::max(top, *std::max_element(f.begin(), f.end()));
         frac.push_back(std::move(f));
     }
-    c.setX(lo / u.div, hi / u.div, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
-    c.setY(0, top * 100 * 1.1, QStringLiteral("share of iterations (%)"), fmtNum);
+    c.setX(lo / u.div, hi / u.div, QStringLiteral("latency (%1)").arg(u.name));
+    c.setY(0, top * 100 * 1.1, QStringLiteral("share of iterations (%)"));
     for (std::size_t k = 0; k < arms.size(); ++k) {
         const QColor col = armColor(arms[k].index);
         std::vector<QPointF> step, base;
@@ -179,8 +193,11 @@ Chart histogram(const std::vector<ArmData>& arms) {
         c.vline(med, col, QStringLiteral("6,3"));
     }
     addLegend(c, arms);
-    c.caption(QStringLiteral("%1 bins over the central 99% of iterations; dashed lines: medians")
-                  .arg(bins));
+    QString cap = QStringLiteral("%1 bins; dashed lines: medians").arg(bins);
+    if (beyond)
+        cap += QStringLiteral("; %1 slower iteration(s) lie beyond the right edge (see the "
+                              "cumulative chart)").arg(beyond);
+    c.caption(cap);
     return {QStringLiteral("histogram"), QStringLiteral("Latency distribution (histogram)"),
             c.svg(false),
             QStringLiteral("Where the iterations fall. Two humps in one arm mean two behaviours "
@@ -189,10 +206,16 @@ Chart histogram(const std::vector<ArmData>& arms) {
 
 Chart cdf(const std::vector<ArmData>& arms) {
     const Unit u = unitFor(arms);
-    auto [lo, hi] = distributionRange(arms);
+    double lo = INFINITY, hi = 0;
+    for (const auto& a : arms) {
+        lo = std::min(lo, a.sorted.front());
+        hi = std::max(hi, a.sorted.back());
+    }
     SvgChart c(kWidth, 340, QStringLiteral("Cumulative distribution"));
-    c.setX(lo / u.div, hi / u.div, QStringLiteral("latency (%1)").arg(u.name), fmtNum);
-    c.setY(0, 100, QStringLiteral("iterations at or below (%)"), fmtNum);
+    // Log scale: the bulk and a tail ten times slower both stay readable.
+    c.setXLog(lo / u.div * 0.95, hi / u.div * 1.05,
+              QStringLiteral("latency (%1, log scale)").arg(u.name));
+    c.setY(0, 100, QStringLiteral("iterations at or below (%)"));
     for (const auto& a : arms) {
         std::vector<QPointF> pts;
         const std::size_t n = a.sorted.size();
@@ -203,7 +226,8 @@ Chart cdf(const std::vector<ArmData>& arms) {
         c.polyline(pts, armColor(a.index), 2);
     }
     addLegend(c, arms);
-    c.caption(QStringLiteral("a curve further left is faster; the top right shows the tail (p99)"));
+    c.caption(QStringLiteral("every iteration, fastest to slowest; a curve further left is "
+                             "faster; the flat top right is the tail"));
     return {QStringLiteral("cdf"), QStringLiteral("Latency distribution (cumulative)"), c.svg(false),
             QStringLiteral("Read a percentile off the y axis: the curve's x at 50 % is the median, "
                            "at 99 % the p99.")};
@@ -235,15 +259,15 @@ Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
     for (const auto& n : names) longest = std::max(longest, int(n.size()));
     SvgChart c(kWidth, 70 + 46 * int(arms.size()) + 60, QStringLiteral("Throughput"));
     c.setLeftMargin(std::clamp(longest * 9 + 20, 60, 300));
-    c.setX(0, top, QStringLiteral("items per second (batch size x iterations / measured time)"), fmtNum);
+    c.setX(0, top, QStringLiteral("items per second (batch size x iterations / measured time)"));
     c.setYCategories(names, colors);
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const double yc = double(arms.size() - i) - 0.5;
         c.rect(0, yc - 0.3, value[i], yc + 0.3, colors[i], 0.85);
         // Whisker: the slowest and fastest block.
         const double y = c.py(yc);
-        c.text(c.px(value[i]) + 6, y - 8, fmtNum(value[i]) + QStringLiteral("/s"), 13,
-               QStringLiteral("start"), QColor(0x22, 0x22, 0x22), true);
+        c.text(c.px(std::max(value[i], bmax[i])) + 8, y + 5, fmtNum(value[i]) + QStringLiteral("/s"),
+               13, QStringLiteral("start"), QColor(0x22, 0x22, 0x22), true);
         c.polyline({QPointF(bmin[i], yc), QPointF(bmax[i], yc)}, QColor(0x33, 0x33, 0x33), 1.5);
         c.polyline({QPointF(bmin[i], yc - 0.12), QPointF(bmin[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
         c.polyline({QPointF(bmax[i], yc - 0.12), QPointF(bmax[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
@@ -254,11 +278,16 @@ Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
                            "themselves overlap.")};
 }
 
-double maxT(const RunResult& run) {
-    double t = 0;
+// Seconds since the run started covered by metric ticks.
+std::pair<double, double> tickSpan(const RunResult& run) {
+    double lo = INFINITY, hi = 0;
     for (const auto& a : run.arms)
-        for (const auto& m : a.metrics) t = std::max(t, m.t_ms);
-    return t / 1000;
+        for (const auto& m : a.metrics) {
+            lo = std::min(lo, m.t_ms);
+            hi = std::max(hi, m.t_ms);
+        }
+    if (!std::isfinite(lo)) lo = 0;
+    return {lo / 1000, std::max(hi, lo + 1) / 1000};
 }
 
 Chart memory(const RunResult& run) {
@@ -271,8 +300,9 @@ Chart memory(const RunResult& run) {
             tensors |= m.tensor_bytes >= 0;
         }
     const double MiB = 1024.0 * 1024;
-    c.setX(0, maxT(run), QStringLiteral("time since the run started (s)"), fmtNum);
-    c.setY(0, top / MiB * 1.15, QStringLiteral("MiB"), fmtNum);
+    const auto [t0, t1] = tickSpan(run);
+    c.setX(t0, t1, QStringLiteral("time since the run started (s)"));
+    c.setY(0, top / MiB * 1.15, QStringLiteral("MiB"));
     QStringList names;
     std::vector<QColor> colors;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
@@ -323,8 +353,9 @@ Chart cpu(const RunResult& run) {
                 }
         if (!pts.empty()) lines.emplace_back(int(i), std::move(pts));
     }
-    c.setX(0, maxT(run), QStringLiteral("time since the run started (s)"), fmtNum);
-    c.setY(0, top * 1.1, QStringLiteral("CPU (% of one core)"), fmtNum);
+    const auto [t0, t1] = tickSpan(run);
+    c.setX(t0, t1, QStringLiteral("time since the run started (s)"));
+    c.setY(0, top * 1.1, QStringLiteral("CPU (% of one core)"));
     QStringList names;
     std::vector<QColor> colors;
     if (!machine.empty()) {

@@ -45,6 +45,8 @@ footer { margin-top: 36px; color: #777; font-size: 12px; border-top: 1px solid #
 // The subset QTextDocument understands (no max-width, no figure; class selectors work).
 const char* kRichTextCss = R"(
 body { font-family: "DejaVu Sans"; color: #222222; font-size: 9pt; }
+table { border-collapse: collapse; border-color: #c8c8c8; }
+th { text-align: left; }
 h1 { font-size: 17pt; }
 h2 { font-size: 12.5pt; color: #222222; }
 h3 { font-size: 10.5pt; }
@@ -262,6 +264,10 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += flavor == Flavor::Browser ? QStringLiteral("<footer>%1</footer>\n").arg(footer)
                                    : QStringLiteral("<p class=\"footer\">%1</p>\n").arg(footer);
     h += QStringLiteral("</body>\n</html>\n");
+    // QTextDocument draws cell borders and padding only from the table's attributes.
+    if (flavor == Flavor::RichText)
+        h.replace(QLatin1String("<table class=\""),
+                  QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
     doc.html = h;
     return doc;
 }

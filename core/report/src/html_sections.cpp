@@ -37,8 +37,12 @@ QString valueText(const json& v) {
     return QString::fromStdString(v.dump());
 }
 
-QString cell(const json* v, Flavor flavor, const QString& missing) {
+QString cell(const json* v, Flavor flavor, const QString& missing, const std::string& key) {
     if (!v) return QStringLiteral("<span class=\"muted\">%1</span>").arg(missing);
+    const bool bytes = key.size() > 6 && key.compare(key.size() - 6, 6, "_bytes") == 0;
+    if (bytes && v->is_number() && v->get<double>() >= 1024)
+        return QStringLiteral("%1 <span class=\"muted\">(%2)</span>")
+            .arg(esc(results::formatBytes(v->get<double>())), esc(v->dump()));
     const QString text = valueText(*v).trimmed();
     const QStringList lines = text.split('\n');
     if (lines.size() == 1 && text.size() <= 120) return esc(text);
@@ -112,7 +116,7 @@ QString keyValueTable(const RunResult& run, const Table& t, Flavor flavor, const
                  .arg(flagged ? QStringLiteral("&ne;&nbsp;") : QString(), esc(k));
         for (std::size_t i = 0; i < (single ? 1 : t.perArm.size()); ++i) {
             const auto it = t.perArm[i].find(k);
-            h += "<td>" + cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing) +
+            h += "<td>" + cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing, k) +
                  "</td>";
         }
         h += QStringLiteral("</tr>\n");

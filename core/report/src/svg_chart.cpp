@@ -1,5 +1,7 @@
 #include "svg_chart.h"
 
+#include <QRegularExpression>
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,8 +10,18 @@ namespace pitlane::report::detail {
 namespace {
 QString num(double v) { return QString::number(v, 'f', 1); }
 QString col(const QColor& c) { return c.name(QColor::HexRgb); }
-QString defaultFmt(double v) { return QString::number(v, 'g', 4); }
 }  // namespace
+
+QString tickText(double v) { return QString::number(v, 'f', 6).remove(QRegularExpression("\\.?0+$")); }
+
+std::vector<double> logTicks(double lo, double hi) {
+    if (!(lo > 0) || hi / lo < 10) return niceTicks(lo, hi, 6);
+    std::vector<double> t;
+    for (double dec = std::pow(10.0, std::floor(std::log10(lo))); dec <= hi; dec *= 10)
+        for (double m : {1.0, 2.0, 5.0})
+            if (m * dec >= lo * 0.999 && m * dec <= hi * 1.001) t.push_back(m * dec);
+    return t;
+}
 
 std::vector<double> niceTicks(double lo, double hi, int target) {
     std::vector<double> t;
@@ -43,14 +55,14 @@ void SvgChart::setX(double lo, double hi, QString label, std::function<QString(d
     x0_ = lo;
     x1_ = hi > lo ? hi : lo + 1;
     xLabel_ = std::move(label);
-    xFmt_ = fmt ? std::move(fmt) : defaultFmt;
+    xFmt_ = fmt ? std::move(fmt) : tickText;
 }
 
 void SvgChart::setY(double lo, double hi, QString label, std::function<QString(double)> fmt) {
     y0_ = lo;
     y1_ = hi > lo ? hi : lo + 1;
     yLabel_ = std::move(label);
-    yFmt_ = fmt ? std::move(fmt) : defaultFmt;
+    yFmt_ = fmt ? std::move(fmt) : tickText;
 }
 
 void SvgChart::setYCategories(const QStringList& names, const std::vector<QColor>& colors) {
@@ -60,7 +72,17 @@ void SvgChart::setYCategories(const QStringList& names, const std::vector<QColor
     y1_ = std::max<double>(1, names.size());
 }
 
+void SvgChart::setXLog(double lo, double hi, QString label, std::function<QString(double)> fmt) {
+    setX(lo > 0 ? lo : 1e-9, hi, std::move(label), std::move(fmt));
+    xLog_ = true;
+}
+
 double SvgChart::px(double x) const {
+    if (xLog_) {
+        const double v = std::log10(std::max(x, x0_));
+        return left_ + (v - std::log10(x0_)) / (std::log10(x1_) - std::log10(x0_)) *
+                           (plotRight() - left_);
+    }
     return left_ + (x - x0_) / (x1_ - x0_) * (plotRight() - left_);
 }
 double SvgChart::py(double y) const {
@@ -165,7 +187,7 @@ QString SvgChart::axes() const {
                  .arg(num(left_ - 6), num(Y + 4), font, ink, svgEscape(yFmt_(t)));
     }
     if (xAxis_)
-        for (double t : niceTicks(x0_, x1_, 8)) {
+        for (double t : xLog_ ? logTicks(x0_, x1_) : niceTicks(x0_, x1_, 8)) {
             const double X = px(t);
             if (!categories_.isEmpty())  // bar charts: vertical grid lines for the value axis
                 o << QStringLiteral("<line x1=\"%1\" y1=\"%2\" x2=\"%1\" y2=\"%3\" stroke=\"%4\"/>")

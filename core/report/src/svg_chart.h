@@ -14,6 +14,10 @@ namespace pitlane::report::detail {
 
 // Round-number ticks covering [lo, hi] (about `target` of them).
 std::vector<double> niceTicks(double lo, double hi, int target = 6);
+// 1-2-5 ticks per decade for a log axis (plain niceTicks when [lo, hi] is under a decade).
+std::vector<double> logTicks(double lo, double hi);
+// Axis labels: the shortest exact form ("0.5", "250", "1e+04" never: 10000).
+QString tickText(double v);
 QString svgEscape(const QString& s);
 
 class SvgChart {
@@ -23,6 +27,8 @@ public:
     // Data ranges; the plot maps them to the inner area. Call before drawing data.
     void setX(double lo, double hi, QString label, std::function<QString(double)> fmt = {});
     void setY(double lo, double hi, QString label, std::function<QString(double)> fmt = {});
+    // Logarithmic x axis (lo > 0): for distributions whose tail is orders of magnitude out.
+    void setXLog(double lo, double hi, QString label, std::function<QString(double)> fmt = {});
     // Categories on the y axis instead of numbers (horizontal bars): category i is centred on
     // y = n - i - 0.5, so the first is at the top.
     void setYCategories(const QStringList& names, const std::vector<QColor>& colors);
@@ -64,6 +70,7 @@ private:
     QString xLabel_, yLabel_;
     std::function<QString(double)> xFmt_, yFmt_;
     bool xAxis_ = true;
+    bool xLog_ = false;
     QStringList categories_;
     std::vector<QColor> categoryColors_;
     QStringList body_;

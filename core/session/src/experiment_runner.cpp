@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <csignal>
 
 namespace pitlane::session {
@@ -42,8 +43,11 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
         if (!current_) return;
         const int arm = current_->arm;
         failArm(arm, R::kTimeout, "timeout",
-                "no event from the worker for " + std::to_string(timeoutMs_) +
-                    " ms (run.event_timeout_ms): it was declared hung and killed");
+                allHello(arm) ? "no event from the worker for " + std::to_string(timeoutMs_) +
+                                    " ms (run.event_timeout_ms): it was declared hung and killed"
+                              : "the worker did not start (no hello) within " +
+                                    std::to_string(startupTimeoutMs()) +
+                                    " ms: it was declared hung and killed");
         for (auto& w : arms_[arm].workers)
             if (w.process) w.process->kill();
         next();
@@ -184,7 +188,20 @@ void ExperimentRunner::quitArm(int arm) {
     }
 }
 
-void ExperimentRunner::armTimer() { watchdog_.start(timeoutMs_); }
+// A worker that has not said hello is still loading libtorch (seconds on a busy machine, and
+// every worker starts at once): it has not been asked anything yet, so it gets a start-up
+// allowance instead of run.event_timeout_ms.
+int ExperimentRunner::startupTimeoutMs() const { return std::max(timeoutMs_, 30000); }
+
+bool ExperimentRunner::allHello(int arm) const {
+    for (const auto& w : arms_[arm].workers)
+        if (!w.helloSeen && !w.exited) return false;
+    return true;
+}
+
+void ExperimentRunner::armTimer() {
+    watchdog_.start(current_ && !allHello(current_->arm) ? startupTimeoutMs() : timeoutMs_);
+}
 
 void ExperimentRunner::next() {
     watchdog_.stop();
@@ -298,6 +315,8 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
         } else if (type == protocol::kSamples) {
             const auto s = protocol::samplesFromJson(ev);
             if (s.phase == "warmup") {
+                // The cold curve of the first batch size, from the first worker.
+                if (worker != 0 || s.batch_size != a.batch_size) return;
                 a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
                 emit warmupAppended(arm);
             } else {
@@ -325,6 +344,8 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             if (isCurrent && current_->kind != Task::Configure) taskDoneBy(arm, worker);
         } else if (type == protocol::kWarning) {
             const auto msg = ev.value("message", std::string());
+            if (std::find(a.warnings.begin(), a.warnings.end(), msg) != a.warnings.end())
+                return;  // K workers of one arm say the same thing
             a.warnings.push_back(msg);
             emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
         } else if (type == protocol::kError) {

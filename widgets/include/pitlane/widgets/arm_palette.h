@@ -4,6 +4,7 @@
 // for the common colour-vision deficiencies.
 #include <QColor>
 #include <QIcon>
+#include <QPalette>
 
 namespace pitlane::widgets {
 
@@ -11,6 +12,6 @@ QColor armColor(int arm);
 // A filled square in the arm's colour, for tab bars, headers and legends outside the plots.
 QIcon armSwatch(int arm, int size = 12);
 // Whether the palette is dark (window text lighter than the window), to pick contrasting tints.
-bool isDarkPalette(const class QPalette& palette);
+bool isDarkPalette(const QPalette& palette);
 
 }  // namespace pitlane::widgets

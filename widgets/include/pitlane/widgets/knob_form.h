@@ -13,6 +13,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QFormLayout;
 class QLineEdit;
 class QSpinBox;
@@ -59,7 +60,7 @@ private:
     QComboBox *cudnnEnabled_, *cudnnBenchmark_, *cudnnDeterministic_, *allowTf32_;
     QComboBox *profilingExecutor_, *fuser_;
     QCheckBox *hostSync_, *inputOnHost_;
-    class QLabel* cudaNote_;
+    QLabel* cudaNote_;
     std::set<std::string> explicit_;  // knobs the loaded preset named
     bool loading_ = false;
 };

@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QToolButton;
 
@@ -33,7 +34,7 @@ signals:
     void openModelRequested();
 
 private:
-    QLabel* addInfo(class QFormLayout* form, const QString& label, const char* objectName);
+    QLabel* addInfo(QFormLayout* form, const QString& label, const char* objectName);
 
     QComboBox* picker_;
     QToolButton* open_;

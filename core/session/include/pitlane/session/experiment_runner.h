@@ -90,6 +90,8 @@ private:
     void finishIfDone();
     void finalize();
     void armTimer();
+    bool allHello(int arm) const;
+    int startupTimeoutMs() const;
 
     RunnerOptions options_;
     results::RunResult result_;
