@@ -12,7 +12,9 @@
 
 namespace pitlane::itest {
 
-QString cliPath() { return QString::fromStdString(binDir()) + QStringLiteral("/pitlane-cli"); }
+QString cliPath() {
+    return QString::fromStdString(binDir()) + QStringLiteral("/pitlane-cli");
+}
 
 QString writeJson(const QString& path, const nlohmann::json& j) {
     std::ofstream f(path.toStdString());
@@ -55,7 +57,8 @@ CliResult runCli(const QStringList& args, int timeoutMs,
     p.start(cliPath(), args);
     if (!spinUntil([&] { return done; }, timeoutMs)) {
         ADD_FAILURE() << "pitlane-cli " << args.join(' ').toStdString() << " did not finish in "
-                      << timeoutMs << " ms; stderr so far:\n" << r.err;
+                      << timeoutMs << " ms; stderr so far:\n"
+                      << r.err;
         p.kill();
         p.waitForFinished(5000);
         return r;

@@ -21,11 +21,21 @@ std::string env(const char* name) {
 }
 }  // namespace
 
-std::string workerPath() { return env("PITLANE_WORKER"); }
-std::string binDir() { return env("PITLANE_BIN_DIR"); }
-std::string modelDir() { return env("PITLANE_MODEL_DIR"); }
-std::string mlpPath() { return modelDir() + "/mlp.pt"; }
-json mlpInput() { return json::array({{{"shape", {256}}, {"dtype", "float32"}}}); }
+std::string workerPath() {
+    return env("PITLANE_WORKER");
+}
+std::string binDir() {
+    return env("PITLANE_BIN_DIR");
+}
+std::string modelDir() {
+    return env("PITLANE_MODEL_DIR");
+}
+std::string mlpPath() {
+    return modelDir() + "/mlp.pt";
+}
+json mlpInput() {
+    return json::array({{{"shape", {256}}, {"dtype", "float32"}}});
+}
 
 std::vector<int> allowedCores() {
     cpu_set_t set;
@@ -76,11 +86,12 @@ WorkerDriver::WorkerDriver()
     : process_(std::make_unique<session::WorkerProcess>(QString::fromStdString(workerPath()))) {
     QObject::connect(process_.get(), &session::WorkerProcess::eventReceived,
                      [this](const json& ev) { events_.push_back(ev); });
-    QObject::connect(process_.get(), &session::WorkerProcess::exited, [this](int code, bool crashed) {
-        exited_ = true;
-        exitCode_ = code;
-        crashed_ = crashed;
-    });
+    QObject::connect(process_.get(), &session::WorkerProcess::exited,
+                     [this](int code, bool crashed) {
+                         exited_ = true;
+                         exitCode_ = code;
+                         crashed_ = crashed;
+                     });
     QObject::connect(process_.get(), &session::WorkerProcess::startFailed,
                      [this](const QString& why) {
                          exited_ = true;
@@ -116,8 +127,11 @@ json WorkerDriver::start(int timeoutMs) {
 json WorkerDriver::configure(const json& knobs, const json& input, const std::string& modelPath,
                              int timeoutMs) {
     auto cmd = protocol::makeCommand(protocol::kConfigure);
-    cmd["arm"] = {{"name", "itest"}, {"model_path", modelPath}, {"input", input},
-                  {"knobs", knobs},  {"seed", 1}};
+    cmd["arm"] = {{"name", "itest"},
+                  {"model_path", modelPath},
+                  {"input", input},
+                  {"knobs", knobs},
+                  {"seed", 1}};
     const auto from = events_.size();
     if (!process_->send(cmd)) return json();
     return waitFor({protocol::kApplied, protocol::kError}, from, timeoutMs);

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
+#include <vector>
 
 namespace {
 
@@ -26,12 +30,15 @@ json smallPreset() {
     return {{"name", "cli end to end"},
             {"model", "mlp"},
             {"run", {{"warmup_iters", 3}, {"iters", 30}, {"block_iters", 10}}},
-            {"arms", json::array({{{"name", "A"},
-                                   {"knobs", {{"intra_op_threads", 1}, {"mode", "train"},
-                                              {"grad", "enabled"}}}},
-                                  {{"name", "B"},
-                                   {"knobs", {{"intra_op_threads", 1}, {"grad", "inference_mode"},
-                                              {"jit", "freeze_optimize"}}}}})}};
+            {"arms",
+             json::array(
+                 {{{"name", "A"},
+                   {"knobs", {{"intra_op_threads", 1}, {"mode", "train"}, {"grad", "enabled"}}}},
+                  {{"name", "B"},
+                   {"knobs",
+                    {{"intra_op_threads", 1},
+                     {"grad", "inference_mode"},
+                     {"jit", "freeze_optimize"}}}}})}};
 }
 
 TEST_F(Cli, RunWritesContractJsonAndCsv) {
@@ -50,8 +57,8 @@ TEST_F(Cli, RunWritesContractJsonAndCsv) {
     EXPECT_EQ(j["preset"]["arms"].size(), 2u);
     ASSERT_EQ(j["arms"].size(), 2u);
     std::size_t totalSamples = 0;
-    const std::set<std::string> statuses = {"ok", "failed", "crashed", "killed", "timeout",
-                                            "cancelled"};
+    const std::set<std::string> statuses = {"ok",     "failed",  "crashed",
+                                            "killed", "timeout", "cancelled"};
     for (std::size_t i = 0; i < 2; ++i) {
         auto& arm = j["arms"][i];
         SCOPED_TRACE(arm.dump().substr(0, 300));
@@ -113,15 +120,35 @@ TEST_F(Cli, RunWritesContractJsonAndCsv) {
     ASSERT_TRUE(c["verdict"].is_string());
     EXPECT_FALSE(c["verdict"].get<std::string>().empty());
 
-    // CSV: a header and one row per measured sample.
+    // CSV: a header naming arm, block, iteration and latency_ns, then one row per measured
+    // sample, in the JSON's order (our arm names need no CSV quoting).
     std::ifstream csv(path("out.csv").toStdString());
     ASSERT_TRUE(csv.good());
+    auto split = [](const std::string& line) {
+        std::vector<std::string> cells;
+        std::stringstream ss(line);
+        for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+        return cells;
+    };
     std::string line;
-    std::size_t rows = 0;
     std::getline(csv, line);
-    EXPECT_EQ(line, "arm,block,iteration,batch_size,latency_ns");
-    while (std::getline(csv, line)) ++rows;
+    const auto header = split(line);
+    auto column = [&](const char* name) {
+        return std::size_t(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    for (const char* name : {"arm", "block", "iteration", "latency_ns"})
+        ASSERT_LT(column(name), header.size()) << "CSV header lacks " << name << ": " << line;
+    std::map<std::string, std::vector<std::int64_t>> csvLatencies;
+    std::size_t rows = 0;
+    while (std::getline(csv, line)) {
+        const auto cells = split(line);
+        ASSERT_EQ(cells.size(), header.size()) << line;
+        csvLatencies[cells[column("arm")]].push_back(std::stoll(cells[column("latency_ns")]));
+        ++rows;
+    }
     EXPECT_EQ(rows, totalSamples);
+    EXPECT_EQ(csvLatencies["A"], j["arms"][0]["latency_ns"].get<std::vector<std::int64_t>>());
+    EXPECT_EQ(csvLatencies["B"], j["arms"][1]["latency_ns"].get<std::vector<std::int64_t>>());
 }
 
 TEST_F(Cli, ValidateAcceptsAGoodPreset) {

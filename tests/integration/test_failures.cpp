@@ -68,19 +68,20 @@ TEST(Failures, WorkerKilledMidRunKeepsItsSamplesAndTheOtherArmFinishes) {
     ReapOnExit guard;
     bool killed = false;
     int blocksAtKill = 0;
-    const auto r = runCli({"run", preset, "--json", out}, 60000,
-                          [&](const std::string& line, QProcess&) {
-                              b.feed(line);
-                              if (!killed && b.pid > 0 && b.blocks >= 1) {
-                                  guard.pid = b.pid;
-                                  blocksAtKill = b.blocks;
-                                  killed = ::kill(pid_t(b.pid), SIGKILL) == 0;
-                              }
-                          });
+    const auto r =
+        runCli({"run", preset, "--json", out}, 60000, [&](const std::string& line, QProcess&) {
+            b.feed(line);
+            if (!killed && b.pid > 0 && b.blocks >= 1) {
+                guard.pid = b.pid;
+                blocksAtKill = b.blocks;
+                killed = ::kill(pid_t(b.pid), SIGKILL) == 0;
+            }
+        });
     ASSERT_TRUE(killed) << "never saw B ready and one measured block of B done; stderr:\n" << r.err;
     ASSERT_TRUE(r.finished) << r.err;
     EXPECT_EQ(r.exitCode, 1) << r.err;
-    ASSERT_LT(blocksAtKill, iters / blockIters) << "B finished before it was killed: make the run longer";
+    ASSERT_LT(blocksAtKill, iters / blockIters)
+        << "B finished before it was killed: make the run longer";
 
     json j = readJson(out);
     ASSERT_TRUE(j.is_object()) << "the results JSON must be written even when an arm failed";
@@ -103,24 +104,24 @@ TEST(Failures, WorkerKilledMidRunKeepsItsSamplesAndTheOtherArmFinishes) {
 TEST(Failures, SilentWorkerTimesOutAndIsKilled) {
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
-    const auto preset = writeJson(dir.filePath("hang.json"),
-                                  twoArmPreset({{"warmup_iters", 2},
-                                                {"iters", 200},
-                                                {"block_iters", 100},
-                                                {"event_timeout_ms", 1500}}));
+    const auto preset =
+        writeJson(dir.filePath("hang.json"), twoArmPreset({{"warmup_iters", 2},
+                                                           {"iters", 200},
+                                                           {"block_iters", 100},
+                                                           {"event_timeout_ms", 1500}}));
     const auto out = dir.filePath("hang-out.json");
 
     ArmProgress b("B");
     ReapOnExit guard;
     bool stopped = false;
-    const auto r = runCli({"run", preset, "--json", out}, 60000,
-                          [&](const std::string& line, QProcess&) {
-                              b.feed(line);
-                              if (!stopped && b.pid > 0) {
-                                  guard.pid = b.pid;
-                                  stopped = ::kill(pid_t(b.pid), SIGSTOP) == 0;
-                              }
-                          });
+    const auto r =
+        runCli({"run", preset, "--json", out}, 60000, [&](const std::string& line, QProcess&) {
+            b.feed(line);
+            if (!stopped && b.pid > 0) {
+                guard.pid = b.pid;
+                stopped = ::kill(pid_t(b.pid), SIGSTOP) == 0;
+            }
+        });
     ASSERT_TRUE(stopped) << "never saw B's worker ready; stderr:\n" << r.err;
     ASSERT_TRUE(r.finished) << r.err;
     EXPECT_EQ(r.exitCode, 1) << r.err;

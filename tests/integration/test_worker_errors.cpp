@@ -15,7 +15,9 @@ namespace R = pitlane::results;
 
 const json kFast = {{"warmup_iters", 2}, {"iters", 20}, {"block_iters", 10}};
 
-json arm(const char* name, json knobs) { return {{"name", name}, {"knobs", std::move(knobs)}}; }
+json arm(const char* name, json knobs) {
+    return {{"name", name}, {"knobs", std::move(knobs)}};
+}
 
 // The arm that failed must not take the healthy one down.
 void expectHealthy(const R::ArmResult& a, std::size_t iters) {
@@ -57,9 +59,9 @@ TEST(WorkerErrors, GarbageModelFileIsModelLoadFailed) {
         for (int i = 0; i < 4096; ++i) f.put(char((i * 131 + 7) & 0xff));
     }
     json j = {{"model", bad},
-                    {"input", mlpInput()},
-                    {"run", kFast},
-                    {"arms", json::array({arm("A", {{"intra_op_threads", 1}})})}};
+              {"input", mlpInput()},
+              {"run", kFast},
+              {"arms", json::array({arm("A", {{"intra_op_threads", 1}})})}};
     const auto run = runPreset(pitlane::spec::parsePreset(j, "", modelDir()));
     ASSERT_EQ(run.arms.size(), 1u);
     const auto& a = run.arms[0];
@@ -71,9 +73,9 @@ TEST(WorkerErrors, GarbageModelFileIsModelLoadFailed) {
 
 TEST(WorkerErrors, InputShapeThatDoesNotFitTheModel) {
     json j = {{"model", "mlp"},
-                    {"input", json::array({{{"shape", {7}}, {"dtype", "float32"}}})},
-                    {"run", kFast},
-                    {"arms", json::array({arm("A", {{"intra_op_threads", 1}})})}};
+              {"input", json::array({{{"shape", {7}}, {"dtype", "float32"}}})},
+              {"run", kFast},
+              {"arms", json::array({arm("A", {{"intra_op_threads", 1}})})}};
     const auto run = runPreset(pitlane::spec::parsePreset(j, "", modelDir()));
     ASSERT_EQ(run.arms.size(), 1u);
     const auto& a = run.arms[0];

@@ -17,7 +17,8 @@ json applied(WorkerDriver& w, const json& knobs) {
     EXPECT_FALSE(hello.is_null()) << "no hello from " << workerPath();
     if (hello.is_null()) return json();
     json ev = w.configure(knobs);
-    EXPECT_EQ(ev.value("type", ""), "applied") << "configure " << knobs.dump() << " gave " << ev.dump();
+    EXPECT_EQ(ev.value("type", ""), "applied")
+        << "configure " << knobs.dump() << " gave " << ev.dump();
     return ev.value("type", "") == "applied" ? ev : json();
 }
 
@@ -34,8 +35,9 @@ TEST(WorkerReadback, HelloCarriesPidAndEnvironment) {
 
 TEST(WorkerReadback, OneIntraOpThreadTrainModeGradEnabled) {
     WorkerDriver w;
-    json a = applied(w, {{"intra_op_threads", 1}, {"inter_op_threads", 1},
-                               {"mode", "train"}, {"grad", "enabled"}});
+    json a = applied(
+        w,
+        {{"intra_op_threads", 1}, {"inter_op_threads", 1}, {"mode", "train"}, {"grad", "enabled"}});
     ASSERT_FALSE(a.is_null());
     EXPECT_EQ(a["intra_op_threads"], 1);
     EXPECT_EQ(a["inter_op_threads"], 1);
@@ -48,6 +50,7 @@ TEST(WorkerReadback, OneIntraOpThreadTrainModeGradEnabled) {
     EXPECT_EQ(a["jit"], "none");
     EXPECT_EQ(a["jit_state"]["frozen"], false);
     EXPECT_GT(a["jit_state"]["getattr_nodes"].get<int>(), 0);
+    EXPECT_EQ(a["jit_state"]["remaining_parameters"], 399370);
     ASSERT_TRUE(a.contains("blas"));
     EXPECT_TRUE(a["blas"].is_string());
     EXPECT_FALSE(a["blas"].get<std::string>().empty());
@@ -58,8 +61,9 @@ TEST(WorkerReadback, OneIntraOpThreadTrainModeGradEnabled) {
 
 TEST(WorkerReadback, TwoIntraAndTwoInterOpThreadsEvalNoGrad) {
     WorkerDriver w;
-    json a = applied(w, {{"intra_op_threads", 2}, {"inter_op_threads", 2},
-                               {"mode", "eval"}, {"grad", "no_grad"}});
+    json a = applied(
+        w,
+        {{"intra_op_threads", 2}, {"inter_op_threads", 2}, {"mode", "eval"}, {"grad", "no_grad"}});
     ASSERT_FALSE(a.is_null());
     EXPECT_EQ(a["intra_op_threads"], 2);
     EXPECT_EQ(a["inter_op_threads"], 2);
@@ -73,8 +77,9 @@ TEST(WorkerReadback, TwoIntraAndTwoInterOpThreadsEvalNoGrad) {
 
 TEST(WorkerReadback, InferenceModeAndFreeze) {
     WorkerDriver w;
-    json a = applied(w, {{"intra_op_threads", 1}, {"mode", "eval"},
-                               {"grad", "inference_mode"}, {"jit", "freeze"}});
+    json a = applied(
+        w,
+        {{"intra_op_threads", 1}, {"mode", "eval"}, {"grad", "inference_mode"}, {"jit", "freeze"}});
     ASSERT_FALSE(a.is_null());
     EXPECT_EQ(a["grad"], "inference_mode");
     EXPECT_EQ(a["grad_state"]["inference_mode_enabled"], true);
@@ -83,6 +88,7 @@ TEST(WorkerReadback, InferenceModeAndFreeze) {
     EXPECT_EQ(a["jit"], "freeze");
     EXPECT_EQ(a["jit_state"]["frozen"], true);
     EXPECT_EQ(a["jit_state"]["getattr_nodes"], 0);
+    EXPECT_EQ(a["jit_state"]["remaining_parameters"], 0) << "frozen weights are graph constants";
     const auto loaded = w.eventsOfType("loaded");
     ASSERT_EQ(loaded.size(), 1u);
     EXPECT_TRUE(loaded[0].contains("freeze_ms"));
@@ -92,12 +98,15 @@ TEST(WorkerReadback, InferenceModeAndFreeze) {
 
 TEST(WorkerReadback, FreezeOptimize) {
     WorkerDriver w;
-    json a = applied(w, {{"intra_op_threads", 1}, {"mode", "eval"},
-                               {"grad", "no_grad"}, {"jit", "freeze_optimize"}});
+    json a = applied(w, {{"intra_op_threads", 1},
+                         {"mode", "eval"},
+                         {"grad", "no_grad"},
+                         {"jit", "freeze_optimize"}});
     ASSERT_FALSE(a.is_null());
     EXPECT_EQ(a["jit"], "freeze_optimize");
     EXPECT_EQ(a["jit_state"]["frozen"], true);
     EXPECT_EQ(a["jit_state"]["getattr_nodes"], 0);
+    EXPECT_EQ(a["jit_state"]["remaining_parameters"], 0) << "frozen weights are graph constants";
     const auto loaded = w.eventsOfType("loaded");
     ASSERT_EQ(loaded.size(), 1u);
     EXPECT_TRUE(loaded[0].contains("freeze_ms"));
@@ -162,8 +171,8 @@ TEST(WorkerReadback, RunnerMeasuresItersPerArmInInterleavedBlocks) {
     const auto preset = mlpPreset(
         json::array({{{"name", "A"}, {"knobs", {{"intra_op_threads", 1}, {"grad", "enabled"}}}},
                      {{"name", "B"},
-                      {"knobs", {{"intra_op_threads", 1}, {"grad", "inference_mode"},
-                                 {"jit", "freeze"}}}}}),
+                      {"knobs",
+                       {{"intra_op_threads", 1}, {"grad", "inference_mode"}, {"jit", "freeze"}}}}}),
         {{"warmup_iters", 3}, {"iters", 25}, {"block_iters", 10}});
     auto run = runPreset(preset);
     ASSERT_EQ(run.arms.size(), 2u);

@@ -1,6 +1,7 @@
 #include "knob_harness.h"
 
 #include "pitlane/protocol/protocol.h"
+#include "pitlane/session/experiment_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -111,6 +112,22 @@ json runForMs(WorkerDriver& w, int block, double timeMs, int timeoutMs) {
     cmd["phase"] = "measure";
     cmd["time_ms"] = timeMs;
     return sendAndWait(w, cmd, {protocol::kBlockDone, protocol::kError}, timeoutMs);
+}
+
+results::RunResult runPresetWith(const spec::Preset& preset, const std::string& workerPath,
+                                 int timeoutMs) {
+    session::RunnerOptions opts;
+    opts.workerPath = QString::fromStdString(workerPath);
+    session::ExperimentRunner runner(opts);
+    bool finished = false;
+    QObject::connect(&runner, &session::ExperimentRunner::finished, [&] { finished = true; });
+    runner.start(preset);
+    if (!spinUntil([&] { return finished; }, timeoutMs)) {
+        ADD_FAILURE() << "the runner did not finish within " << timeoutMs << " ms";
+        runner.stop();
+        spinUntil([&] { return finished; }, 5000);
+    }
+    return runner.result();
 }
 
 spec::Preset knobPreset(const std::string& model, const json& arms, const json& run,

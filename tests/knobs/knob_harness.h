@@ -55,6 +55,10 @@ json sendAndWait(WorkerDriver& w, const json& cmd, const std::vector<std::string
 json runForMs(WorkerDriver& w, int block, double timeMs, int timeoutMs = 30000);
 
 // A preset over a bundled model, validated by the real parser. `input` null: the sidecar's.
+// Runs `preset` through ExperimentRunner with `workerPath` as the worker program.
+results::RunResult runPresetWith(const spec::Preset& preset, const std::string& workerPath,
+                                 int timeoutMs = 60000);
+
 spec::Preset knobPreset(const std::string& model, const json& arms, const json& run,
                         const json& input = nullptr);
 json arm(const std::string& name, json knobs);

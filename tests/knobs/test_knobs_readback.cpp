@@ -97,7 +97,7 @@ class KnobReadback : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         const int core = listCore();
-        pool_ = new std::map<std::string, ConfiguredWorker>(configureAll({
+        requests_ = new std::vector<WorkerRequest>({
             {"baseline", "mlp", {{"intra_op_threads", 1}}},
             {"cuda", "mlp", {{"device", "cuda:0"}}},
             {"train", "mlp",
@@ -124,7 +124,9 @@ protected:
               {"allow_tf32", false}}},
             {"executor_off", "mlp",
              {{"profiling_executor", false}, {"fuser", false}, {"intra_op_threads", 1}}},
-        }));
+            {"channels_last_2d", "mlp", {{"memory_format", "channels_last"}, {"intra_op_threads", 1}}},
+        });
+        pool_ = new std::map<std::string, ConfiguredWorker>(configureAll(*requests_));
     }
     static void TearDownTestSuite() {
         for (auto& [label, w] : *pool_)
@@ -137,6 +139,8 @@ protected:
             10000);
         delete pool_;
         pool_ = nullptr;
+        delete requests_;
+        requests_ = nullptr;
     }
 
     // The applied event of a pool worker; fails the test when it was an error.
@@ -148,9 +152,11 @@ protected:
     static const ConfiguredWorker& worker(const std::string& label) { return pool_->at(label); }
 
     static std::map<std::string, ConfiguredWorker>* pool_;
+    static std::vector<WorkerRequest>* requests_;
 };
 
 std::map<std::string, ConfiguredWorker>* KnobReadback::pool_ = nullptr;
+std::vector<WorkerRequest>* KnobReadback::requests_ = nullptr;
 
 TEST_F(KnobReadback, DeviceCudaOnThisCpuBuildIsDeviceUnavailable) {
     const auto& w = worker("cuda");
@@ -182,6 +188,16 @@ TEST_F(KnobReadback, CudaGraphIsRejectedOnCpuByValidationAndByTheWorker) {
     EXPECT_EQ(ev.value("type", ""), "error") << ev.dump();
     EXPECT_EQ(ev.value("code", ""), "bad_knob") << ev.dump();
     EXPECT_EQ(ev["detail"].value("field", ""), "knobs.cuda_graph") << ev.dump();
+}
+
+TEST_F(KnobReadback, AutocastFp16IsRejectedOnCpuByValidation) {
+    try {
+        pitlane::spec::parseKnobs({{"precision", "autocast_fp16"}}, "<test>", "knobs");
+        ADD_FAILURE() << "autocast_fp16 on cpu was accepted";
+    } catch (const pitlane::spec::SpecError& e) {
+        EXPECT_EQ(e.field(), "knobs.precision");
+        EXPECT_NE(e.reason().find("autocast_bf16"), std::string::npos) << e.reason();
+    }
 }
 
 TEST_F(KnobReadback, ModeTrainAndEval) {
@@ -297,6 +313,37 @@ TEST_F(KnobReadback, MemoryFormatChannelsLastOnMobilenet) {
     EXPECT_EQ(applied("mobilenet_optimized")["memory_format"], "contiguous");  // the default
 }
 
+// A 2-D input has no channels_last layout: the knob cannot be honoured, so a warning must say so
+// (DESIGN.md: nothing is silently ignored).
+TEST_F(KnobReadback, MemoryFormatChannelsLastOnA2dInputWarns) {
+    EXPECT_EQ(applied("channels_last_2d")["memory_format"], "contiguous");
+    bool warned = false;
+    for (const auto& w : worker("channels_last_2d").events("warning"))
+        warned |= w.value("message", "").find("memory_format") != std::string::npos ||
+                  w.value("message", "").find("channels_last") != std::string::npos;
+    EXPECT_TRUE(warned) << "channels_last on the mlp's [1, 256] input was silently not applied";
+}
+
+// Wherever a worker reads back another value than the one asked for, an event names the knob.
+TEST_F(KnobReadback, NoKnobReadsBackDifferentlyWithoutAWarning) {
+    for (const auto& r : *requests_) {
+        const auto& w = worker(r.label);
+        if (!w.ok()) continue;  // an error names its cause (tested above)
+        for (const auto& [knob, asked] : r.knobs.items()) {
+            if (!w.reply.contains(knob) || knob == "affinity" || knob == "batch_size") continue;
+            const json got = w.reply[knob];
+            if (got == asked) continue;
+            bool named = false;
+            for (const auto& ev : w.events("warning"))
+                named |= ev.value("message", "").find(knob) != std::string::npos ||
+                         (asked.is_string() &&
+                          ev.value("message", "").find(asked.get<std::string>()) != std::string::npos);
+            EXPECT_TRUE(named) << r.label << ": " << knob << " asked " << asked.dump()
+                               << ", read back " << got.dump() << ", and no warning names it";
+        }
+    }
+}
+
 TEST_F(KnobReadback, CudnnAndTf32FlagsReadBackWithACudaOnlyWarning) {
     const json a = applied("cudnn"), base = applied("baseline");
     // Every flag set to the opposite of torch's default.
@@ -337,8 +384,9 @@ TEST_F(KnobReadback, IntraAndInterOpThreadsAreNotSwapped) {
     EXPECT_EQ(base["inter_op_threads"], 1);
     // Unset intra_op_threads means one per allowed core.
     EXPECT_EQ(applied("cudnn")["intra_op_threads"].get<std::size_t>(), allowedCores().size());
-    if (allowedCores().size() < 3)
+    if (allowedCores().size() < 3) {
         EXPECT_FALSE(worker("no_grad").warnings("oversubscribed").empty());
+    }
 }
 
 TEST_F(KnobReadback, AffinityNoneCompactSpreadAndList) {

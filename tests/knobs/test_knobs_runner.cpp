@@ -3,9 +3,14 @@
 // the results JSON (CONTRACT.md) and in the effect on the measured latencies.
 #include "knob_harness.h"
 
+#include <QTemporaryDir>
+
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 namespace {
@@ -14,6 +19,8 @@ using namespace pitlane::knobtest;
 using pitlane::itest::allowedCores;
 using pitlane::itest::runPreset;
 namespace R = pitlane::results;
+
+constexpr std::int64_t kMiB = 1024 * 1024;
 
 std::string why(const R::ArmResult& a) { return a.error ? a.error->code + ": " + a.error->message : ""; }
 
@@ -90,8 +97,9 @@ TEST(KnobRunner, TwoCompactWorkersRunConcurrentlyOnDisjointCores) {
     const json run = {{"warmup_iters", 2}, {"iters", 20}, {"block_iters", 10}};
     const auto preset = knobPreset(
         "mlp",
-        json::array({arm("pair", {{"workers", 2}, {"affinity", "compact"}, {"intra_op_threads", 1}})}),
-        run);
+        json::array({arm("pair", {{"workers", 2}, {"affinity", "compact"}})}), run);
+    // Unset intra_op_threads: each worker gets its share of the allowed cores.
+    const int share = std::max(1, int(allowedCores().size()) / 2);
     const auto result = runPreset(preset);
     ASSERT_EQ(result.arms.size(), 1u);
     const auto& a = result.arms[0];
@@ -111,6 +119,7 @@ TEST(KnobRunner, TwoCompactWorkersRunConcurrentlyOnDisjointCores) {
         EXPECT_EQ(wj["applied"]["worker_index"], w);
         EXPECT_EQ(wj["applied"]["worker_count"], 2);
         EXPECT_EQ(wj["applied"]["affinity_policy"], "compact");
+        EXPECT_EQ(wj["applied"]["intra_op_threads"], share);
         masks.push_back(wj["applied"]["affinity"].get<std::vector<int>>());
         pids.insert(wj.value("pid", 0L));
     }
@@ -119,10 +128,84 @@ TEST(KnobRunner, TwoCompactWorkersRunConcurrentlyOnDisjointCores) {
     EXPECT_NEAR(j["aggregate_throughput_per_s"].get<double>(), sum, 1e-6 * sum);
     EXPECT_EQ(a.samples.size(), 40u);
     if (allowedCores().size() < 2) GTEST_SKIP() << "one allowed core: the workers must share it";
-    // compact with 1 thread each: one core per worker, not the same one.
-    ASSERT_EQ(masks[0].size(), 1u);
-    ASSERT_EQ(masks[1].size(), 1u);
-    EXPECT_NE(masks[0], masks[1]);
+    // compact: each worker gets as many cores as threads, and no core is shared.
+    ASSERT_EQ(int(masks[0].size()), share);
+    ASSERT_EQ(int(masks[1].size()), share);
+    std::vector<int> shared;
+    std::set_intersection(masks[0].begin(), masks[0].end(), masks[1].begin(), masks[1].end(),
+                          std::back_inserter(shared));
+    EXPECT_TRUE(shared.empty()) << json(masks).dump();
+}
+
+// Address space of a running process, from /proc (0 when unreadable).
+std::int64_t vmSizeBytes(long pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("VmSize:", 0) == 0) return std::stoll(line.substr(7)) * 1024;
+    return 0;
+}
+
+// Runs the sweep [1, 524288, 2] of the mlp (batch 524288: a 512 MiB input, 1 GiB for the first
+// layer's output) in a real worker under an address-space limit (ulimit -v) of `headroom` bytes
+// above what a configured mlp worker maps. Returns the arm of the results JSON.
+json sweepUnderMemoryLimit(std::int64_t headroom, R::RunResult* result) {
+    auto probe = configureAll({{"probe", "mlp", {{"intra_op_threads", 1}}}});
+    EXPECT_TRUE(probe["probe"].ok());
+    const std::int64_t base = vmSizeBytes(probe["probe"].driver->process().pid());
+    EXPECT_GT(base, 0);
+    probe["probe"].driver->quit();
+
+    QTemporaryDir dir;
+    EXPECT_TRUE(dir.isValid());
+    const std::string wrapper = dir.filePath("limited-worker").toStdString();
+    {
+        std::ofstream f(wrapper);
+        f << "#!/bin/sh\nulimit -v " << (base + headroom) / 1024 << " || exit 99\nexec '"
+          << pitlane::itest::workerPath() << "' \"$@\"\n";
+    }
+    EXPECT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+
+    const json run = {{"warmup_iters", 1}, {"iters", 4}, {"block_iters", 4}};
+    const auto preset = knobPreset(
+        "mlp",
+        json::array({arm("sweep", {{"batch_size", {1, 524288, 2}}, {"intra_op_threads", 1},
+                                   {"grad", "no_grad"}})}),
+        run);
+    *result = runPresetWith(preset, wrapper);
+    return result->arms.empty() ? json() : R::toResultsJson(*result)["arms"][0];
+}
+
+// The failed point keeps its error; the points before and after it are measured.
+void expectOnlyTheMiddlePointFailed(const R::RunResult& result, const json& j) {
+    ASSERT_EQ(result.arms.size(), 1u);
+    EXPECT_EQ(result.arms[0].status, R::kOk) << why(result.arms[0]).substr(0, 300);
+    ASSERT_TRUE(j.contains("sweep")) << j.dump().substr(0, 2000);
+    ASSERT_EQ(j["sweep"].size(), 3u);
+    auto status = [&](int i) { return j["sweep"][i].value("status", ""); };
+    auto n = [&](int i) { return j["sweep"][i].value("summary", json::object()).value("n", -1); };
+    EXPECT_EQ(status(0), "ok");
+    EXPECT_EQ(n(0), 4);
+    EXPECT_EQ(status(1), "failed");
+    EXPECT_EQ(j["sweep"][1].value("error", json::object()).value("code", ""), "out_of_memory")
+        << j["sweep"][1].dump();
+    EXPECT_EQ(n(1), 0);
+    EXPECT_EQ(status(2), "ok") << "the sweep goes on after the failed point";
+    EXPECT_EQ(n(2), 4);
+}
+
+// 768 MiB of headroom: the input fits, the forward does not.
+TEST(KnobRunner, SweepPointWhoseForwardRunsOutOfMemoryFailsAlone) {
+    R::RunResult result;
+    const json j = sweepUnderMemoryLimit(768 * kMiB, &result);
+    expectOnlyTheMiddlePointFailed(result, j);
+}
+
+// 256 MiB of headroom: not even that point's input fits. Still only that point may fail.
+TEST(KnobRunner, SweepPointWhoseInputRunsOutOfMemoryFailsAlone) {
+    R::RunResult result;
+    const json j = sweepUnderMemoryLimit(256 * kMiB, &result);
+    expectOnlyTheMiddlePointFailed(result, j);
 }
 
 }  // namespace

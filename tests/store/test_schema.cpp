@@ -73,7 +73,7 @@ TEST(Schema, MigratesV0FileAndKeepsForeignTables) {
     {
         RunStore s;
         ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
-        EXPECT_EQ(s.schemaVersion(), 1);
+        EXPECT_EQ(s.schemaVersion(), RunStore::kSchemaVersion);
         pitlane::results::RunResult r;
         r.preset.name = "kept across reopen";
         r.preset.model = "mlp";
@@ -81,15 +81,59 @@ TEST(Schema, MigratesV0FileAndKeepsForeignTables) {
         r.arms[0].name = "A";
         ASSERT_TRUE(s.importRun(r, QStringLiteral("test")).has_value()) << s.lastError().toStdString();
     }
-    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 1);
+    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), RunStore::kSchemaVersion);
     EXPECT_EQ(rawValue(path, QStringLiteral("SELECT t FROM notes")).toString(), QStringLiteral("keep me"));
-    // Reopening a v1 file migrates nothing and keeps the data.
+    // Reopening a current file migrates nothing and keeps the data.
     RunStore again;
     ASSERT_TRUE(again.open(path)) << again.lastError().toStdString();
     const auto runs = again.listRuns();
     ASSERT_EQ(runs.size(), 1);
     EXPECT_EQ(runs[0].name, QStringLiteral("kept across reopen"));
     EXPECT_EQ(runs[0].arms, QStringList{QStringLiteral("A")});
+}
+
+TEST(Schema, MigratesV1RunsToV2KeepingEveryRow) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("v1.sqlite"));
+    QString err;
+    ASSERT_TRUE(pitlane::store::migrateSchema(path, 1, &err)) << err.toStdString();
+    ASSERT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 1);
+    // A run as a v1 build wrote it: no sweep, worker or raw-metric columns.
+    QStringList rows = {
+        QStringLiteral("INSERT INTO experiments (id, started_at, finished_at, name, model, preset) "
+                       "VALUES (7, '2024-01-02T03:04:05Z', '2024-01-02T03:05:00Z', 'old run', 'mlp', "
+                       "'{\"name\": \"old run\", \"model\": \"mlp\"}')"),
+        QStringLiteral("INSERT INTO arms (id, experiment, idx, name, batch_size, status, pid) "
+                       "VALUES (70, 7, 0, 'A', 4, 'ok', 1234)"),
+        QStringLiteral("INSERT INTO metrics (arm, t_ms, rss, cpu_s, core_util) "
+                       "VALUES (70, 100, 1048576, 0.5, '[50, 25]')")};
+    for (int i = 0; i < 30; ++i)
+        rows << QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
+                               "VALUES (70, %1, %2, 4, %3)")
+                    .arg(i / 10)
+                    .arg(i)
+                    .arg(1000 + i);
+    rawExec(path, rows);
+
+    RunStore s;
+    ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
+    EXPECT_EQ(s.schemaVersion(), 2);
+    const auto run = s.loadRun(7);
+    ASSERT_TRUE(run) << s.lastError().toStdString();
+    EXPECT_EQ(run->preset.name, "old run");
+    ASSERT_EQ(run->arms.size(), 1u);
+    const auto& a = run->arms[0];
+    ASSERT_EQ(a.samples.size(), 30u);
+    EXPECT_EQ(a.samples[29].latency_ns, 1029);
+    EXPECT_EQ(a.samples[29].block, 2);
+    EXPECT_EQ(a.batch_sizes, std::vector<int>{4});
+    EXPECT_EQ(a.workers, 1);
+    EXPECT_EQ(a.worker_pids, std::vector<long>{1234});
+    ASSERT_EQ(a.metrics.size(), 1u);
+    EXPECT_EQ(a.metrics[0].worker, 0);
+    EXPECT_EQ(a.metrics[0].rss_bytes, 1048576);
+    EXPECT_EQ(a.metrics[0].core_util_pct, (std::vector<double>{50, 25}));
+    EXPECT_EQ(pitlane::results::summarize(a).n, 30u);
 }
 
 TEST(Schema, FailedMigrationRollsBackToV0) {

@@ -42,8 +42,8 @@ protected:
     void expectError(const json& j, const std::string& field, const std::string& reasonPart) {
         try {
             parsePreset(j, presetFile, modelDir);
-            ADD_FAILURE() << "accepted an invalid preset, expected an error on " << field
-                          << ": " << j.dump();
+            ADD_FAILURE() << "accepted an invalid preset, expected an error on " << field << ": "
+                          << j.dump();
         } catch (const SpecError& e) {
             EXPECT_EQ(e.where(), presetFile);
             EXPECT_EQ(e.field(), field) << e.what();
@@ -220,9 +220,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadKnob{"device", "gpu", "device", "unknown device \"gpu\""},
         BadKnob{"device", "cuda:", "device", "cuda:N"},
-        BadKnob{"device", "cuda:x", "device", "cuda:N"},
-        BadKnob{"device", 0, "device", "cuda:N"},
-        BadKnob{"mode", "training", "mode", "unknown value \"training\" (expected one of train, eval)"},
+        BadKnob{"device", "cuda:x", "device", "cuda:N"}, BadKnob{"device", 0, "device", "cuda:N"},
+        BadKnob{"device", "cuda:\xd9\xa3", "device", "cuda:N"},  // a non-ASCII digit
+        BadKnob{"mode", "training", "mode",
+                "unknown value \"training\" (expected one of train, eval)"},
         BadKnob{"mode", true, "mode", "expected a string"},
         BadKnob{"grad", "off", "grad", "expected one of enabled, no_grad, inference_mode"},
         BadKnob{"jit", "script", "jit", "expected one of none, freeze, freeze_optimize"},
@@ -259,15 +260,24 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(PresetTest, EveryGoodKnobValueIsAccepted) {
     auto j = twoArms();
-    j["arms"][1]["knobs"] = {{"device", "cuda:1"},     {"mode", "eval"},
-                             {"grad", "inference_mode"}, {"jit", "freeze_optimize"},
-                             {"precision", "autocast_bf16"}, {"batch_size", {1, 8}},
-                             {"intra_op_threads", 2},  {"inter_op_threads", 1},
-                             {"affinity", {0, 1}},     {"cudnn_enabled", true},
-                             {"cudnn_benchmark", false}, {"cudnn_deterministic", true},
-                             {"allow_tf32", false},    {"memory_format", "channels_last"},
-                             {"workers", 2},           {"host_sync_each_iter", true},
-                             {"input_on_host", true},  {"profiling_executor", false},
+    j["arms"][1]["knobs"] = {{"device", "cuda:1"},
+                             {"mode", "eval"},
+                             {"grad", "inference_mode"},
+                             {"jit", "freeze_optimize"},
+                             {"precision", "autocast_bf16"},
+                             {"batch_size", {1, 8}},
+                             {"intra_op_threads", 2},
+                             {"inter_op_threads", 1},
+                             {"affinity", {0, 1}},
+                             {"cudnn_enabled", true},
+                             {"cudnn_benchmark", false},
+                             {"cudnn_deterministic", true},
+                             {"allow_tf32", false},
+                             {"memory_format", "channels_last"},
+                             {"workers", 2},
+                             {"host_sync_each_iter", true},
+                             {"input_on_host", true},
+                             {"profiling_executor", false},
                              {"fuser", false}};
     const auto p = parsePreset(j, presetFile, modelDir);
     const auto& k = p.arms[1].knobs;
@@ -372,13 +382,19 @@ TEST_F(PresetTest, RoundTripThroughPresetToJson) {
     j["name"] = "round trip";
     j["description"] = "every part of a preset survives save + load";
     j["lesson"] = {{"title", "t"}, {"steps", {"a", "b"}}};
-    j["input"] = json::array({{{"shape", {256}}, {"dtype", "float32"}},
-                              {{"shape", {2, 3}}, {"dtype", "int64"}, {"shapes", {{2, 3}, {4, 3}}}}});
-    j["run"] = {{"warmup_iters", 3}, {"iters", 40}, {"block_iters", 8},
-                {"event_timeout_ms", 1500}, {"seed", 7}};
+    j["input"] =
+        json::array({{{"shape", {256}}, {"dtype", "float32"}},
+                     {{"shape", {2, 3}}, {"dtype", "int64"}, {"shapes", {{2, 3}, {4, 3}}}}});
+    j["run"] = {{"warmup_iters", 3},
+                {"iters", 40},
+                {"block_iters", 8},
+                {"event_timeout_ms", 1500},
+                {"seed", 7}};
     j["arms"][0]["knobs"] = {{"mode", "train"}, {"grad", "enabled"}, {"intra_op_threads", 2}};
-    j["arms"][1]["knobs"] = {{"grad", "inference_mode"}, {"jit", "freeze_optimize"},
-                             {"affinity", {1}}, {"batch_size", {1, 4}}};
+    j["arms"][1]["knobs"] = {{"grad", "inference_mode"},
+                             {"jit", "freeze_optimize"},
+                             {"affinity", {1}},
+                             {"batch_size", {1, 4}}};
     const Preset a = parsePreset(j, presetFile, modelDir);
     const json saved = pitlane::spec::presetToJson(a);
     const Preset b = parsePreset(saved, presetFile, modelDir);
@@ -406,10 +422,14 @@ TEST_F(PresetTest, RoundTripThroughPresetToJson) {
 
 TEST_F(PresetTest, KnobsToJsonParsesBackToTheSameKnobs) {
     // The orchestrator sends knobsToJson() to the worker, which parses it with parseKnobs().
-    const json requested = {{"mode", "eval"}, {"grad", "no_grad"}, {"affinity", {0}},
-                            {"batch_size", 4}, {"allow_tf32", true}};
+    const json requested = {{"mode", "eval"},
+                            {"grad", "no_grad"},
+                            {"affinity", {0}},
+                            {"batch_size", 4},
+                            {"allow_tf32", true}};
     const auto k = pitlane::spec::parseKnobs(requested, "<configure>", "knobs");
-    const auto again = pitlane::spec::parseKnobs(pitlane::spec::knobsToJson(k), "<configure>", "knobs");
+    const auto again =
+        pitlane::spec::parseKnobs(pitlane::spec::knobsToJson(k), "<configure>", "knobs");
     EXPECT_EQ(pitlane::spec::knobsToJson(again), pitlane::spec::knobsToJson(k));
     EXPECT_EQ(again.affinity_cores, std::vector<int>{0});
     EXPECT_EQ(again.batch_size, std::vector<int>{4});

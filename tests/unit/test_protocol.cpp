@@ -40,7 +40,8 @@ TEST(Protocol, WarmupSamplesKeepBlockMinusOne) {
     P::Samples s;
     s.phase = "warmup";
     s.latency_ns = {5, 6};
-    const auto back = P::samplesFromJson(*P::decode(P::encode(P::toJson(s)), P::Kind::Event, nullptr));
+    const auto back =
+        P::samplesFromJson(*P::decode(P::encode(P::toJson(s)), P::Kind::Event, nullptr));
     EXPECT_EQ(back.block, -1);
     EXPECT_EQ(back.phase, "warmup");
 }
@@ -55,7 +56,8 @@ TEST(Protocol, SamplesFromJsonRejectsMissingFields) {
 }
 
 TEST(Protocol, ErrorEventRoundTrip) {
-    P::Error e{P::code::kInputMismatch, "forward failed with input [1, 7] float32: mat1 and mat2 shapes",
+    P::Error e{P::code::kInputMismatch,
+               "forward failed with input [1, 7] float32: mat1 and mat2 shapes",
                json{{"torch", "line 1\nline 2"}, {"knob", "input"}}};
     const std::string line = P::encode(P::toJson(e));
     EXPECT_EQ(line.find('\n'), std::string::npos) << "a newline in a message must stay escaped";
@@ -124,21 +126,19 @@ TEST_P(MalformedLine, IsRejectedWithAReasonAndNeverThrows) {
 
 INSTANTIATE_TEST_SUITE_P(
     Lines, MalformedLine,
-    ::testing::Values(Malformed{"", "not valid JSON"},
-                      Malformed{"torch warning: something", "not valid JSON"},
-                      Malformed{R"({"v": 1, "type": "sampl)", "not valid JSON"},
-                      Malformed{R"({"v": 1, "type": "hello"} trailing)", "not valid JSON"},
-                      Malformed{"[1, 2, 3]", "not a JSON object"},
-                      Malformed{"42", "not a JSON object"},
-                      Malformed{R"("hello")", "not a JSON object"},
-                      Malformed{"{}", "missing string field \"type\""},
-                      Malformed{R"({"v": 1})", "missing string field \"type\""},
-                      Malformed{R"({"v": 1, "type": 7})", "missing string field \"type\""},
-                      Malformed{R"({"type": "hello"})", "missing protocol version"},
-                      Malformed{R"({"v": "1", "type": "hello"})", "missing protocol version"},
-                      Malformed{R"({"v": 2, "type": "hello"})", "protocol version 2"},
-                      Malformed{R"({"v": 0, "type": "samples", "latency_ns": [1]})",
-                                "protocol version 0"}));
+    ::testing::Values(
+        Malformed{"", "not valid JSON"}, Malformed{"torch warning: something", "not valid JSON"},
+        Malformed{R"({"v": 1, "type": "sampl)", "not valid JSON"},
+        Malformed{R"({"v": 1, "type": "hello"} trailing)", "not valid JSON"},
+        Malformed{"[1, 2, 3]", "not a JSON object"}, Malformed{"42", "not a JSON object"},
+        Malformed{R"("hello")", "not a JSON object"},
+        Malformed{"{}", "missing string field \"type\""},
+        Malformed{R"({"v": 1})", "missing string field \"type\""},
+        Malformed{R"({"v": 1, "type": 7})", "missing string field \"type\""},
+        Malformed{R"({"type": "hello"})", "missing protocol version"},
+        Malformed{R"({"v": "1", "type": "hello"})", "missing protocol version"},
+        Malformed{R"({"v": 2, "type": "hello"})", "protocol version 2"},
+        Malformed{R"({"v": 0, "type": "samples", "latency_ns": [1]})", "protocol version 0"}));
 
 TEST(LineBuffer, SplitsLinesAcrossPartialChunks) {
     P::LineBuffer buf;

@@ -66,8 +66,8 @@ TEST(ResultsJson, HasTheContractFields) {
     EXPECT_EQ(j["preset"]["name"], "unit");
     ASSERT_EQ(j["arms"].size(), 2u);
     for (const auto& arm : j["arms"]) {
-        for (const char* key : {"name", "status", "knobs", "applied", "environment", "cold",
-                                "latency_ns", "summary"})
+        for (const char* key :
+             {"name", "status", "knobs", "applied", "environment", "cold", "latency_ns", "summary"})
             EXPECT_TRUE(arm.contains(key)) << key;
         for (const char* key : {"n", "median_ns", "mean_ns", "sd_ns", "min_ns", "max_ns", "p90_ns",
                                 "p95_ns", "p99_ns", "throughput_per_s", "peak_rss_bytes"})
@@ -142,7 +142,8 @@ void expectRejected(json j, const std::vector<std::string>& parts) {
     } catch (const std::exception& e) {
         const std::string what = e.what();
         for (const auto& p : parts)
-            EXPECT_NE(what.find(p), std::string::npos) << "\"" << what << "\" lacks \"" << p << "\"";
+            EXPECT_NE(what.find(p), std::string::npos)
+                << "\"" << what << "\" lacks \"" << p << "\"";
     }
 }
 
@@ -172,6 +173,22 @@ TEST(ResultsJson, ImportErrorsNameTheField) {
     j = good;
     j["arms"][0]["block"].erase(0);
     expectRejected(j, {"arms[0]", "block"});
+    // Wrong types are named too, not left to a bare JSON library message.
+    j = good;
+    j["schema"] = "1";
+    expectRejected(j, {"schema"});
+    j = good;
+    j["arms"] = {{"A", 1}};
+    expectRejected(j, {"arms"});
+    j = good;
+    j["arms"][1]["name"] = 5;
+    expectRejected(j, {"arms[1]", "name"});
+    j = good;
+    j["arms"][0]["latency_ns"] = {1, "2", 3};
+    expectRejected(j, {"arms[0]", "latency_ns"});
+    j = good;
+    j["arms"][0]["error"] = "boom";
+    expectRejected(j, {"arms[0]", "error"});
 }
 
 TEST(ResultsJson, ImportWithoutBlocksPutsEverySampleInBlockZero) {

@@ -62,6 +62,7 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
     scroll->setWidget(form);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     tabs_->addTab(scroll, name);
     connect(form, &KnobForm::changed, this, &ArmEditor::changed);
     connect(form, &KnobForm::nameChanged, this, [this, scroll](const QString& n) {

@@ -7,9 +7,6 @@ namespace pitlane::widgets {
 
 CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per core"), parent) {
     yAxis->setLabel(tr("busy (%)"));
-    legend->setVisible(true);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     restyle();
 }
 
@@ -22,9 +19,6 @@ QColor CpuUtilPlot::coreColor(int k, int n) const {
 
 void CpuUtilPlot::restyle() {
     TimePlot::restyle();
-    QColor legendBg = baseColor();
-    legendBg.setAlpha(200);
-    legend->setBrush(legendBg);
     for (std::size_t k = 0; k < series_.size(); ++k)
         series_[k]->setPen(QPen(coreColor(int(k), int(series_.size())), k == 0 && cores_ > kPerCoreLimit ? 2 : 1.2));
 }
@@ -34,6 +28,7 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
     series_.clear();
     cores_ = 0;
     ticksShown_.assign(run.arms.size(), 0);
+    lastTickMs_.assign(run.arms.size(), -1e9);
 }
 
 void CpuUtilPlot::ensureSeries(int cores) {
@@ -42,6 +37,8 @@ void CpuUtilPlot::ensureSeries(int cores) {
     series_.clear();
     cores_ = cores;
     const int n = cores <= kPerCoreLimit ? cores : 2;
+    setTitle(cores <= kPerCoreLimit ? tr("CPU utilization · %n core(s)", nullptr, cores)
+                                    : tr("CPU · mean of %1 cores (thick), busiest (thin)").arg(cores));
     for (int k = 0; k < n; ++k) {
         auto* g = addGraph();
         g->setName(cores <= kPerCoreLimit ? tr("core %1").arg(k)
@@ -53,12 +50,16 @@ void CpuUtilPlot::ensureSeries(int cores) {
 }
 
 void CpuUtilPlot::refresh(const results::RunResult& run) {
-    if (ticksShown_.size() != run.arms.size()) resetRun(run);
+    if (ticksShown_.size() != run.arms.size() || lastTickMs_.size() != run.arms.size()) resetRun(run);
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& ticks = run.arms[i].metrics;
         for (std::size_t k = ticksShown_[i]; k < ticks.size(); ++k) {
             const auto& util = ticks[k].core_util_pct;
-            if (util.empty()) continue;
+            // A tick right after another covers a window of a jiffy or two: its percentages are
+            // 0 or 100 noise, not utilization.
+            const bool shortWindow = ticks[k].t_ms - lastTickMs_[i] < kMinWindowMs;
+            lastTickMs_[i] = ticks[k].t_ms;
+            if (util.empty() || shortWindow) continue;
             ensureSeries(int(util.size()));
             if (int(util.size()) != cores_) continue;
             const double t = ticks[k].t_ms / 1000.0;

@@ -29,9 +29,7 @@ GpuUtilPlot::GpuUtilPlot(QWidget* parent) : TimePlot(tr("GPU utilization"), pare
     placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);
     placeholder_->position->setCoords(0.5, 0.5);
     placeholder_->setText(tr("no GPU data (no NVML)"));
-    QFont f = font();
-    f.setPointSizeF(f.pointSizeF() * 1.15);
-    placeholder_->setFont(f);
+    placeholder_->setClipToAxisRect(false);
     restyle();
 }
 

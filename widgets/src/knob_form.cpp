@@ -110,9 +110,9 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     workers_->setToolTip(tr("Concurrent worker processes for this arm"));
     form_->addRow(tr("Workers"), workers_);
     watch(workers_);
-    hostSync_ = new QCheckBox(tr("Read the output back each iteration"), this);
+    hostSync_ = new QCheckBox(tr("output to host each iteration"), this);
     hostSync_->setToolTip(tr("host_sync_each_iter: .item()/.cpu() on the output every iteration"));
-    form_->addRow(tr("Host sync"), hostSync_);
+    form_->addRow(tr("Sync"), hostSync_);
     watch(hostSync_);
 
     addSection(tr("TorchScript executor"));
@@ -134,9 +134,9 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     form_->addRow(tr("cuDNN deterministic"), cudnnDeterministic_);
     allowTf32_ = optionalBool(tr("TF32 tensor cores for fp32 matmul / convolution"));
     form_->addRow(tr("Allow TF32"), allowTf32_);
-    inputOnHost_ = new QCheckBox(tr("Create on the host, copy each iteration"), this);
+    inputOnHost_ = new QCheckBox(tr("copy from host each iteration"), this);
     inputOnHost_->setToolTip(tr("input_on_host: include the host-to-device copy in every iteration"));
-    form_->addRow(tr("Input on host"), inputOnHost_);
+    form_->addRow(tr("Input"), inputOnHost_);
     watch(inputOnHost_);
 
     setKnobs(json::object());

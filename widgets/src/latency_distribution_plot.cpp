@@ -9,6 +9,7 @@
 namespace pitlane::widgets {
 
 namespace {
+constexpr double kLogSpread = 4.0;
 constexpr int kCdfPoints = 400;  // the CDF is drawn through this many quantiles at most
 
 QCPItemStraightLine* markerLine(QCustomPlot* plot, const QColor& c, Qt::PenStyle style) {
@@ -77,7 +78,14 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
     if (total == 0) return;
     if (!(hi > lo)) hi = lo + std::max(lo * 0.01, 1e-6);
     const int bins = std::clamp(int(std::sqrt(double(total))), 10, 80);
-    const double width = (hi - lo) / bins;
+    // Heavy tails (a few 10x spikes) would squeeze the bulk into one linear bin: beyond a 4x
+    // spread the bins and the axis go logarithmic (base 2, so ticks read 8, 16, 32 ms).
+    const bool logScale = lo > 0 && hi / lo > kLogSpread;
+    setLogScale(logScale);
+    const double a = logScale ? std::log2(lo) : lo, b = logScale ? std::log2(hi) : hi;
+    const double width = (b - a) / bins;
+    auto position = [&](double x) { return logScale ? std::log2(x) : x; };
+    auto value = [&](double p) { return logScale ? std::exp2(p) : p; };
 
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& v = sorted[i];
@@ -91,11 +99,11 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
         }
         std::vector<double> counts(std::size_t(bins), 0.0);
         for (double x : v)
-            counts[std::size_t(std::clamp(int((x - lo) / width), 0, bins - 1))] += 1;
+            counts[std::size_t(std::clamp(int((position(x) - a) / width), 0, bins - 1))] += 1;
         QVector<double> keys, values;
-        for (int b = 0; b < bins; ++b) {
-            keys.push_back(lo + (b + 0.5) * width);
-            values.push_back(100.0 * counts[std::size_t(b)] / double(v.size()));
+        for (int bin = 0; bin < bins; ++bin) {
+            keys.push_back(value(a + (bin + 0.5) * width));
+            values.push_back(100.0 * counts[std::size_t(bin)] / double(v.size()));
         }
         s.histogram->setData(keys, values, true);
 
@@ -115,8 +123,24 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
         s.median->setVisible(true);
         s.p99->setVisible(true);
     }
-    xView_ = QCPRange(lo - width, hi + width);
+    xView_ = QCPRange(value(a - width), value(b + width));
     fitView();
+}
+
+void LatencyDistributionPlot::setLogScale(bool on) {
+    if (on == (xAxis->scaleType() == QCPAxis::stLogarithmic)) return;
+    if (on) {
+        auto ticker = QSharedPointer<QCPAxisTickerLog>::create();
+        ticker->setLogBase(2);
+        ticker->setSubTickCount(1);
+        xAxis->setTicker(ticker);
+        xAxis->setScaleType(QCPAxis::stLogarithmic);
+        xAxis->setLabel(tr("latency (ms, log scale) · solid: median, dashed: p99"));
+    } else {
+        xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        xAxis->setScaleType(QCPAxis::stLinear);
+        xAxis->setLabel(tr("latency (ms) · solid: median, dashed: p99"));
+    }
 }
 
 void LatencyDistributionPlot::fitView() {

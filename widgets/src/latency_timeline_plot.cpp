@@ -30,6 +30,7 @@ LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
     warmupLabel_->setText(tr("warmup"));
     warmupLabel_->setClipToAxisRect(true);
     warmupLabel_->setVisible(false);
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { fitWarmupLabel(); });
     restyle();
 }
 
@@ -129,6 +130,7 @@ void LatencyTimelinePlot::refresh(const results::RunResult& run) {
 
 void LatencyTimelinePlot::fitView() {
     fitToData();
+    fitWarmupLabel();
     // The first warmup iterations can be 100x slower than steady state; fitting them would flatten
     // the measured series into a line, so y follows the measured samples once there are some.
     if (!followsData()) return;
@@ -145,6 +147,14 @@ void LatencyTimelinePlot::fitView() {
     if (!any) return;
     const double pad = std::max(range.size() * 0.08, range.upper * 0.02);
     yAxis->setRange(std::max(0.0, range.lower - pad), range.upper + pad);
+}
+
+void LatencyTimelinePlot::fitWarmupLabel() {
+    if (maxWarmup_ == 0) return;
+    // Only label the shaded region when the word fits in it.
+    const double left = xAxis->coordToPixel(-double(maxWarmup_) - 0.5);
+    const double right = xAxis->coordToPixel(-0.5);
+    warmupLabel_->setVisible(right - left > QFontMetrics(warmupLabel_->font()).horizontalAdvance(warmupLabel_->text()) + 4);
 }
 
 }  // namespace pitlane::widgets

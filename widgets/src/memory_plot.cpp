@@ -8,8 +8,8 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 }
 
-MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory"), parent) {
-    yAxis->setLabel(tr("MiB · solid: RSS, dashed: tensors"));
+MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory · RSS solid, tensors dashed"), parent) {
+    yAxis->setLabel(tr("MiB"));
     restyle();
 }
 

@@ -60,9 +60,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     size_ = addInfo(form, tr("Size"), "modelSize");
     params_ = addInfo(form, tr("Parameters"), "modelParameters");
     input_ = addInfo(form, tr("Input"), "modelInput");
+    input_->setWordWrap(true);
     output_ = addInfo(form, tr("Output"), "modelOutput");
     load_ = addInfo(form, tr("Load time"), "modelLoadTime");
     firstForward_ = addInfo(form, tr("First forward"), "modelFirstForward");
+    for (QLabel* l : {output_, load_, firstForward_}) l->setWordWrap(true);
     clearLoaded();
 }
 
@@ -109,7 +111,10 @@ void ModelPanel::setModel(const QString& model) {
     updating_ = false;
     const bool bundled = std::find(spec::bundledModelNames().begin(), spec::bundledModelNames().end(),
                                    model.toStdString()) != spec::bundledModelNames().end();
-    path_->setText(bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt")) : model);
+    const QString path = bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt")) : model;
+    // Zero-width spaces after each '/' let a long path wrap inside the narrow panel.
+    path_->setText(QString(path).replace(QLatin1Char('/'), QStringLiteral("/\u200b")));
+    path_->setToolTip(path);
 }
 
 QString ModelPanel::model() const { return picker_->currentData().toString(); }
@@ -139,7 +144,7 @@ void ModelPanel::showLoaded(const results::RunResult& run) {
     if (l.contains("parameters"))
         params_->setText(QLocale::c().toString(l["parameters"].get<qlonglong>()).replace(QLatin1Char(','), QChar(0x202f)));
     if (l.contains("input"))
-        input_->setText(describeInputs(l["input"]) + tr(" (batch dimension added per arm)"));
+        input_->setText(describeInputs(l["input"]) + tr(" + batch dim"));
     if (l.contains("output") && l["output"].is_object())
         output_->setText(QStringLiteral("%1 %2").arg(shapeText(l["output"].value("shape", json::array())),
                                                      QString::fromStdString(l["output"].value("dtype", std::string()))));

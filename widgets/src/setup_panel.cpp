@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -98,11 +99,16 @@ SetupPanel::SetupPanel(QWidget* parent)
     modelLayout->addLayout(inputForm);
 
     auto* runBox = new QGroupBox(tr("Run"), this);
-    auto* runLayout = new QHBoxLayout(runBox);
-    for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Iterations"), iters_},
-                               std::pair{tr("Block"), blockIters_}}) {
-        runLayout->addWidget(new QLabel(label, runBox));
-        runLayout->addWidget(spin, 1);
+    auto* runLayout = new QGridLayout(runBox);
+    runLayout->setVerticalSpacing(1);
+    int column = 0;
+    for (auto [label, spin] : {std::pair{tr("Warmup iterations"), warmup_},
+                               std::pair{tr("Measured iterations"), iters_},
+                               std::pair{tr("Block size"), blockIters_}}) {
+        auto* l = new QLabel(label, runBox);
+        l->setBuddy(spin);
+        runLayout->addWidget(l, 0, column);
+        runLayout->addWidget(spin, 1, column++);
     }
 
     auto* armsBox = new QGroupBox(tr("Arms"), this);

@@ -5,7 +5,7 @@
 namespace pitlane::widgets {
 
 TimePlot::TimePlot(const QString& title, QWidget* parent) : LivePlot(title, parent) {
-    xAxis->setLabel(tr("time since run start (s) · shaded: arm running"));
+    xAxis->setLabel(tr("run time (s) · shading: arm running"));
     // The bands live on the hidden right axis, fixed at 0..1, so they span the full height
     // whatever the left axis shows.
     yAxis2->setVisible(false);

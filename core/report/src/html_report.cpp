@@ -53,8 +53,9 @@ h3 { font-size: 10.5pt; }
 .sub, .muted { color: #666666; }
 code, pre { font-family: "DejaVu Sans Mono"; font-size: 8pt; }
 th { background-color: #f0f0f0; font-weight: bold; }
-td.num { text-align: right; }
-td.key { font-family: "DejaVu Sans Mono"; font-size: 8pt; }
+td.num { text-align: right; white-space: nowrap; }
+td.key { font-family: "DejaVu Sans Mono"; font-size: 7.5pt; white-space: nowrap; }
+table.grid td { font-size: 8pt; }
 table.kv td { font-size: 8pt; }
 tr.diff td { background-color: #fff1b8; }
 tr.drift td { background-color: #fde0dc; }
@@ -71,6 +72,14 @@ QString dateText(const std::string& iso) {
     if (!t.isValid()) return esc(iso);
     return t.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"));
 }
+
+// "175.4&nbsp;µs": a number never wraps away from its unit in a narrow table cell.
+QString unitText(const std::string& s) {
+    QString t = QString::fromStdString(s);
+    if (t.endsWith(QLatin1String(" us"))) t.replace(t.size() - 2, 2, QStringLiteral("µs"));
+    return esc(t).replace(' ', QLatin1String("&nbsp;"));
+}
+QString duration(double ns) { return unitText(results::formatDuration(ns)); }
 
 QString pValue(double p) {
     return p < 1e-4 ? QStringLiteral("&lt;&nbsp;0.0001") : QString::number(p, 'f', 4);
@@ -96,7 +105,7 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
         if (run.arms.size() == 1 && !run.arms[0].samples.empty())
             rows += QStringLiteral("<p class=\"headline neutral\">One arm: median %1, nothing to "
                                    "compare against.</p>\n")
-                        .arg(esc(results::formatDuration(results::summarize(run.arms[0]).median)));
+                        .arg(duration(results::summarize(run.arms[0]).median));
         else
             rows += QStringLiteral("<p class=\"headline bad\">No comparison: fewer than two arms "
                                    "have measured samples.</p>\n");
@@ -125,7 +134,6 @@ QString statsSection(const RunResult& run) {
         "<tr><th>arm</th><th>status</th><th>n</th><th>median</th><th>mean</th><th>sd</th>"
         "<th>CoV</th><th>min</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th>"
         "</tr>\n");
-    auto d = [](double ns) { return esc(results::formatDuration(ns)); };
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         const auto s = results::summarize(a);
@@ -136,10 +144,10 @@ QString statsSection(const RunResult& run) {
             h += QStringLiteral("<td colspan=\"10\" class=\"muted\">no measured samples</td></tr>\n");
             continue;
         }
-        for (double v : {s.median, s.mean, s.sd}) h += "<td class=\"num\">" + d(v) + "</td>";
+        for (double v : {s.median, s.mean, s.sd}) h += "<td class=\"num\">" + duration(v) + "</td>";
         h += QStringLiteral("<td class=\"num\">%1%</td>").arg(100 * s.cov, 0, 'f', 1);
         for (double v : {s.min, s.p90, s.p95, s.p99, s.p999, s.max})
-            h += "<td class=\"num\">" + d(v) + "</td>";
+            h += "<td class=\"num\">" + duration(v) + "</td>";
         h += QStringLiteral("</tr>\n");
     }
     h += QStringLiteral("</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
@@ -152,14 +160,14 @@ QString statsSection(const RunResult& run) {
         const auto& a = run.arms[i];
         const auto s = results::summarize(a);
         auto ms = [&](const char* k) {
-            return a.loaded.contains(k) ? QStringLiteral("%1 ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
+            return a.loaded.contains(k) ? QStringLiteral("%1&nbsp;ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
                                         : QStringLiteral("&mdash;");
         };
         h += QStringLiteral("<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
                             "<td class=\"num\">%4</td><td class=\"num\">%5</td><td class=\"num\">%6</td></tr>\n")
                  .arg(armLabel(run, i),
-                      s.n ? QStringLiteral("%1 /s").arg(s.throughput_per_s, 0, 'f', 1) : QStringLiteral("&mdash;"),
-                      a.peak_rss_bytes ? esc(results::formatBytes(double(a.peak_rss_bytes))) : QStringLiteral("&mdash;"),
+                      s.n ? QStringLiteral("%1&nbsp;/s").arg(s.throughput_per_s, 0, 'f', 1) : QStringLiteral("&mdash;"),
+                      a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes))) : QStringLiteral("&mdash;"),
                       ms("load_ms"), ms("first_forward_ms"))
                  .arg(a.warmup_ns.size());
     }
@@ -211,7 +219,7 @@ QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
             h += QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
                      .arg(c.id, c.svg, esc(c.caption));
         else
-            h += QStringLiteral("<p><img src=\"chart:%1\" width=\"690\"></p>\n"
+            h += QStringLiteral("<p><img src=\"chart:%1\" width=\"670\"></p>\n"
                                 "<p class=\"figcaption\">%2</p>\n")
                      .arg(c.id, esc(c.caption));
     }
@@ -264,10 +272,17 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += flavor == Flavor::Browser ? QStringLiteral("<footer>%1</footer>\n").arg(footer)
                                    : QStringLiteral("<p class=\"footer\">%1</p>\n").arg(footer);
     h += QStringLiteral("</body>\n</html>\n");
-    // QTextDocument draws cell borders and padding only from the table's attributes.
-    if (flavor == Flavor::RichText)
+    // QTextDocument draws cell borders and padding only from the table's attributes. The charts
+    // and the reference tables start on a new page rather than leave a heading orphaned.
+    if (flavor == Flavor::RichText) {
         h.replace(QLatin1String("<table class=\""),
                   QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
+        for (const char* heading : {"<h2>Charts</h2>", "<h2>Knobs</h2>"})
+            h.replace(QLatin1String(heading),
+                      QString::fromLatin1(heading).replace(
+                          QLatin1String("<h2>"),
+                          QLatin1String("<h2 style=\"page-break-before: always\">")));
+    }
     doc.html = h;
     return doc;
 }

@@ -238,7 +238,16 @@ RunResult fromResultsJson(const json& j) {
             throw std::runtime_error(where + ": missing field \"" + key + "\"");
         return o[key];
     };
-    if (need(j, "schema", "results").get<int>() != 1)
+    // A field of the wrong type is named too, not left to a bare JSON library message.
+    auto as = [](const json& v, const std::string& where, const char* key, auto def) {
+        try {
+            return v.get<decltype(def)>();
+        } catch (const json::exception& e) {
+            throw std::runtime_error(where + ": field \"" + key + "\" has the wrong type (" +
+                                     e.what() + ")");
+        }
+    };
+    if (as(need(j, "schema", "results"), "results", "schema", 0) != 1)
         throw std::runtime_error("results: schema " + j["schema"].dump() + " is not supported (expected 1)");
     RunResult r;
     r.preset_json = need(j, "preset", "results");
@@ -252,12 +261,13 @@ RunResult fromResultsJson(const json& j) {
     r.started_at = j.value("started_at", std::string());
     r.wall_s = j.value("wall_s", 0.0);
     const auto& arms = need(j, "arms", "results");
+    if (!arms.is_array()) throw std::runtime_error("results: field \"arms\" must be a list");
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const auto where = "results: arms[" + std::to_string(i) + "]";
         const auto& ja = arms[i];
         ArmResult a;
-        a.name = need(ja, "name", where).get<std::string>();
-        a.status = need(ja, "status", where).get<std::string>();
+        a.name = as(need(ja, "name", where), where, "name", std::string());
+        a.status = as(need(ja, "status", where), where, "status", std::string());
         a.knobs = ja.value("knobs", json::object());
         a.applied = ja.value("applied", json::object());
         a.environment = ja.value("environment", json::object());
@@ -267,7 +277,8 @@ RunResult fromResultsJson(const json& j) {
         if (ja.contains("model"))
             for (const auto& [k, v] : ja["model"].items()) a.loaded[k] = v;
         a.warmup_ns = cold.value("warmup_ns", std::vector<std::int64_t>{});
-        const auto lat = need(ja, "latency_ns", where).get<std::vector<std::int64_t>>();
+        const auto lat =
+            as(need(ja, "latency_ns", where), where, "latency_ns", std::vector<std::int64_t>());
         const auto blocks = ja.value("block", std::vector<std::int64_t>(lat.size(), 0));
         if (blocks.size() != lat.size())
             throw std::runtime_error(where + ": \"block\" has " + std::to_string(blocks.size()) +
@@ -293,6 +304,8 @@ RunResult fromResultsJson(const json& j) {
             a.workers = int(ja["workers"].size());
             for (const auto& w : ja["workers"]) a.worker_applied.push_back(w.value("applied", json::object()));
         }
+        if (ja.contains("error") && !ja["error"].is_object())
+            throw std::runtime_error(where + ": field \"error\" must be an object with code and message");
         if (ja.contains("error"))
             a.error = protocol::Error{ja["error"].value("code", ""), ja["error"].value("message", ""), {}};
         a.warnings = ja.value("warnings", std::vector<std::string>{});

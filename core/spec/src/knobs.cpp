@@ -2,6 +2,7 @@
 #include "pitlane/spec/preset.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 
@@ -64,7 +65,7 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
             const auto s = v.get<std::string>();
             bool ok = s == "cpu";
             if (!ok && s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
-                std::all_of(s.begin() + 5, s.end(), ::isdigit))
+                std::all_of(s.begin() + 5, s.end(), [](unsigned char c) { return std::isdigit(c); }))
                 ok = true;
             if (!ok)
                 throw SpecError(where, f,

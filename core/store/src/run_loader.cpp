@@ -38,6 +38,29 @@ void fillPreset(results::RunResult& r) {
     }
 }
 
+// Columns 12-16 of the arms query (schema v2). Rows a v1 build wrote hold the defaults: one
+// batch size, one worker.
+void fillSweepAndWorkers(results::ArmResult& a, const QSqlQuery& q) {
+    const json sizes = parseJsonText(q.value(12).toString(), json::array());
+    a.batch_sizes.clear();
+    for (const auto& v : sizes)
+        if (v.is_number_integer()) a.batch_sizes.push_back(v.get<int>());
+    if (a.batch_sizes.empty()) a.batch_sizes = {a.batch_size};
+    a.workers = std::max(1, q.value(13).toInt());
+    const json applied = parseJsonText(q.value(14).toString(), json::array());
+    a.worker_applied = applied.is_array() ? applied.get<std::vector<json>>() : std::vector<json>{};
+    if (a.worker_applied.empty()) a.worker_applied = {a.applied};
+    const json pids = parseJsonText(q.value(15).toString(), json::array());
+    a.worker_pids.clear();
+    for (const auto& v : pids)
+        if (v.is_number_integer()) a.worker_pids.push_back(v.get<long>());
+    if (a.worker_pids.empty()) a.worker_pids = {a.pid};
+    for (const auto& f : parseJsonText(q.value(16).toString(), json::array()))
+        if (f.is_object())
+            a.sweep_failures[f.value("batch_size", 0)] =
+                protocol::Error{f.value("code", std::string()), f.value("message", std::string()), {}};
+}
+
 }  // namespace
 
 std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
@@ -59,14 +82,16 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     QSqlQuery arms(db);
     arms.prepare(QStringLiteral(
         "SELECT id, name, knobs, batch_size, applied, environment, loaded, status, error_code, "
-        "error_message, peak_rss_bytes, pid FROM arms WHERE experiment = ? ORDER BY idx"));
+        "error_message, peak_rss_bytes, pid, batch_sizes, workers, worker_applied, worker_pids, "
+        "sweep_failures FROM arms WHERE experiment = ? ORDER BY idx"));
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
     QSqlQuery samples(db), metrics(db), events(db);
     samples.prepare(QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns FROM samples "
                                    "WHERE arm = ? ORDER BY rowid"));
     metrics.prepare(QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-                                   "cpu_s, core_util FROM metrics WHERE arm = ? ORDER BY rowid"));
+                                   "cpu_s, core_util, worker, raw FROM metrics WHERE arm = ? "
+                                   "ORDER BY rowid"));
     events.prepare(QStringLiteral(
         "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
     while (arms.next()) {
@@ -85,6 +110,7 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
                                       {}};
         a.peak_rss_bytes = arms.value(10).toLongLong();
         a.pid = long(arms.value(11).toLongLong());
+        fillSweepAndWorkers(a, arms);
         if (!finished && a.status == results::kPending) {
             a.status = results::kCancelled;
             if (!a.error)
@@ -120,6 +146,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
             if (util.is_array())
                 for (const auto& v : util)
                     if (v.is_number()) t.core_util_pct.push_back(v.get<double>());
+            t.worker = metrics.value(7).toInt();
+            t.raw = parseJsonText(metrics.value(8).toString());
             a.peak_rss_bytes = std::max<std::int64_t>(a.peak_rss_bytes, t.peak_rss_bytes);
             a.metrics.push_back(std::move(t));
         }

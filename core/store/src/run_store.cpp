@@ -48,6 +48,34 @@ bool RunStore::fail(const QString& what, const QString& why) const {
     return false;
 }
 
+bool RunStore::initialize(QString* why) {
+    QSqlDatabase db = database(connection_);
+    auto pragma = [&](const QString& sql, QString* result = nullptr) {
+        QSqlQuery q(db);
+        if (!q.exec(sql)) {
+            *why = q.lastError().text();
+            return false;
+        }
+        if (result && q.next()) *result = q.value(0).toString();
+        return true;
+    };
+    // A newer file is refused before anything (even the journal mode) changes it.
+    if (detail::userVersion(db) > kSchemaVersion) return detail::migrate(db, kSchemaVersion, why);
+    // WAL: readers (the window) never block the recorder; synchronous=NORMAL: a commit is in the
+    // OS before the call returns, so killing the process loses nothing committed (only a power
+    // cut can lose the last commits). foreign_keys: deleting a run cascades to its rows.
+    QString mode;
+    if (!pragma(QStringLiteral("PRAGMA journal_mode=WAL"), &mode) ||
+        !pragma(QStringLiteral("PRAGMA synchronous=NORMAL")) ||
+        !pragma(QStringLiteral("PRAGMA foreign_keys=ON")))
+        return false;
+    if (mode.compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
+        *why = QStringLiteral("cannot switch to WAL mode (got \"%1\")").arg(mode);
+        return false;
+    }
+    return detail::migrate(db, kSchemaVersion, why);
+}
+
 bool RunStore::open(const QString& path) {
     close();
     path_ = path;
@@ -74,38 +102,8 @@ bool RunStore::open(const QString& path) {
             return fail(path, why);
         }
     }
-    QSqlDatabase db = database(connection_);
     QString why;
-    auto pragma = [&](const QString& sql, QString* result = nullptr) {
-        QSqlQuery q(db);
-        if (!q.exec(sql)) {
-            why = q.lastError().text();
-            return false;
-        }
-        if (result && q.next()) *result = q.value(0).toString();
-        return true;
-    };
-    // A newer file is refused before anything (even the journal mode) changes it.
-    if (detail::userVersion(db) > kSchemaVersion) {
-        detail::migrate(db, kSchemaVersion, &why);
-        close();
-        return fail(path, why);
-    }
-    // WAL: readers (the window) never block the recorder; synchronous=NORMAL: a commit is in the
-    // OS before the call returns, so killing the process loses nothing committed (only a power
-    // cut can lose the last commits). foreign_keys: deleting a run cascades to its rows.
-    QString mode;
-    if (!pragma(QStringLiteral("PRAGMA journal_mode=WAL"), &mode) ||
-        !pragma(QStringLiteral("PRAGMA synchronous=NORMAL")) ||
-        !pragma(QStringLiteral("PRAGMA foreign_keys=ON"))) {
-        close();
-        return fail(path, why);
-    }
-    if (mode.compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
-        close();
-        return fail(path, QStringLiteral("cannot switch to WAL mode (got \"%1\")").arg(mode));
-    }
-    if (!detail::migrate(db, kSchemaVersion, &why)) {
+    if (!initialize(&why)) {  // every handle on the connection is gone before it is closed
         close();
         return fail(path, why);
     }
@@ -215,7 +213,7 @@ bool RunStore::deleteRun(qint64 id) {
 bool RunStore::renameRun(qint64 id, const QString& label) {
     QSqlQuery q(database(connection_));
     q.prepare(QStringLiteral("UPDATE experiments SET label = ? WHERE id = ?"));
-    q.addBindValue(label);
+    q.addBindValue(label.isNull() ? QStringLiteral("") : label);
     q.addBindValue(id);
     if (!q.exec()) return fail(QStringLiteral("rename run %1").arg(id), q.lastError().text());
     if (q.numRowsAffected() != 1)
@@ -231,7 +229,7 @@ bool RunStore::setBaseline(qint64 id, bool on) {
     QSqlQuery q(db);
     if (on) {
         q.prepare(QStringLiteral("UPDATE experiments SET baseline = 0 WHERE model = ? AND id != ?"));
-        q.addBindValue(info->model);
+        q.addBindValue(info->model.isNull() ? QStringLiteral("") : info->model);
         q.addBindValue(id);
         if (!q.exec()) return fail(QStringLiteral("baseline"), q.lastError().text());
     }
@@ -246,7 +244,7 @@ std::optional<qint64> RunStore::baselineRun(const QString& model) const {
     QSqlQuery q(database(connection_));
     q.prepare(QStringLiteral("SELECT id FROM experiments WHERE baseline != 0 AND model = ? "
                              "ORDER BY id DESC LIMIT 1"));
-    q.addBindValue(model);
+    q.addBindValue(model.isNull() ? QStringLiteral("") : model);
     if (!q.exec() || !q.next()) return std::nullopt;
     return q.value(0).toLongLong();
 }
@@ -258,6 +256,22 @@ qint64 RunStore::sampleCount(qint64 runId) const {
     q.addBindValue(runId);
     if (!q.exec() || !q.next()) return -1;
     return q.value(0).toLongLong();
+}
+
+bool migrateSchema(const QString& path, int version, QString* error) {
+    const QString name = QStringLiteral("pitlane-migrate-%1").arg(g_connections.fetchAndAddRelaxed(1));
+    bool ok = false;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+        db.setDatabaseName(path);
+        if (!db.open()) *error = db.lastError().text();
+        else if (version > RunStore::kSchemaVersion)
+            *error = QStringLiteral("no schema version %1").arg(version);
+        else ok = detail::migrate(db, version, error);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    return ok;
 }
 
 QString verdictSummary(const results::RunResult& run) {

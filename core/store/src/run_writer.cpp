@@ -22,6 +22,11 @@ QSqlDatabase database(const QString& connection) {
 
 QString nowIso() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODate); }
 
+// QSQLITE binds a null QString (what an empty std::string converts to) as NULL; text columns
+// are NOT NULL.
+QString text(const std::string& s) { return s.empty() ? QStringLiteral("") : QString::fromStdString(s); }
+QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+
 struct Inserter {
     QSqlDatabase db;
     QString error;
@@ -37,13 +42,12 @@ struct Inserter {
         q.prepare(QStringLiteral(
             "INSERT INTO experiments (started_at, name, model, preset, source, wall_s) "
             "VALUES (?, ?, ?, ?, ?, ?)"));
-        q.addBindValue(QString::fromStdString(run.started_at.empty() ? results::isoNowUtc()
-                                                                     : run.started_at));
-        q.addBindValue(QString::fromStdString(run.preset.name));
-        q.addBindValue(QString::fromStdString(run.preset.model));
+        q.addBindValue(text(run.started_at.empty() ? results::isoNowUtc() : run.started_at));
+        q.addBindValue(text(run.preset.name));
+        q.addBindValue(text(run.preset.model));
         q.addBindValue(jsonText(run.preset_json.is_null() ? spec::presetToJson(run.preset)
                                                           : run.preset_json));
-        q.addBindValue(source);
+        q.addBindValue(text(source));
         q.addBindValue(run.wall_s);
         if (!exec(q)) return std::nullopt;
         return q.lastInsertId().toLongLong();
@@ -54,7 +58,7 @@ struct Inserter {
         q.prepare(QStringLiteral("INSERT INTO arms (experiment, idx, name) VALUES (?, ?, ?)"));
         q.addBindValue(experiment);
         q.addBindValue(index);
-        q.addBindValue(QString::fromStdString(a.name));
+        q.addBindValue(text(a.name));
         if (!exec(q)) return std::nullopt;
         const qint64 id = q.lastInsertId().toLongLong();
         if (!updateArm(id, a)) return std::nullopt;
@@ -66,18 +70,27 @@ struct Inserter {
         q.prepare(QStringLiteral(
             "UPDATE arms SET name = ?, knobs = ?, batch_size = ?, applied = ?, environment = ?, "
             "loaded = ?, status = ?, error_code = ?, error_message = ?, peak_rss_bytes = ?, "
-            "pid = ? WHERE id = ?"));
-        q.addBindValue(QString::fromStdString(a.name));
+            "pid = ?, batch_sizes = ?, workers = ?, worker_applied = ?, worker_pids = ?, "
+            "sweep_failures = ? WHERE id = ?"));
+        q.addBindValue(text(a.name));
         q.addBindValue(jsonText(a.knobs));
         q.addBindValue(a.batch_size);
         q.addBindValue(jsonText(a.applied));
         q.addBindValue(jsonText(a.environment));
         q.addBindValue(jsonText(a.loaded));
-        q.addBindValue(QString::fromStdString(a.status));
-        q.addBindValue(a.error ? QVariant(QString::fromStdString(a.error->code)) : QVariant());
-        q.addBindValue(a.error ? QVariant(QString::fromStdString(a.error->message)) : QVariant());
+        q.addBindValue(text(a.status));
+        q.addBindValue(a.error ? QVariant(text(a.error->code)) : QVariant());
+        q.addBindValue(a.error ? QVariant(text(a.error->message)) : QVariant());
         q.addBindValue(qint64(a.peak_rss_bytes));
         q.addBindValue(qint64(a.pid));
+        q.addBindValue(jsonText(json(a.batch_sizes)));
+        q.addBindValue(a.workers);
+        q.addBindValue(jsonText(json(a.worker_applied)));
+        q.addBindValue(jsonText(json(a.worker_pids)));
+        json failures = json::array();
+        for (const auto& [bs, e] : a.sweep_failures)
+            failures.push_back({{"batch_size", bs}, {"code", e.code}, {"message", e.message}});
+        q.addBindValue(jsonText(failures));
         q.addBindValue(armId);
         return exec(q);
     }
@@ -117,7 +130,7 @@ struct Inserter {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
             "INSERT INTO metrics (arm, t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-            "cpu_s, core_util) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+            "cpu_s, core_util, worker, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(armId);
         q.addBindValue(t.t_ms);
         q.addBindValue(qint64(t.rss_bytes));
@@ -126,6 +139,8 @@ struct Inserter {
         q.addBindValue(qint64(t.tensor_peak_bytes));
         q.addBindValue(t.cpu_s);
         q.addBindValue(jsonText(json(t.core_util_pct)));
+        q.addBindValue(t.worker);
+        q.addBindValue(jsonText(t.raw.is_object() ? t.raw : json::object()));
         return exec(q);
     }
 
@@ -136,9 +151,9 @@ struct Inserter {
         q.addBindValue(runId);
         q.addBindValue(armId > 0 ? QVariant(armId) : QVariant());
         q.addBindValue(tMs);
-        q.addBindValue(QString::fromStdString(ev.value("type", std::string("warning"))));
-        q.addBindValue(QString::fromStdString(ev.value("code", std::string())));
-        q.addBindValue(QString::fromStdString(ev.value("message", std::string())));
+        q.addBindValue(text(ev.value("type", std::string("warning"))));
+        q.addBindValue(text(ev.value("code", std::string())));
+        q.addBindValue(text(ev.value("message", std::string())));
         q.addBindValue(jsonText(ev));
         return exec(q);
     }
@@ -149,7 +164,7 @@ struct Inserter {
             "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ? WHERE id = ?"));
         q.addBindValue(nowIso());
         q.addBindValue(run.wall_s);
-        q.addBindValue(verdictSummary(run));
+        q.addBindValue(text(verdictSummary(run)));
         q.addBindValue(runId);
         return exec(q);
     }

@@ -73,11 +73,25 @@ const char* const kV1[] = {
     "CREATE INDEX events_by_experiment ON events (experiment)",
 };
 
+// v1 -> v2: batch-size sweeps and concurrent workers per arm; each metric tick's worker and its
+// raw event (context switches, migrations, GPU fields). Rows written by v1 read as one worker
+// and one batch size.
+const char* const kV2[] = {
+    "ALTER TABLE arms ADD COLUMN batch_sizes TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE arms ADD COLUMN workers INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE arms ADD COLUMN worker_applied TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE arms ADD COLUMN worker_pids TEXT NOT NULL DEFAULT '[]'",
+    // [{"batch_size": N, "code": "...", "message": "..."}]: sweep points that failed.
+    "ALTER TABLE arms ADD COLUMN sweep_failures TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE metrics ADD COLUMN worker INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE metrics ADD COLUMN raw TEXT NOT NULL DEFAULT '{}'",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
 };
-const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1}};
+const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1}, {kV2, sizeof kV2 / sizeof *kV2}};
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace

@@ -25,6 +25,8 @@ private:
     std::vector<QCPGraph*> series_;
     int cores_ = 0;
     std::vector<std::size_t> ticksShown_;
+    std::vector<double> lastTickMs_;
+    static constexpr double kMinWindowMs = 40;
 };
 
 }  // namespace pitlane::widgets

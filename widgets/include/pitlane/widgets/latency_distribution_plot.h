@@ -15,10 +15,13 @@ public:
     void resetRun(const results::RunResult& run) override;
     void refresh(const results::RunResult& run) override;
 
+    bool logScale() const { return xAxis->scaleType() == QCPAxis::stLogarithmic; }
+
 protected:
     void fitView() override;
 
 private:
+    void setLogScale(bool on);
     QCPRange xView_{0, 0};
     struct ArmSeries {
         QCPGraph* histogram = nullptr;

@@ -29,6 +29,7 @@ private:
         int lastBlock = -1;
     };
     void addBoundary(double x);
+    void fitWarmupLabel();
 
     std::vector<ArmSeries> arms_;
     QCPItemRect* warmupShade_ = nullptr;

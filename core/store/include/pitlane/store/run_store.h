@@ -49,9 +49,10 @@ struct CrossRunComparison {
     std::string note;
 };
 
+// One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -110,12 +111,17 @@ public:
 
 private:
     bool fail(const QString& what, const QString& why) const;
+    bool initialize(QString* why);  // pragmas and migration of a freshly opened connection
     bool insertArmRows(qint64 armId, const results::ArmResult& arm);
 
     QString path_;
     QString connection_;
     mutable QString error_;
 };
+
+// Brings a history file to `version` (at most RunStore::kSchemaVersion) without opening it as a
+// store: for tools, and for tests of the migration path. Creates the file when missing.
+bool migrateSchema(const QString& path, int version, QString* error);
 
 // The comparisons' verdicts of a run, "; "-joined (the experiments.verdict column).
 QString verdictSummary(const results::RunResult& run);

@@ -1,0 +1,63 @@
+// pitlane: the workbench window (CONTRACT.md "Commands"). With --run it drives the real window
+// through a run of the given preset, optionally saves a screenshot and quits with the CLI's exit
+// codes (0 every arm ok, 1 an arm failed, 2 bad arguments or an invalid preset).
+#include "command_line.h"
+#include "main_window.h"
+
+#include <QApplication>
+#include <QTimer>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("pitlane"));
+    QCoreApplication::setApplicationName(QStringLiteral("pitlane"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(PITLANE_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("pitlane"));
+
+    const auto cli = pitlane::app::parseCommandLine(app.arguments());
+    if (app.arguments().contains(QStringLiteral("--help")) || app.arguments().contains(QStringLiteral("-h"))) {
+        std::cout << pitlane::app::usage();
+        return 0;
+    }
+    if (!cli.error.isEmpty()) {
+        std::cerr << "pitlane: " << cli.error.toStdString() << "\n" << pitlane::app::usage();
+        return 2;
+    }
+
+    pitlane::app::MainWindow window;
+    window.setInteractive(!cli.run);
+    window.setDatabasePath(cli.db);
+    if (cli.dark) window.setDarkPalette(true);
+
+    bool opened = true;
+    if (cli.path.isEmpty()) window.openStartupSetup();
+    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive)) opened = window.openModel(cli.path, true);
+    else opened = window.openPreset(cli.path);
+    window.show();
+
+    if (cli.run) {
+        if (!opened && cli.quitWhenDone) return 2;
+        int exitCode = 0;
+        QObject::connect(&window, &pitlane::app::MainWindow::runFinished, &app, [&](bool allOk) {
+            exitCode = allOk ? 0 : 1;
+            if (!cli.screenshot.isEmpty()) {
+                QString error;
+                if (window.saveScreenshot(cli.screenshot, &error))
+                    std::cerr << "pitlane: screenshot saved to " << cli.screenshot.toStdString() << "\n";
+                else {
+                    std::cerr << "pitlane: " << error.toStdString() << "\n";
+                    exitCode = std::max(exitCode, 1);
+                }
+            }
+            if (cli.quitWhenDone) app.exit(exitCode);
+        });
+        // Once the window is shown and laid out, like a user pressing Ctrl+R.
+        QTimer::singleShot(0, &window, [&] {
+            if (!window.startRun() && cli.quitWhenDone) app.exit(2);
+        });
+    }
+    return app.exec();
+}

@@ -1,0 +1,228 @@
+// MainWindow: files (presets, models, results), recent files, drag and drop, and QSettings.
+#include "main_window.h"
+
+#include "app_paths.h"
+#include "recent_files.h"
+
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/widgets/log_pane.h"
+#include "pitlane/widgets/setup_panel.h"
+
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMimeData>
+#include <QScreen>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+
+#include <fstream>
+
+namespace pitlane::app {
+
+using json = nlohmann::json;
+
+namespace {
+bool isModelFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
+bool isJsonFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+
+bool writeFile(const QString& path, const std::string& data, QString* error) {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(data.data(), qint64(data.size())) != qint64(data.size()) ||
+        !f.commit()) {
+        if (error) *error = QObject::tr("cannot write %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    return true;
+}
+}  // namespace
+
+bool MainWindow::openPath(const QString& path) {
+    return isModelFile(path) ? openModel(path) : openPreset(path);
+}
+
+bool MainWindow::openPreset(const QString& path) {
+    spec::Preset preset;
+    try {
+        preset = spec::loadPresetFile(path.toStdString(), setup_->modelDir().toStdString());
+    } catch (const spec::SpecError& e) {
+        report(tr("Cannot open preset"), QString::fromUtf8(e.what()));
+        return false;
+    }
+    if (preset.raw.contains("schema")) {  // a results file, not a preset
+        report(tr("Cannot open preset"), tr("%1 is a results file, not a preset").arg(path));
+        return false;
+    }
+    setup_->loadJson(preset.raw, QFileInfo(path).absoluteFilePath());
+    setWindowModified(false);
+    updateTitle();
+    recent_->add(path);
+    rememberFolder(path);
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::openModel(const QString& path, bool asNewSetup) {
+    const QFileInfo info(path);
+    if (!info.isFile()) {
+        report(tr("Cannot open model"), tr("%1 is not a file").arg(path));
+        return false;
+    }
+    if (asNewSetup) {
+        try {
+            const auto p = spec::presetForModel(info.absoluteFilePath().toStdString(),
+                                                setup_->modelDir().toStdString());
+            setup_->loadJson(p.raw, QString());
+        } catch (const spec::SpecError& e) {
+            // Typically a model without a sidecar: open the same two arms and let the user type
+            // the input signature the validation line asks for.
+            setup_->loadJson({{"name", info.completeBaseName().toStdString()},
+                              {"model", info.absoluteFilePath().toStdString()},
+                              {"arms", {{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
+                                        {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}}}},
+                             QString());
+            log_->append(-1, QString(), QStringLiteral("warning"), QString::fromUtf8(e.what()));
+        }
+        setWindowModified(false);
+    } else {
+        setup_->setModel(info.absoluteFilePath());
+    }
+    updateTitle();
+    recent_->add(path);
+    rememberFolder(path);
+    return true;
+}
+
+bool MainWindow::savePreset(const QString& path, QString* error) {
+    const auto built = setup_->build();
+    if (!built.preset) {
+        if (error) *error = tr("the setup is not valid: %1").arg(built.error);
+        return false;
+    }
+    spec::Preset p = *built.preset;
+    // A model file is written relative to the new preset's folder, so the pair can move together.
+    if (!p.bundled)
+        p.model = QFileInfo(path).absoluteDir().relativeFilePath(QString::fromStdString(p.model_path)).toStdString();
+    if (!writeFile(path, spec::presetToJson(p).dump(2) + "\n", error)) return false;
+    setup_->loadJson(spec::presetToJson(p), QFileInfo(path).absoluteFilePath());
+    setWindowModified(false);
+    updateTitle();
+    recent_->add(path);
+    rememberFolder(path);
+    return true;
+}
+
+void MainWindow::openStartupSetup() {
+    QSettings s;
+    const QString last = s.value(QStringLiteral("setup/last")).toString();
+    if (!last.isEmpty()) {
+        try {
+            setup_->loadJson(json::parse(last.toStdString()), s.value(QStringLiteral("setup/lastFile")).toString());
+            setWindowModified(false);
+            updateTitle();
+            return;
+        } catch (const std::exception&) {
+        }
+    }
+    const QString def = defaultPresetPath();
+    if (!def.isEmpty()) openPreset(def);
+}
+
+void MainWindow::openPresetDialog() {
+    const QString start = lastFolder().isEmpty() ? presetsDir() : lastFolder();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open preset"), start,
+                                                      tr("Presets (*.json);;All files (*)"));
+    if (!path.isEmpty()) openPreset(path);
+}
+
+void MainWindow::openModelDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open TorchScript model"), lastFolder(),
+                                                      tr("TorchScript models (*.pt);;All files (*)"));
+    if (!path.isEmpty()) openModel(path);
+}
+
+void MainWindow::savePresetDialog() {
+    QString start = setup_->presetFile();
+    if (start.isEmpty() || start.startsWith(presetsDir()))  // do not overwrite shipped presets by default
+        start = QDir(lastFolder()).filePath(QStringLiteral("%1.json").arg(
+            QString::fromStdString(setup_->presetJson().value("name", std::string("preset"))).replace(QLatin1Char('/'), QLatin1Char('_'))));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save preset"), start, tr("Presets (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!savePreset(path, &error)) report(tr("Cannot save preset"), error);
+    else statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+}
+
+void MainWindow::exportResultsDialog() {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export results"),
+                                                      QDir(lastFolder()).filePath(QStringLiteral("results.json")),
+                                                      tr("Results JSON (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!writeFile(path, results::toResultsJson(runner_->result()).dump(2) + "\n", &error))
+        report(tr("Cannot export"), error);
+    else statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+QString MainWindow::lastFolder() const { return QSettings().value(QStringLiteral("files/lastFolder")).toString(); }
+
+void MainWindow::rememberFolder(const QString& path) {
+    QSettings().setValue(QStringLiteral("files/lastFolder"), QFileInfo(path).absolutePath());
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile() && (isModelFile(url.toLocalFile()) || isJsonFile(url.toLocalFile()))) {
+            event->acceptProposedAction();
+            return;
+        }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    if (runner_->isRunning()) return;
+    for (const QUrl& url : event->mimeData()->urls()) {
+        const QString path = url.toLocalFile();
+        if (isModelFile(path) || isJsonFile(path)) {
+            event->acceptProposedAction();
+            openPath(path);
+            return;
+        }
+    }
+}
+
+void MainWindow::restoreSettings() {
+    QSettings s;
+    if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) {
+        // First start: the whole screen; plots side by side need the room.
+        const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
+        setGeometry(avail);
+    }
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    mainSplitter_->restoreState(s.value(QStringLiteral("window/mainSplitter")).toByteArray());
+    rightSplitter_->restoreState(s.value(QStringLiteral("window/rightSplitter")).toByteArray());
+    if (s.value(QStringLiteral("view/dark"), false).toBool()) setDarkPalette(true);
+    if (s.contains(QStringLiteral("worker/cuda_available")))
+        setCuda({true, s.value(QStringLiteral("worker/cuda_available")).toBool(),
+                 s.value(QStringLiteral("worker/cuda_devices")).toInt()});
+}
+
+void MainWindow::saveSettings() {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/mainSplitter"), mainSplitter_->saveState());
+    s.setValue(QStringLiteral("window/rightSplitter"), rightSplitter_->saveState());
+    s.setValue(QStringLiteral("view/dark"), darkAction_->isChecked());
+}
+
+void MainWindow::saveLastSetup() {
+    QSettings s;
+    s.setValue(QStringLiteral("setup/last"), QString::fromStdString(setup_->presetJson().dump()));
+    s.setValue(QStringLiteral("setup/lastFile"), setup_->presetFile());
+}
+
+}  // namespace pitlane::app

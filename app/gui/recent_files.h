@@ -1,0 +1,29 @@
+#pragma once
+// The File ▸ Recent files menu: newest first, at most kMax entries, persisted in QSettings,
+// entries whose file disappeared are dropped when the menu is rebuilt.
+#include <QObject>
+#include <QStringList>
+
+class QMenu;
+
+namespace pitlane::app {
+
+class RecentFiles : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kMax = 10;
+    explicit RecentFiles(QMenu* menu, QObject* parent = nullptr);
+    void add(const QString& path);
+    QStringList files() const { return files_; }
+
+signals:
+    void chosen(const QString& path);
+
+private:
+    void rebuild();
+    void save() const;
+    QMenu* menu_;
+    QStringList files_;
+};
+
+}  // namespace pitlane::app

@@ -1,0 +1,85 @@
+// results::runWarnings tells when arms ran in different environments (a manifest field other
+// than the per-process ones differs): two arms are only comparable on the same machine state.
+#include "pitlane/results/run_result.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace R = pitlane::results;
+using json = nlohmann::json;
+
+json manifest() {
+    return {{"libtorch", "1.13.1"},      {"cpu", "Test CPU @ 2.0GHz"},
+            {"cores", 2},                {"allowed_cores", {0, 1}},
+            {"governor", "performance"}, {"kernel", "Linux 6.1.0 x86_64"},
+            {"memory_bytes", 1 << 30},   {"build_config", "PyTorch built with: ..."},
+            {"gpu", {{"status", "no NVML"}}}, {"pid", 100},
+            {"hostname", "a"}};
+}
+
+R::RunResult twoArms(const json& a, const json& b) {
+    R::RunResult run;
+    for (const auto& [name, env] : {std::pair{"A", a}, std::pair{"B", b}}) {
+        R::ArmResult arm;
+        arm.name = name;
+        arm.status = R::kOk;
+        arm.environment = env;
+        run.arms.push_back(arm);
+    }
+    return run;
+}
+
+std::vector<std::string> driftWarnings(const R::RunResult& run) {
+    std::vector<std::string> out;
+    for (const auto& w : R::runWarnings(run))
+        if (w.find("environment differs") != std::string::npos) out.push_back(w);
+    return out;
+}
+
+TEST(EnvironmentDrift, IdenticalManifestsGiveNoWarning) {
+    EXPECT_TRUE(driftWarnings(twoArms(manifest(), manifest())).empty());
+}
+
+TEST(EnvironmentDrift, PerProcessFieldsAreNotDrift) {
+    json b = manifest();
+    b["pid"] = 200;
+    b["hostname"] = "b";
+    EXPECT_TRUE(driftWarnings(twoArms(manifest(), b)).empty());
+}
+
+TEST(EnvironmentDrift, ADifferentGovernorAndLibtorchAreReportedByName) {
+    json b = manifest();
+    b["governor"] = "powersave";
+    b["libtorch"] = "2.1.0";
+    const auto w = driftWarnings(twoArms(manifest(), b));
+    ASSERT_EQ(w.size(), 2u);
+    const std::string all = w[0] + "\n" + w[1];
+    for (const char* s : {"\"governor\"", "performance", "powersave", "\"libtorch\"", "A", "B"})
+        EXPECT_NE(all.find(s), std::string::npos) << s << " in: " << all;
+}
+
+TEST(EnvironmentDrift, AFieldOnlyOneArmHasIsDriftEitherWay) {
+    json without = manifest();
+    without.erase("gpu");
+    EXPECT_EQ(driftWarnings(twoArms(manifest(), without)).size(), 1u)
+        << "the second arm lacks \"gpu\"";
+    EXPECT_EQ(driftWarnings(twoArms(without, manifest())).size(), 1u)
+        << "the first arm lacks \"gpu\"";
+}
+
+TEST(EnvironmentDrift, AThirdArmIsComparedToo) {
+    auto run = twoArms(manifest(), manifest());
+    R::ArmResult c;
+    c.name = "C";
+    c.status = R::kOk;
+    c.environment = manifest();
+    c.environment["allowed_cores"] = {0};
+    run.arms.push_back(c);
+    const auto w = driftWarnings(run);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("allowed_cores"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("C"), std::string::npos) << w[0];
+}
+
+}  // namespace

@@ -1,0 +1,168 @@
+// pitlane-cli and the run history: the run id it prints, --db none, $PITLANE_DB, and the
+// history surviving a SIGKILL of pitlane-cli in the middle of a run.
+#include "pitlane/store/run_store.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <iostream>
+#include <map>
+
+using pitlane::store::RunStore;
+
+namespace {
+
+QString cli() { return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli"); }
+
+QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
+    const QString path = dir.filePath(QStringLiteral("preset.json"));
+    QFile f(path);
+    EXPECT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(QStringLiteral(R"({"name": "history test", "model": "mlp",
+        "run": {"warmup_iters": 5, "iters": %1, "block_iters": %2},
+        "arms": [{"name": "A", "knobs": {"grad": "enabled", "intra_op_threads": 1}},
+                 {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}}]})")
+                .arg(iters)
+                .arg(blockIters)
+                .toUtf8());
+    return path;
+}
+
+struct CliRun {
+    int exitCode = -1;
+    QString out, err;
+};
+
+CliRun runCli(const QStringList& args, const QProcessEnvironment& env) {
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(cli(), args);
+    EXPECT_TRUE(p.waitForFinished(60000)) << "pitlane-cli did not finish";
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// A worker orphaned by the SIGKILL of its parent: end it by its own pid, only if it is ours.
+void reapWorker(qint64 pid) {
+    QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
+    if (comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == "pitlane-worker")
+        ::kill(pid_t(pid), SIGKILL);
+}
+
+}  // namespace
+
+TEST(CliHistory, RunIsStoredAndItsIdPrinted) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const auto r = runCli({QStringLiteral("run"), writePreset(dir, 120, 40), QStringLiteral("--db"), db},
+                          QProcessEnvironment::systemEnvironment());
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    const auto m = QRegularExpression(QStringLiteral("run id: (\\d+)")).match(r.out);
+    ASSERT_TRUE(m.hasMatch()) << r.out.toStdString();
+    RunStore s;
+    ASSERT_TRUE(s.open(db));
+    const auto info = s.runInfo(m.captured(1).toLongLong());
+    ASSERT_TRUE(info);
+    EXPECT_TRUE(info->complete());
+    EXPECT_EQ(info->source, QStringLiteral("cli"));
+    EXPECT_EQ(s.sampleCount(info->id), 240);
+}
+
+TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {
+    QTemporaryDir dir;
+    const QString envDb = dir.filePath(QStringLiteral("env.sqlite"));
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PITLANE_DB"), envDb);
+    const QString preset = writePreset(dir, 60, 30);
+    auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), QStringLiteral("none")}, env);
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    EXPECT_FALSE(r.out.contains(QStringLiteral("run id:")));
+    EXPECT_FALSE(QFile::exists(envDb));
+    r = runCli({QStringLiteral("run"), preset}, env);
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("run id: 1")));
+    EXPECT_TRUE(QFile::exists(envDb));
+    // An explicit --db that cannot be used is a usage error, not a silent loss.
+    QFile bad(dir.filePath(QStringLiteral("bad.sqlite")));
+    ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
+    bad.write("not sqlite");
+    bad.close();
+    r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), bad.fileName()}, env);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("not an SQLite database"))) << r.err.toStdString();
+}
+
+// pitlane-cli prints "[ARM] block K done (X/Y iterations)" after the samples of that block were
+// appended (and so committed). Kill it with SIGKILL after a few blocks: every iteration counted
+// in those lines must be in the database, as an unbroken prefix of each arm's samples.
+TEST(CliHistory, SurvivesSigkillMidRunWithEverySampleReceived) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("killed.sqlite"));
+    QProcess p;
+    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
+    // ~200 us per iteration: 2000-iteration blocks take about 0.4 s, the whole run ~40 s.
+    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 100000, 2000), QStringLiteral("--db"), db});
+    ASSERT_TRUE(p.waitForStarted());
+    const QRegularExpression doneLine(QStringLiteral("^\\[(\\w+)\\] block (\\d+) done \\((\\d+)/"));
+    const QRegularExpression pidLine(QStringLiteral("worker pid (\\d+)"));
+    std::map<QString, int> received;  // arm -> iterations the CLI said it had
+    std::vector<qint64> workers;
+    int blocksDone = 0;
+    QElapsedTimer clock;
+    clock.start();
+    QByteArray pending;
+    while (blocksDone < 5 && clock.elapsed() < 60000 && p.state() == QProcess::Running) {
+        p.waitForReadyRead(200);
+        pending += p.readAllStandardError();
+        int nl;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+            const QString line = QString::fromUtf8(pending.left(nl));
+            pending.remove(0, nl + 1);
+            if (const auto m = pidLine.match(line); m.hasMatch()) workers.push_back(m.captured(1).toLongLong());
+            if (const auto m = doneLine.match(line); m.hasMatch()) {
+                received[m.captured(1)] = m.captured(3).toInt();
+                ++blocksDone;
+            }
+        }
+    }
+    ASSERT_EQ(p.state(), QProcess::Running) << "pitlane-cli ended before it could be killed";
+    ASSERT_GE(blocksDone, 5) << "no progress from pitlane-cli in 60 s";
+    ::kill(pid_t(p.processId()), SIGKILL);
+    ASSERT_TRUE(p.waitForFinished(10000));
+    EXPECT_EQ(p.exitStatus(), QProcess::CrashExit);
+    for (qint64 w : workers) reapWorker(w);
+
+    RunStore s;
+    ASSERT_TRUE(s.open(db)) << s.lastError().toStdString();
+    const auto runs = s.listRuns();
+    ASSERT_EQ(runs.size(), 1);
+    EXPECT_FALSE(runs[0].complete()) << "the run was recorded as finished although it was killed";
+    const auto run = s.loadRun(runs[0].id);
+    ASSERT_TRUE(run) << s.lastError().toStdString();
+    ASSERT_EQ(run->arms.size(), 2u);
+    qint64 printed = 0;
+    for (const auto& arm : run->arms) {
+        const int said = received[QString::fromStdString(arm.name)];
+        printed += said;
+        SCOPED_TRACE(arm.name);
+        EXPECT_GT(said, 0);
+        EXPECT_GE(int(arm.samples.size()), said) << "samples the CLI had reported are missing";
+        for (std::size_t i = 0; i < arm.samples.size(); ++i)
+            ASSERT_EQ(arm.samples[i].iter, int(i)) << "gap in the stored samples";
+        EXPECT_EQ(arm.status, "cancelled");
+        ASSERT_TRUE(arm.error.has_value());
+        EXPECT_EQ(arm.error->code, "interrupted");
+        EXPECT_FALSE(arm.environment.empty());
+        EXPECT_FALSE(arm.applied.empty());
+    }
+    EXPECT_GE(s.sampleCount(runs[0].id), printed);
+    std::cout << "killed after " << blocksDone << " blocks: the CLI had reported " << printed
+              << " iterations, the database holds " << s.sampleCount(runs[0].id) << "\n";
+}

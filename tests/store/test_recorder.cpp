@@ -1,0 +1,217 @@
+// RunRecorder on real runs of the bundled mlp model, and the history panel's operations on what
+// it stored: load back, list, rename, baseline, compare across runs, import, delete.
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/store/run_recorder.h"
+#include "pitlane/store/run_store.h"
+
+#include <QEventLoop>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+
+using namespace pitlane;
+using store::RunStore;
+
+namespace {
+
+spec::Preset mlpPreset(const std::string& name, int iters,
+                       nlohmann::json knobsA = {{"grad", "enabled"}, {"intra_op_threads", 1}},
+                       nlohmann::json knobsB = {{"grad", "inference_mode"}, {"intra_op_threads", 1}}) {
+    const std::string modelDir = qEnvironmentVariable("PITLANE_MODEL_DIR").toStdString();
+    const nlohmann::json j = {
+        {"name", name},
+        {"model", "mlp"},
+        {"run", {{"warmup_iters", 5}, {"iters", iters}, {"block_iters", iters / 3}}},
+        {"arms", {{{"name", "A"}, {"knobs", knobsA}}, {{"name", "B"}, {"knobs", knobsB}}}}};
+    return spec::parsePreset(j, "<test>", modelDir);
+}
+
+// Runs the preset with a recorder attached; returns the live result and the run id.
+std::pair<results::RunResult, qint64> recordRun(RunStore& store, const spec::Preset& preset) {
+    session::RunnerOptions opts;
+    opts.workerPath = session::defaultWorkerPath();
+    session::ExperimentRunner runner(opts);
+    store::RunRecorder recorder(&store, QStringLiteral("test"));
+    recorder.attach(&runner);
+    QString storeError;
+    QObject::connect(&recorder, &store::RunRecorder::storeError,
+                     [&](const QString& e) { storeError = e; });
+    qint64 stored = 0;
+    QObject::connect(&recorder, &store::RunRecorder::runStored, [&](qint64 id) { stored = id; });
+    QEventLoop loop;
+    QObject::connect(&runner, &session::ExperimentRunner::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(60000, &loop, &QEventLoop::quit);
+    runner.start(preset);
+    loop.exec();
+    EXPECT_FALSE(runner.isRunning()) << "the run did not finish in 60 s";
+    EXPECT_TRUE(storeError.isEmpty()) << storeError.toStdString();
+    EXPECT_EQ(stored, recorder.runId());
+    return {runner.result(), recorder.runId()};
+}
+
+void expectSameArm(const results::ArmResult& live, const results::ArmResult& loaded) {
+    EXPECT_EQ(loaded.name, live.name);
+    EXPECT_EQ(loaded.status, live.status);
+    EXPECT_EQ(loaded.knobs, live.knobs);
+    EXPECT_EQ(loaded.applied, live.applied);
+    EXPECT_EQ(loaded.environment, live.environment);
+    EXPECT_EQ(loaded.loaded, live.loaded);
+    EXPECT_EQ(loaded.batch_size, live.batch_size);
+    EXPECT_EQ(loaded.warmup_ns, live.warmup_ns);
+    EXPECT_EQ(loaded.peak_rss_bytes, live.peak_rss_bytes);
+    EXPECT_EQ(loaded.warnings, live.warnings);
+    EXPECT_EQ(loaded.pid, live.pid);
+    EXPECT_EQ(loaded.batch_sizes, live.batch_sizes);
+    EXPECT_EQ(loaded.workers, live.workers);
+    EXPECT_EQ(loaded.worker_pids, live.worker_pids);
+    EXPECT_EQ(loaded.worker_applied, live.worker_applied);
+    EXPECT_EQ(loaded.sweep_failures.size(), live.sweep_failures.size());
+    ASSERT_EQ(loaded.samples.size(), live.samples.size());
+    for (std::size_t i = 0; i < live.samples.size(); ++i) {
+        EXPECT_EQ(loaded.samples[i].block, live.samples[i].block) << i;
+        EXPECT_EQ(loaded.samples[i].iter, live.samples[i].iter) << i;
+        EXPECT_EQ(loaded.samples[i].batch_size, live.samples[i].batch_size) << i;
+        EXPECT_EQ(loaded.samples[i].worker, live.samples[i].worker) << i;
+        EXPECT_EQ(loaded.samples[i].latency_ns, live.samples[i].latency_ns) << i;
+    }
+    ASSERT_EQ(loaded.metrics.size(), live.metrics.size());
+    for (std::size_t i = 0; i < live.metrics.size(); ++i) {
+        EXPECT_DOUBLE_EQ(loaded.metrics[i].t_ms, live.metrics[i].t_ms);
+        EXPECT_EQ(loaded.metrics[i].rss_bytes, live.metrics[i].rss_bytes);
+        EXPECT_EQ(loaded.metrics[i].tensor_bytes, live.metrics[i].tensor_bytes);
+        EXPECT_DOUBLE_EQ(loaded.metrics[i].cpu_s, live.metrics[i].cpu_s);
+        EXPECT_EQ(loaded.metrics[i].core_util_pct, live.metrics[i].core_util_pct);
+        EXPECT_EQ(loaded.metrics[i].worker, live.metrics[i].worker);
+        EXPECT_EQ(loaded.metrics[i].raw, live.metrics[i].raw);
+    }
+}
+
+}  // namespace
+
+class History : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(dir.isValid());
+        ASSERT_TRUE(store.open(dir.filePath(QStringLiteral("history.sqlite"))))
+            << store.lastError().toStdString();
+    }
+    QTemporaryDir dir;
+    RunStore store;
+};
+
+TEST_F(History, RecordedRunLoadsBackIdentical) {
+    const auto [live, id] = recordRun(store, mlpPreset("recorded", 300));
+    ASSERT_GT(id, 0);
+    ASSERT_TRUE(live.allOk());
+    const auto loaded = store.loadRun(id);
+    ASSERT_TRUE(loaded) << store.lastError().toStdString();
+    EXPECT_EQ(loaded->preset.name, "recorded");
+    EXPECT_EQ(loaded->preset.model, "mlp");
+    EXPECT_EQ(loaded->preset_json, live.preset_json);
+    EXPECT_EQ(loaded->started_at, live.started_at);
+    EXPECT_DOUBLE_EQ(loaded->wall_s, live.wall_s);
+    ASSERT_EQ(loaded->arms.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) expectSameArm(live.arms[i], loaded->arms[i]);
+    EXPECT_EQ(store.sampleCount(id), 600);
+    // The verdict of the stored run is the verdict of the live one.
+    const auto a = results::compareArms(live), b = results::compareArms(*loaded);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(a[0].verdict, b[0].verdict);
+    EXPECT_DOUBLE_EQ(a[0].ratio, b[0].ratio);
+    EXPECT_DOUBLE_EQ(a[0].ci_low, b[0].ci_low);
+
+    // Everything the results JSON says about the run is the same, read back or live.
+    EXPECT_EQ(results::toResultsJson(*loaded), results::toResultsJson(live));
+
+    const auto info = store.runInfo(id);
+    ASSERT_TRUE(info);
+    EXPECT_TRUE(info->complete());
+    EXPECT_EQ(info->source, QStringLiteral("test"));
+    EXPECT_EQ(info->verdict, QString::fromStdString(a[0].verdict));
+    EXPECT_EQ(info->arms, (QStringList{QStringLiteral("A"), QStringLiteral("B")}));
+    EXPECT_EQ(info->armStatuses, (QStringList{QStringLiteral("ok"), QStringLiteral("ok")}));
+}
+
+TEST_F(History, SweepsAndConcurrentWorkersLoadBackIdentical) {
+    const auto [live, id] = recordRun(
+        store, mlpPreset("sweep and workers", 60, {{"batch_size", {1, 4}}, {"intra_op_threads", 1}},
+                         {{"workers", 2}, {"intra_op_threads", 1}}));
+    ASSERT_TRUE(live.allOk());
+    ASSERT_EQ(live.arms[0].batch_sizes, (std::vector<int>{1, 4}));
+    ASSERT_EQ(live.arms[1].workers, 2);
+    const auto loaded = store.loadRun(id);
+    ASSERT_TRUE(loaded) << store.lastError().toStdString();
+    for (std::size_t i = 0; i < 2; ++i) expectSameArm(live.arms[i], loaded->arms[i]);
+    EXPECT_EQ(results::toResultsJson(*loaded), results::toResultsJson(live));
+}
+
+TEST_F(History, PanelOperations) {
+    const auto [run1, id1] = recordRun(store, mlpPreset("first", 150));
+    const auto [run2, id2] = recordRun(store, mlpPreset("second", 150));
+    ASSERT_GT(id2, id1);
+    auto runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 2);
+    EXPECT_EQ(runs[0].id, id2);  // newest first
+    EXPECT_EQ(runs[1].id, id1);
+
+    ASSERT_TRUE(store.renameRun(id1, QStringLiteral("last week's build")));
+    EXPECT_EQ(store.runInfo(id1)->label, QStringLiteral("last week's build"));
+    EXPECT_FALSE(store.renameRun(9999, QStringLiteral("x")));
+
+    // One baseline per model: marking the second clears the first.
+    ASSERT_TRUE(store.setBaseline(id1, true));
+    EXPECT_EQ(store.baselineRun(QStringLiteral("mlp")), id1);
+    ASSERT_TRUE(store.setBaseline(id2, true));
+    EXPECT_EQ(store.baselineRun(QStringLiteral("mlp")), id2);
+    EXPECT_FALSE(store.runInfo(id1)->baseline);
+    ASSERT_TRUE(store.setBaseline(id2, false));
+    EXPECT_FALSE(store.baselineRun(QStringLiteral("mlp")).has_value());
+
+    // Arm B of the first run against arm A of the second.
+    const auto cmp = store.compareRuns(id1, 1, id2, 0);
+    ASSERT_TRUE(cmp) << store.lastError().toStdString();
+    ASSERT_EQ(cmp->run.arms.size(), 2u);
+    EXPECT_EQ(cmp->run.arms[0].name, "#" + std::to_string(id1) + " B");
+    EXPECT_EQ(cmp->run.arms[1].name, "#" + std::to_string(id2) + " A");
+    EXPECT_EQ(cmp->run.arms[0].samples.size(), run1.arms[1].samples.size());
+    EXPECT_EQ(cmp->comparison.baseline, cmp->run.arms[0].name);
+    EXPECT_FALSE(cmp->comparison.verdict.empty());
+    EXPECT_FALSE(cmp->note.empty());
+    const auto direct = stats::compare(run1.arms[1].name, run1.arms[1].blocked(),
+                                       run2.arms[0].name, run2.arms[0].blocked());
+    EXPECT_DOUBLE_EQ(cmp->comparison.ratio, direct.ratio);
+    EXPECT_FALSE(store.compareRuns(id1, 5, id2, 0).has_value());
+    EXPECT_TRUE(store.lastError().contains(QStringLiteral("no arm 5")));
+
+    // Delete cascades to every row of the run.
+    ASSERT_TRUE(store.deleteRun(id1));
+    EXPECT_FALSE(store.loadRun(id1).has_value());
+    EXPECT_EQ(store.sampleCount(id1), 0);
+    runs = store.listRuns();
+    ASSERT_EQ(runs.size(), 1);
+    EXPECT_EQ(runs[0].id, id2);
+    EXPECT_FALSE(store.deleteRun(id1));
+}
+
+TEST_F(History, ImportedResultsJsonGivesTheSameNumbers) {
+    const auto [live, id] = recordRun(store, mlpPreset("to export", 150));
+    const auto exported = results::toResultsJson(*store.loadRun(id));
+    const auto reimported = results::fromResultsJson(nlohmann::json::parse(exported.dump()));
+    const auto newId = store.importRun(reimported, QStringLiteral("import"));
+    ASSERT_TRUE(newId) << store.lastError().toStdString();
+    const auto back = store.loadRun(*newId);
+    ASSERT_TRUE(back);
+    const auto again = results::toResultsJson(*back);
+    ASSERT_EQ(again["arms"].size(), exported["arms"].size());
+    for (std::size_t i = 0; i < exported["arms"].size(); ++i) {
+        EXPECT_EQ(again["arms"][i]["latency_ns"], exported["arms"][i]["latency_ns"]);
+        EXPECT_EQ(again["arms"][i]["block"], exported["arms"][i]["block"]);
+        EXPECT_EQ(again["arms"][i]["summary"], exported["arms"][i]["summary"]);
+        EXPECT_EQ(again["arms"][i]["cold"], exported["arms"][i]["cold"]);
+        EXPECT_EQ(again["arms"][i]["applied"], exported["arms"][i]["applied"]);
+    }
+    EXPECT_EQ(again["comparisons"], exported["comparisons"]);
+    EXPECT_EQ(store.runInfo(*newId)->source, QStringLiteral("import"));
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Screenshot of the real workbench window after a run, under a virtual X server (no display or
+# GPU needed). Builds nothing: build first (ninja -C build pitlane).
+#
+#   tools/screenshot.sh OUT.png [PRESET.json] [BUILD_DIR] [--root ROOT.png] [--dark]
+#
+# OUT.png is the window as the app renders it (pitlane --screenshot, QWidget::grab). With
+# --root, the whole X screen is also captured with ImageMagick `import -window root` while the
+# window is still up: what a user would see, fonts and all, as the X server drew it.
+set -eu
+
+usage() { echo "usage: $0 OUT.png [PRESET.json] [BUILD_DIR] [--root ROOT.png] [--dark]" >&2; exit 2; }
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+out="" preset="" build="" root="" dark=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --root) [ $# -ge 2 ] || usage; root=$2; shift 2 ;;
+        --dark) dark=--dark; shift ;;
+        -h|--help) usage ;;
+        *) if [ -z "$out" ]; then out=$1; elif [ -z "$preset" ]; then preset=$1;
+           elif [ -z "$build" ]; then build=$1; else usage; fi; shift ;;
+    esac
+done
+[ -n "$out" ] || usage
+preset=${preset:-$here/presets/default.json}
+build=${build:-$here/build}
+bin=$build/bin/pitlane
+[ -x "$bin" ] || { echo "$0: $bin not found: build the 'pitlane' target first" >&2; exit 2; }
+command -v xvfb-run >/dev/null || { echo "$0: xvfb-run not found (apt-get install xvfb)" >&2; exit 2; }
+
+# A throw-away settings folder: the screenshot does not depend on (or change) the user's setup.
+config=$(mktemp -d)
+trap 'rm -rf "$config"' EXIT
+export XDG_CONFIG_HOME="$config"
+unset QT_QPA_PLATFORM
+
+screen="-screen 0 1600x1000x24"
+if [ -z "$root" ]; then
+    xvfb-run -a -s "$screen" "$bin" "$preset" --run --screenshot "$out" --quit-when-done $dark
+    exit $?
+fi
+
+command -v import >/dev/null || { echo "$0: import not found (apt-get install imagemagick)" >&2; exit 2; }
+# Inside the X session: run the window, wait for its own screenshot (the run is done and the
+# verdict is in), let the X server catch up, capture the screen, then close the window.
+xvfb-run -a -s "$screen" sh -c '
+    bin=$1 preset=$2 out=$3 root=$4 dark=$5
+    rm -f "$out"
+    "$bin" "$preset" --run --screenshot "$out" $dark &
+    pid=$!
+    i=0
+    while [ ! -s "$out" ] && kill -0 $pid 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.25; i=$((i + 1)); done
+    sleep 1
+    status=0
+    [ -s "$out" ] && import -window root "$root" || status=1
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    exit $status
+' sh "$bin" "$preset" "$out" "$root" "$dark"
