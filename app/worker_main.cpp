@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     auto manifest = engine::systemManifest();
     manifest.update(eng.torchManifest());
     manifest["gpu"] = engine::Nvml::instance().manifest();
+    manifest["blas"] = engine::mappedBlas()["name"];
     hello["environment"] = manifest;
     if (!sink.emit(hello)) return 0;
 
@@ -73,7 +74,12 @@ int main(int argc, char** argv) {
                 sink.error(protocol::code::kBadCommand, "unknown command \"" + name + "\"");
             }
         } catch (const std::exception& e) {
-            sink.error(protocol::code::kInternal, std::string("unexpected error: ") + e.what());
+            // torch's c10::Error carries a backtrace: the first line is the reason, the rest detail.
+            std::string what = e.what();
+            const auto nl = what.find('\n');
+            sink.error(protocol::code::kInternal,
+                       "unexpected error: " + what.substr(0, nl),
+                       {{"detail", nl == std::string::npos ? std::string() : what.substr(nl + 1, 4000)}});
         }
     }
     sampler.stop();

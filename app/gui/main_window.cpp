@@ -118,7 +118,9 @@ QWidget* MainWindow::buildResultsTabs() {
     comparisonView_->setObjectName(QStringLiteral("comparisonView"));
     comparisonView_->setModel(comparison_);
     comparisonView_->verticalHeader()->hide();
+    comparisonView_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     comparisonView_->horizontalHeader()->setStretchLastSection(true);
+    comparisonView_->horizontalHeader()->setSectionResizeMode(W::ComparisonTableModel::Verdict, QHeaderView::Stretch);
     comparisonView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     comparisonView_->setWordWrap(false);
     connect(comparison_, &QAbstractItemModel::modelReset, comparisonView_,
@@ -135,6 +137,7 @@ QWidget* MainWindow::buildResultsTabs() {
     appliedView->setObjectName(QStringLiteral("appliedView"));
     appliedView->setModel(applied_);
     appliedView->verticalHeader()->hide();
+    appliedView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     appliedView->horizontalHeader()->setStretchLastSection(true);
     appliedView->setWordWrap(false);
     connect(applied_, &QAbstractItemModel::modelReset, appliedView,

@@ -11,7 +11,9 @@ namespace pitlane::knobtest {
 
 using itest::spinUntil;
 
-std::string modelPath(const std::string& model) { return itest::modelDir() + "/" + model + ".pt"; }
+std::string modelPath(const std::string& model) {
+    return itest::modelDir() + "/" + model + ".pt";
+}
 
 json modelInput(const std::string& model) {
     const json side = spec::readModelSidecar(modelPath(model));
@@ -36,7 +38,8 @@ json ConfiguredWorker::loaded() const {
 
 namespace {
 
-const json* firstOf(const WorkerDriver& w, const std::vector<std::string>& types, std::size_t from) {
+const json* firstOf(const WorkerDriver& w, const std::vector<std::string>& types,
+                    std::size_t from) {
     const auto& evs = w.events();
     for (std::size_t i = from; i < evs.size(); ++i)
         if (std::find(types.begin(), types.end(), evs[i].value("type", "")) != types.end())

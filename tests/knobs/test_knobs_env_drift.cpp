@@ -10,11 +10,16 @@ namespace R = pitlane::results;
 using json = nlohmann::json;
 
 json manifest() {
-    return {{"libtorch", "1.13.1"},      {"cpu", "Test CPU @ 2.0GHz"},
-            {"cores", 2},                {"allowed_cores", {0, 1}},
-            {"governor", "performance"}, {"kernel", "Linux 6.1.0 x86_64"},
-            {"memory_bytes", 1 << 30},   {"build_config", "PyTorch built with: ..."},
-            {"gpu", {{"status", "no NVML"}}}, {"pid", 100},
+    return {{"libtorch", "1.13.1"},
+            {"cpu", "Test CPU @ 2.0GHz"},
+            {"cores", 2},
+            {"allowed_cores", {0, 1}},
+            {"governor", "performance"},
+            {"kernel", "Linux 6.1.0 x86_64"},
+            {"memory_bytes", 1 << 30},
+            {"build_config", "PyTorch built with: ..."},
+            {"gpu", {{"status", "no NVML"}}},
+            {"pid", 100},
             {"hostname", "a"}};
 }
 

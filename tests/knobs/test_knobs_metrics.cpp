@@ -68,9 +68,12 @@ protected:
         std::vector<WorkerRequest> requests = {
             {"alloc", "alloc_probe", {{"intra_op_threads", 1}, {"grad", "no_grad"}}}};
         if (cores.size() >= 2 && pinCore >= 0)
-            requests.push_back({"pinned", "mlp",
-                                {{"affinity", {pinCore}}, {"intra_op_threads", 1},
-                                 {"inter_op_threads", 1}, {"grad", "no_grad"}}});
+            requests.push_back({"pinned",
+                                "mlp",
+                                {{"affinity", {pinCore}},
+                                 {"intra_op_threads", 1},
+                                 {"inter_op_threads", 1},
+                                 {"grad", "no_grad"}}});
         pool_ = new std::map<std::string, ConfiguredWorker>(configureAll(requests));
     }
     static void TearDownTestSuite() {

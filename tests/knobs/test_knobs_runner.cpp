@@ -22,12 +22,15 @@ namespace R = pitlane::results;
 
 constexpr std::int64_t kMiB = 1024 * 1024;
 
-std::string why(const R::ArmResult& a) { return a.error ? a.error->code + ": " + a.error->message : ""; }
+std::string why(const R::ArmResult& a) {
+    return a.error ? a.error->code + ": " + a.error->message : "";
+}
 
 TEST(KnobRunner, BatchSizeSweepGivesOnePointPerSizeAndLatencyGrowsWithBatch) {
     const json run = {{"warmup_iters", 3}, {"iters", 20}, {"block_iters", 10}};
     const auto preset = knobPreset(
-        "mlp", json::array({arm("sweep", {{"batch_size", {1, 64}}, {"intra_op_threads", 1}})}), run);
+        "mlp", json::array({arm("sweep", {{"batch_size", {1, 64}}, {"intra_op_threads", 1}})}),
+        run);
     const auto result = runPreset(preset);
     ASSERT_EQ(result.arms.size(), 1u);
     const auto& a = result.arms[0];
@@ -53,7 +56,8 @@ TEST(KnobRunner, BatchSizeSweepGivesOnePointPerSizeAndLatencyGrowsWithBatch) {
     EXPECT_EQ(j["summary"]["n"], 20);
     EXPECT_EQ(j["summary"]["median_ns"], j["sweep"][0]["summary"]["median_ns"]);
     // 64 rows cost more than one (the effect, not just the label).
-    const double m1 = j["sweep"][0]["summary"]["median_ns"], m64 = j["sweep"][1]["summary"]["median_ns"];
+    const double m1 = j["sweep"][0]["summary"]["median_ns"],
+                 m64 = j["sweep"][1]["summary"]["median_ns"];
     EXPECT_GT(m64, 1.5 * m1) << "median latency at batch 1: " << m1 << " ns, at 64: " << m64;
 }
 
@@ -96,8 +100,7 @@ TEST(KnobRunner, VaryingInputShapesAlternatePerIteration) {
 TEST(KnobRunner, TwoCompactWorkersRunConcurrentlyOnDisjointCores) {
     const json run = {{"warmup_iters", 2}, {"iters", 20}, {"block_iters", 10}};
     const auto preset = knobPreset(
-        "mlp",
-        json::array({arm("pair", {{"workers", 2}, {"affinity", "compact"}})}), run);
+        "mlp", json::array({arm("pair", {{"workers", 2}, {"affinity", "compact"}})}), run);
     // Unset intra_op_threads: each worker gets its share of the allowed cores.
     const int share = std::max(1, int(allowedCores().size()) / 2);
     const auto result = runPreset(preset);
@@ -167,11 +170,11 @@ json sweepUnderMemoryLimit(std::int64_t headroom, R::RunResult* result) {
     EXPECT_EQ(::chmod(wrapper.c_str(), 0755), 0);
 
     const json run = {{"warmup_iters", 1}, {"iters", 4}, {"block_iters", 4}};
-    const auto preset = knobPreset(
-        "mlp",
-        json::array({arm("sweep", {{"batch_size", {1, 524288, 2}}, {"intra_op_threads", 1},
-                                   {"grad", "no_grad"}})}),
-        run);
+    const auto preset = knobPreset("mlp",
+                                   json::array({arm("sweep", {{"batch_size", {1, 524288, 2}},
+                                                              {"intra_op_threads", 1},
+                                                              {"grad", "no_grad"}})}),
+                                   run);
     *result = runPresetWith(preset, wrapper);
     return result->arms.empty() ? json() : R::toResultsJson(*result)["arms"][0];
 }

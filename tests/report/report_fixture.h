@@ -11,8 +11,12 @@
 
 namespace report_test {
 
-inline QString artifacts() { return QStringLiteral(PITLANE_REPORT_ARTIFACTS); }
-inline QString artifact(const QString& name) { return QDir(artifacts()).filePath(name); }
+inline QString artifacts() {
+    return QStringLiteral(PITLANE_REPORT_ARTIFACTS);
+}
+inline QString artifact(const QString& name) {
+    return QDir(artifacts()).filePath(name);
+}
 inline QString cli() {
     return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath(QStringLiteral("pitlane-cli"));
 }
@@ -34,7 +38,8 @@ inline CliResult runCli(const QStringList& args, int timeoutMs = 60000) {
         p.waitForFinished();
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
 }
 
 struct Exported {
@@ -70,7 +75,9 @@ inline const Exported& exported() {
                                QStringLiteral("--quiet")});
         const auto m = QRegularExpression(QStringLiteral("run id: (\\d+)")).match(r.out);
         if (r.exitCode != 0 || !m.hasMatch()) {
-            x.why = QStringLiteral("pitlane-cli run exited %1\n%2\n%3").arg(r.exitCode).arg(r.out, r.err);
+            x.why = QStringLiteral("pitlane-cli run exited %1\n%2\n%3")
+                        .arg(r.exitCode)
+                        .arg(r.out, r.err);
             return x;
         }
         x.runId = m.captured(1).toLongLong();
@@ -80,8 +87,8 @@ inline const Exported& exported() {
     return e;
 }
 
-#define REQUIRE_EXPORTED()                                                     \
-    const auto& ex = report_test::exported();                                   \
+#define REQUIRE_EXPORTED()                    \
+    const auto& ex = report_test::exported(); \
     ASSERT_TRUE(ex.ok) << ex.why.toStdString()
 
 inline QByteArray readAll(const QString& path) {

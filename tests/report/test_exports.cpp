@@ -62,15 +62,18 @@ TEST(Exports, HtmlIsOneSelfContainedFileWithTheVerdictFirst) {
     EXPECT_FALSE(html.contains(QStringLiteral("<script"), Qt::CaseInsensitive));
     EXPECT_FALSE(html.contains(QStringLiteral("@import"), Qt::CaseInsensitive));
     EXPECT_FALSE(html.contains(QStringLiteral("url("), Qt::CaseInsensitive));
-    const auto srcs = QRegularExpression(QStringLiteral("(src|href)\\s*=\\s*\"([^\"]*)\"")).globalMatch(html);
+    const auto srcs =
+        QRegularExpression(QStringLiteral("(src|href)\\s*=\\s*\"([^\"]*)\"")).globalMatch(html);
     for (auto it = srcs; it.hasNext();) {
         const auto m = it.next();
-        EXPECT_TRUE(m.captured(2).startsWith(QStringLiteral("data:")) || m.captured(2).startsWith('#'))
+        EXPECT_TRUE(m.captured(2).startsWith(QStringLiteral("data:")) ||
+                    m.captured(2).startsWith('#'))
             << m.captured(0).toStdString();
     }
     // Charts are inline SVG: timeline, histogram, CDF, throughput, memory, CPU.
     EXPECT_GE(html.count(QStringLiteral("<svg ")), 4);
-    for (const char* id : {"id=\"timeline\"", "id=\"histogram\"", "id=\"cdf\"", "id=\"throughput\""})
+    for (const char* id :
+         {"id=\"timeline\"", "id=\"histogram\"", "id=\"cdf\"", "id=\"throughput\""})
         EXPECT_TRUE(html.contains(QString::fromLatin1(id))) << id;
     // Reading order: title, machine, verdict, numbers, charts, knobs, applied, environment,
     // warnings, raw data.
@@ -83,9 +86,11 @@ TEST(Exports, HtmlIsOneSelfContainedFileWithTheVerdictFirst) {
         at = std::max(at, i);
     }
     // The knob the arms differ in is highlighted; every arm has its colour.
-    EXPECT_TRUE(html.contains(QStringLiteral("<tr class=\"diff\"><td class=\"key\">&ne;&nbsp;grad</td>")));
+    EXPECT_TRUE(
+        html.contains(QStringLiteral("<tr class=\"diff\"><td class=\"key\">&ne;&nbsp;grad</td>")));
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(html.contains(report::armColor(i).name())) << i;
-    EXPECT_TRUE(html.contains(QStringLiteral("faster")) || html.contains(QStringLiteral("no significant")));
+    EXPECT_TRUE(html.contains(QStringLiteral("faster")) ||
+                html.contains(QStringLiteral("no significant")));
 }
 
 TEST(Exports, CsvHasOneRowPerMeasuredSample) {
@@ -127,7 +132,8 @@ TEST(Exports, JsonReimportsWithTheSameNumbers) {
     const auto back = other.loadRun(*id);
     ASSERT_TRUE(back);
     expectSameNumbers(fromJson, *back);
-    const auto original = nlohmann::json::parse(readAll(artifact(QStringLiteral("run.json"))).toStdString());
+    const auto original =
+        nlohmann::json::parse(readAll(artifact(QStringLiteral("run.json"))).toStdString());
     const auto again = results::toResultsJson(*back);
     for (std::size_t i = 0; i < original["arms"].size(); ++i)
         EXPECT_EQ(again["arms"][i]["summary"], original["arms"][i]["summary"]) << i;
@@ -152,18 +158,19 @@ TEST(Exports, ReportCommandReadsRunIdsAndResultsFiles) {
     REQUIRE_EXPORTED();
     QTemporaryDir dir;
     auto out = [&](const char* n) { return dir.filePath(QString::fromLatin1(n)); };
-    auto r = runCli({QStringLiteral("report"), QString::number(ex.runId), QStringLiteral("--db"), ex.db,
-                     QStringLiteral("--html"), out("id.html"), QStringLiteral("--pdf"), out("id.pdf"),
-                     QStringLiteral("--md"), out("id.md"), QStringLiteral("--csv"), out("id.csv"),
-                     QStringLiteral("--json"), out("id.json")});
+    auto r = runCli({QStringLiteral("report"), QString::number(ex.runId), QStringLiteral("--db"),
+                     ex.db, QStringLiteral("--html"), out("id.html"), QStringLiteral("--pdf"),
+                     out("id.pdf"), QStringLiteral("--md"), out("id.md"), QStringLiteral("--csv"),
+                     out("id.csv"), QStringLiteral("--json"), out("id.json")});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     EXPECT_EQ(readAll(out("id.csv")), readAll(artifact(QStringLiteral("run.csv"))));
     EXPECT_EQ(readAll(out("id.md")), readAll(artifact(QStringLiteral("run.md"))));
     EXPECT_TRUE(readAll(out("id.pdf")).startsWith("%PDF-"));
-    expectSameNumbers(fromJsonFile(out("id.json")), fromJsonFile(artifact(QStringLiteral("run.json"))));
+    expectSameNumbers(fromJsonFile(out("id.json")),
+                      fromJsonFile(artifact(QStringLiteral("run.json"))));
 
-    r = runCli({QStringLiteral("report"), artifact(QStringLiteral("run.json")), QStringLiteral("--csv"),
-                out("j.csv"), QStringLiteral("--md"), out("j.md")});
+    r = runCli({QStringLiteral("report"), artifact(QStringLiteral("run.json")),
+                QStringLiteral("--csv"), out("j.csv"), QStringLiteral("--md"), out("j.md")});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     EXPECT_EQ(readAll(out("j.csv")), readAll(artifact(QStringLiteral("run.csv"))));
     EXPECT_EQ(readAll(out("j.md")), readAll(artifact(QStringLiteral("run.md"))));
@@ -184,7 +191,8 @@ TEST(Exports, WritesAreAtomic) {
     const QByteArray html = readAll(path);
     EXPECT_TRUE(html.startsWith("<!DOCTYPE html>"));
     EXPECT_TRUE(html.trimmed().endsWith("</html>"));
-    ASSERT_TRUE(report::writePdf(dir.filePath(QStringLiteral("r.pdf")), run, {}, &err)) << err.toStdString();
+    ASSERT_TRUE(report::writePdf(dir.filePath(QStringLiteral("r.pdf")), run, {}, &err))
+        << err.toStdString();
     // Only the finished files: no temporary left behind.
     EXPECT_EQ(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);
     // A write that cannot complete fails, names the file and leaves nothing.

@@ -13,7 +13,7 @@ using namespace report_test;
 namespace {
 
 struct Ink {
-    double nonWhite = 0;  // share of pixels that are not (near) white
+    double nonWhite = 0;         // share of pixels that are not (near) white
     std::vector<int> armPixels;  // pixels close to each arm's colour
 };
 
@@ -30,7 +30,8 @@ Ink measure(const QImage& img, int arms) {
             for (int a = 0; a < arms; ++a) {
                 const QColor c = pitlane::report::armColor(a);
                 if (std::abs(qRed(p) - c.red()) + std::abs(qGreen(p) - c.green()) +
-                        std::abs(qBlue(p) - c.blue()) < 40)
+                        std::abs(qBlue(p) - c.blue()) <
+                    40)
                     ++ink.armPixels[std::size_t(a)];
             }
         }
@@ -58,19 +59,21 @@ int runTool(const QString& program, const QStringList& args, QString* output) {
 TEST(Render, HtmlInHeadlessChromium) {
     REQUIRE_EXPORTED();
     QString chromium = QStandardPaths::findExecutable(QStringLiteral("chromium"));
-    if (chromium.isEmpty()) chromium = QStandardPaths::findExecutable(QStringLiteral("chromium-browser"));
+    if (chromium.isEmpty())
+        chromium = QStandardPaths::findExecutable(QStringLiteral("chromium-browser"));
     if (chromium.isEmpty()) GTEST_SKIP() << "chromium is not installed (Debian package chromium)";
     QTemporaryDir profile;
     const QString png = artifact(QStringLiteral("html.png"));
     QString log;
-    const int rc = runTool(chromium,
-                           {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"),
-                            QStringLiteral("--disable-gpu"), QStringLiteral("--disable-background-networking"),
-                            QStringLiteral("--disable-component-update"), QStringLiteral("--disable-sync"),
-                            QStringLiteral("--no-first-run"), QStringLiteral("--user-data-dir=") + profile.path(),
-                            QStringLiteral("--screenshot=") + png, QStringLiteral("--window-size=1280,2400"),
-                            QStringLiteral("file://") + artifact(QStringLiteral("run.html"))},
-                           &log);
+    const int rc = runTool(
+        chromium,
+        {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"),
+         QStringLiteral("--disable-gpu"), QStringLiteral("--disable-background-networking"),
+         QStringLiteral("--disable-component-update"), QStringLiteral("--disable-sync"),
+         QStringLiteral("--no-first-run"), QStringLiteral("--user-data-dir=") + profile.path(),
+         QStringLiteral("--screenshot=") + png, QStringLiteral("--window-size=1280,2400"),
+         QStringLiteral("file://") + artifact(QStringLiteral("run.html"))},
+        &log);
     ASSERT_EQ(rc, 0) << log.toStdString();
     QImage img(png);
     ASSERT_FALSE(img.isNull()) << "no PNG from chromium: " << log.toStdString();
@@ -85,14 +88,16 @@ TEST(Render, HtmlInHeadlessChromium) {
 TEST(Render, PdfWithPdftoppm) {
     REQUIRE_EXPORTED();
     const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
-    if (pdftoppm.isEmpty()) GTEST_SKIP() << "pdftoppm is not installed (Debian package poppler-utils)";
+    if (pdftoppm.isEmpty())
+        GTEST_SKIP() << "pdftoppm is not installed (Debian package poppler-utils)";
     QString log;
     const int rc = runTool(pdftoppm,
                            {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("60"),
                             artifact(QStringLiteral("run.pdf")), artifact(QStringLiteral("pdf"))},
                            &log);
     ASSERT_EQ(rc, 0) << log.toStdString();
-    const QStringList pages = QDir(artifacts()).entryList({QStringLiteral("pdf-*.png")}, QDir::Files, QDir::Name);
+    const QStringList pages =
+        QDir(artifacts()).entryList({QStringLiteral("pdf-*.png")}, QDir::Files, QDir::Name);
     ASSERT_GE(pages.size(), 2) << "expected several A4 pages";
     std::vector<int> armPixels(3, 0);
     for (const auto& page : pages) {
@@ -107,5 +112,7 @@ TEST(Render, PdfWithPdftoppm) {
             << page.toStdString() << " is blank";
         for (int a = 0; a < 3; ++a) armPixels[std::size_t(a)] += ink.armPixels[std::size_t(a)];
     }
-    for (int a = 0; a < 3; ++a) EXPECT_GT(armPixels[std::size_t(a)], 200) << "arm " << a << " colour missing: charts not drawn";
+    for (int a = 0; a < 3; ++a)
+        EXPECT_GT(armPixels[std::size_t(a)], 200)
+            << "arm " << a << " colour missing: charts not drawn";
 }

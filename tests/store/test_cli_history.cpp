@@ -19,7 +19,9 @@ using pitlane::store::RunStore;
 
 namespace {
 
-QString cli() { return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli"); }
+QString cli() {
+    return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli");
+}
 
 QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
     const QString path = dir.filePath(QStringLiteral("preset.json"));
@@ -61,8 +63,9 @@ void reapWorker(qint64 pid) {
 TEST(CliHistory, RunIsStoredAndItsIdPrinted) {
     QTemporaryDir dir;
     const QString db = dir.filePath(QStringLiteral("h.sqlite"));
-    const auto r = runCli({QStringLiteral("run"), writePreset(dir, 120, 40), QStringLiteral("--db"), db},
-                          QProcessEnvironment::systemEnvironment());
+    const auto r =
+        runCli({QStringLiteral("run"), writePreset(dir, 120, 40), QStringLiteral("--db"), db},
+               QProcessEnvironment::systemEnvironment());
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     const auto m = QRegularExpression(QStringLiteral("run id: (\\d+)")).match(r.out);
     ASSERT_TRUE(m.hasMatch()) << r.out.toStdString();
@@ -81,7 +84,8 @@ TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("PITLANE_DB"), envDb);
     const QString preset = writePreset(dir, 60, 30);
-    auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), QStringLiteral("none")}, env);
+    auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), QStringLiteral("none")},
+                    env);
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     EXPECT_FALSE(r.out.contains(QStringLiteral("run id:")));
     EXPECT_FALSE(QFile::exists(envDb));
@@ -108,7 +112,8 @@ TEST(CliHistory, SurvivesSigkillMidRunWithEverySampleReceived) {
     QProcess p;
     p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
     // ~200 us per iteration: 2000-iteration blocks take about 0.4 s, the whole run ~40 s.
-    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 100000, 2000), QStringLiteral("--db"), db});
+    p.start(cli(),
+            {QStringLiteral("run"), writePreset(dir, 100000, 2000), QStringLiteral("--db"), db});
     ASSERT_TRUE(p.waitForStarted());
     const QRegularExpression doneLine(QStringLiteral("^\\[(\\w+)\\] block (\\d+) done \\((\\d+)/"));
     const QRegularExpression pidLine(QStringLiteral("worker pid (\\d+)"));
@@ -125,7 +130,8 @@ TEST(CliHistory, SurvivesSigkillMidRunWithEverySampleReceived) {
         while ((nl = pending.indexOf('\n')) >= 0) {
             const QString line = QString::fromUtf8(pending.left(nl));
             pending.remove(0, nl + 1);
-            if (const auto m = pidLine.match(line); m.hasMatch()) workers.push_back(m.captured(1).toLongLong());
+            if (const auto m = pidLine.match(line); m.hasMatch())
+                workers.push_back(m.captured(1).toLongLong());
             if (const auto m = doneLine.match(line); m.hasMatch()) {
                 received[m.captured(1)] = m.captured(3).toInt();
                 ++blocksDone;

@@ -17,7 +17,8 @@ namespace {
 
 spec::Preset mlpPreset(const std::string& name, int iters,
                        nlohmann::json knobsA = {{"grad", "enabled"}, {"intra_op_threads", 1}},
-                       nlohmann::json knobsB = {{"grad", "inference_mode"}, {"intra_op_threads", 1}}) {
+                       nlohmann::json knobsB = {{"grad", "inference_mode"},
+                                                {"intra_op_threads", 1}}) {
     const std::string modelDir = qEnvironmentVariable("PITLANE_MODEL_DIR").toStdString();
     const nlohmann::json j = {
         {"name", name},
@@ -179,8 +180,8 @@ TEST_F(History, PanelOperations) {
     EXPECT_EQ(cmp->comparison.baseline, cmp->run.arms[0].name);
     EXPECT_FALSE(cmp->comparison.verdict.empty());
     EXPECT_FALSE(cmp->note.empty());
-    const auto direct = stats::compare(run1.arms[1].name, run1.arms[1].blocked(),
-                                       run2.arms[0].name, run2.arms[0].blocked());
+    const auto direct = stats::compare(run1.arms[1].name, run1.arms[1].blocked(), run2.arms[0].name,
+                                       run2.arms[0].blocked());
     EXPECT_DOUBLE_EQ(cmp->comparison.ratio, direct.ratio);
     EXPECT_FALSE(store.compareRuns(id1, 5, id2, 0).has_value());
     EXPECT_TRUE(store.lastError().contains(QStringLiteral("no arm 5")));

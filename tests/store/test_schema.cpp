@@ -79,10 +79,13 @@ TEST(Schema, MigratesV0FileAndKeepsForeignTables) {
         r.preset.model = "mlp";
         r.arms.resize(1);
         r.arms[0].name = "A";
-        ASSERT_TRUE(s.importRun(r, QStringLiteral("test")).has_value()) << s.lastError().toStdString();
+        ASSERT_TRUE(s.importRun(r, QStringLiteral("test")).has_value())
+            << s.lastError().toStdString();
     }
-    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), RunStore::kSchemaVersion);
-    EXPECT_EQ(rawValue(path, QStringLiteral("SELECT t FROM notes")).toString(), QStringLiteral("keep me"));
+    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(),
+              RunStore::kSchemaVersion);
+    EXPECT_EQ(rawValue(path, QStringLiteral("SELECT t FROM notes")).toString(),
+              QStringLiteral("keep me"));
     // Reopening a current file migrates nothing and keeps the data.
     RunStore again;
     ASSERT_TRUE(again.open(path)) << again.lastError().toStdString();
@@ -100,16 +103,18 @@ TEST(Schema, MigratesV1RunsToV2KeepingEveryRow) {
     ASSERT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 1);
     // A run as a v1 build wrote it: no sweep, worker or raw-metric columns.
     QStringList rows = {
-        QStringLiteral("INSERT INTO experiments (id, started_at, finished_at, name, model, preset) "
-                       "VALUES (7, '2024-01-02T03:04:05Z', '2024-01-02T03:05:00Z', 'old run', 'mlp', "
-                       "'{\"name\": \"old run\", \"model\": \"mlp\"}')"),
+        QStringLiteral(
+            "INSERT INTO experiments (id, started_at, finished_at, name, model, preset) "
+            "VALUES (7, '2024-01-02T03:04:05Z', '2024-01-02T03:05:00Z', 'old run', 'mlp', "
+            "'{\"name\": \"old run\", \"model\": \"mlp\"}')"),
         QStringLiteral("INSERT INTO arms (id, experiment, idx, name, batch_size, status, pid) "
                        "VALUES (70, 7, 0, 'A', 4, 'ok', 1234)"),
         QStringLiteral("INSERT INTO metrics (arm, t_ms, rss, cpu_s, core_util) "
                        "VALUES (70, 100, 1048576, 0.5, '[50, 25]')")};
     for (int i = 0; i < 30; ++i)
-        rows << QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
-                               "VALUES (70, %1, %2, 4, %3)")
+        rows << QStringLiteral(
+                    "INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
+                    "VALUES (70, %1, %2, 4, %3)")
                     .arg(i / 10)
                     .arg(i)
                     .arg(1000 + i);
@@ -184,11 +189,13 @@ TEST(Schema, RefusesAFileThatIsNotSqlite) {
 
 TEST(Schema, ResolvePathHonoursFlagEnvironmentAndNone) {
     qputenv("PITLANE_DB", "/tmp/from-env.sqlite");
-    EXPECT_EQ(RunStore::resolvePath(QStringLiteral("/x/flag.sqlite")), QStringLiteral("/x/flag.sqlite"));
+    EXPECT_EQ(RunStore::resolvePath(QStringLiteral("/x/flag.sqlite")),
+              QStringLiteral("/x/flag.sqlite"));
     EXPECT_EQ(RunStore::resolvePath(QString()), QStringLiteral("/tmp/from-env.sqlite"));
     EXPECT_TRUE(RunStore::resolvePath(QStringLiteral("none")).isEmpty());
     qputenv("PITLANE_DB", "none");
     EXPECT_TRUE(RunStore::resolvePath(QString()).isEmpty());
     qunsetenv("PITLANE_DB");
-    EXPECT_TRUE(RunStore::resolvePath(QString()).endsWith(QStringLiteral("pitlane/history.sqlite")));
+    EXPECT_TRUE(
+        RunStore::resolvePath(QString()).endsWith(QStringLiteral("pitlane/history.sqlite")));
 }

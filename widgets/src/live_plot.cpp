@@ -7,6 +7,9 @@ namespace pitlane::widgets {
 LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     setNoAntialiasingOnDrag(true);
+    // Wide antialiased polylines of tens of thousands of points cost ~100 ms per replot; the
+    // fast path draws them in a few ms (measured with 2 x 15 000 samples).
+    setPlottingHint(QCP::phFastPolylines, true);
     setMinimumSize(240, 180);
     plotLayout()->insertRow(0);
     title_ = new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
@@ -20,6 +23,7 @@ int LivePlot::dataPoints() const {
     auto* self = const_cast<LivePlot*>(this);  // QCustomPlot has no const accessors
     for (int i = 0; i < plottableCount(); ++i) {
         auto* p = self->plottable(i);
+        if (p->property("pitlaneDecoration").toBool()) continue;  // e.g. activity bands
         if (auto* g = qobject_cast<QCPGraph*>(p)) n += g->dataCount();
         else if (auto* b = qobject_cast<QCPBars*>(p)) n += b->dataCount();
     }

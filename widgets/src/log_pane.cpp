@@ -3,6 +3,7 @@
 #include "pitlane/widgets/arm_palette.h"
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QPlainTextEdit>
 #include <QScrollBar>
@@ -70,6 +71,11 @@ void LogPane::render(const Entry& e) {
     view_->appendHtml(QStringLiteral("<span style='white-space:pre'>%1  %2  %3: </span>%4")
                           .arg(e.time, who, e.level, body));
     if (atEnd) sb->setValue(sb->maximum());
+}
+
+void LogPane::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) rerender();
 }
 
 void LogPane::rerender() {

@@ -8,13 +8,31 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 }
 
-MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory · RSS solid, tensors dashed"), parent) {
+MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory"), parent) {
     yAxis->setLabel(tr("MiB"));
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignVCenter);
     restyle();
+}
+
+void MemoryPlot::restyle() {
+    TimePlot::restyle();
+    QColor legendBg = baseColor();
+    legendBg.setAlpha(200);
+    legend->setBrush(legendBg);
+    if (rssKey_) rssKey_->setPen(QPen(textColor(), 2));
+    if (tensorKey_) tensorKey_->setPen(QPen(textColor(), 1.5, Qt::DashLine));
 }
 
 void MemoryPlot::resetRun(const results::RunResult& run) {
     TimePlot::resetRun(run);
+    // The legend explains line styles, not arms (the colours say which arm): two empty keys.
+    rssKey_ = addGraph();
+    rssKey_->setName(tr("RSS"));
+    tensorKey_ = addGraph();
+    tensorKey_->setName(tr("tensors"));
+    for (auto* key : {rssKey_, tensorKey_}) key->setProperty("pitlaneDecoration", true);
+    restyle();
     arms_.assign(run.arms.size(), {});
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const QColor c = armColor(int(i));
@@ -23,9 +41,11 @@ void MemoryPlot::resetRun(const results::RunResult& run) {
         s.rss = addGraph();
         s.rss->setPen(QPen(c, 2));
         s.rss->setName(tr("%1 RSS").arg(name));
+        s.rss->removeFromLegend();
         s.tensors = addGraph();
         s.tensors->setPen(QPen(c, 1.5, Qt::DashLine));
         s.tensors->setName(tr("%1 tensors").arg(name));
+        s.tensors->removeFromLegend();
     }
 }
 

@@ -103,8 +103,13 @@ void PlotPanel::onPhase(int arm, int phase) {
     const auto p = ArmPhase(phase);
     const bool running = p == ArmPhase::WarmingUp || p == ArmPhase::Measuring;
     ArmActivity* open = nullptr;
-    for (auto& a : activity_)
-        if (a.arm == arm && a.endMs < 0) open = &a;
+    for (auto& a : activity_) {
+        if (a.endMs >= 0) continue;
+        if (a.arm == arm) open = &a;
+        // Arms run one at a time (interleaved): one starting means the previous one stopped,
+        // even if its phase still says "warming up" until its next block.
+        else if (running) a.endMs = now;
+    }
     if (running && !open) activity_.push_back({arm, now, -1});
     if (!running && open) open->endMs = now;
     markDirty({Memory, Cpu, Gpu});
@@ -120,23 +125,51 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
     plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
     const bool fullRecompute = p == Distribution || p == Throughput;
+    // The queued replot happens later: its cost is the one measured by the previous replot.
+    const qint64 spent = cost.elapsed() + qint64(plot->replotTime());
     nextAllowedMs_[std::size_t(p)] =
-        clock_.elapsed() + (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * cost.elapsed())
-                                          : kCostBackoff * cost.elapsed());
+        clock_.elapsed() + (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent)
+                                          : kCostBackoff * spent);
     ++refreshes_;
+}
+
+void PlotPanel::syncTimeAxes(bool replotNow) {
+    // Memory, CPU and GPU show one clock: while all three follow the data they show the union
+    // of their time ranges (once the user zooms one, the axis links carry the zoom instead).
+    const std::vector<TimePlot*> timePlots = {memory_, cpu_, gpu_};
+    QCPRange range;
+    bool any = false;
+    for (auto* p : timePlots) {
+        if (!p->followsData()) return;
+        QCPRange r;
+        if (!p->timeRange(&r)) continue;
+        if (any) range.expand(r);
+        else range = r;
+        any = true;
+    }
+    if (!any || range.size() <= 0) return;
+    for (auto* p : timePlots) {
+        p->xAxis->setRange(range);
+        p->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    }
 }
 
 void PlotPanel::onTick() {
     const qint64 now = clock_.elapsed();
+    bool timeAxes = false;
     for (int p = 0; p < PlotCount; ++p)
-        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)])
+        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)]) {
             refreshPlot(Plot(p), false);
+            timeAxes |= p == Memory || p == Cpu || p == Gpu;
+        }
+    if (timeAxes) syncTimeAxes(false);
     if (runner_ && !runner_->isRunning() && std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
         tick_.stop();
 }
 
 void PlotPanel::flush() {
     for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
+    syncTimeAxes(true);
 }
 
 }  // namespace pitlane::widgets

@@ -4,6 +4,7 @@
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/widgets/arm_palette.h"
 
+#include <QEvent>
 #include <QGridLayout>
 #include <QLabel>
 #include <QProgressBar>
@@ -110,6 +111,12 @@ QString RunStatusPanel::statusText(int arm) const {
 
 QString RunStatusPanel::phaseText(int arm) const {
     return arm >= 0 && arm < int(rows_.size()) ? rows_[std::size_t(arm)].phase->text() : QString();
+}
+
+void RunStatusPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)  // status colours depend on light or dark
+        for (std::size_t i = 0; i < rows_.size(); ++i) updateRow(int(i));
 }
 
 void RunStatusPanel::onPhase(int arm) {

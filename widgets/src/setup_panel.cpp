@@ -102,11 +102,11 @@ SetupPanel::SetupPanel(QWidget* parent)
     auto* runLayout = new QGridLayout(runBox);
     runLayout->setVerticalSpacing(1);
     int column = 0;
-    for (auto [label, spin] : {std::pair{tr("Warmup iterations"), warmup_},
-                               std::pair{tr("Measured iterations"), iters_},
-                               std::pair{tr("Block size"), blockIters_}}) {
+    for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
+                               std::pair{tr("Block"), blockIters_}}) {
         auto* l = new QLabel(label, runBox);
         l->setBuddy(spin);
+        l->setToolTip(spin->toolTip());
         runLayout->addWidget(l, 0, column);
         runLayout->addWidget(spin, 1, column++);
     }

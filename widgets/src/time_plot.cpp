@@ -5,7 +5,8 @@
 namespace pitlane::widgets {
 
 TimePlot::TimePlot(const QString& title, QWidget* parent) : LivePlot(title, parent) {
-    xAxis->setLabel(tr("run time (s) · shading: arm running"));
+    xAxis->setLabel(tr("run time (s)"));
+    setToolTip(toolTip() + tr("\nShaded: which arm was warming up or measuring (arm colours)"));
     // The bands live on the hidden right axis, fixed at 0..1, so they span the full height
     // whatever the left axis shows.
     yAxis2->setVisible(false);
@@ -24,6 +25,7 @@ void TimePlot::resetRun(const results::RunResult& run) {
         c.setAlpha(38);
         band->setBrush(c);
         band->removeFromLegend();
+        band->setProperty("pitlaneDecoration", true);
         band->setLayer(QStringLiteral("background"));
         bands_.push_back(band);
     }
@@ -38,6 +40,19 @@ void TimePlot::setActivity(const std::vector<ArmActivity>& activity, double nowM
         values[a.arm] << 1.0 << 0.0;
     }
     for (std::size_t i = 0; i < bands_.size(); ++i) bands_[i]->setData(keys[i], values[i], true);
+}
+
+bool TimePlot::timeRange(QCPRange* range) {
+    bool any = false;
+    for (int i = 0; i < graphCount(); ++i) {
+        bool ok = false;
+        const QCPRange r = graph(i)->getKeyRange(ok);
+        if (!ok) continue;
+        if (any) range->expand(r);
+        else *range = r;
+        any = true;
+    }
+    return any;
 }
 
 }  // namespace pitlane::widgets

@@ -195,8 +195,25 @@ bool Engine::configure(const json& cmd) {
     }
 
     // 9. Inputs (seeded) for every batch size of the sweep.
-    torch::manual_seed(seed);
-    for (int bs : k.batch_size) d.inputs[bs] = d.makeInputs(bs, k.input_on_host);
+    // Only the first size now: the other sizes of a sweep are built when their turn comes, so one
+    // that does not fit in memory fails alone (runBlock).
+    d.seed = seed;
+    try {
+        torch::manual_seed(seed);
+        d.inputs[k.batch_size.front()] = d.makeInputs(k.batch_size.front(), k.input_on_host);
+    } catch (const std::exception& e) {
+        const auto reason = torchReason(e);
+        d.sink.error(classifyForwardError(reason), "creating the input: " + reason);
+        return false;
+    }
+    {
+        bool any4d = false;
+        for (const auto& in : d.inputSpecs) any4d |= in.shape.size() + 1 == 4;
+        if (k.memory_format == "channels_last" && !any4d)
+            d.sink.warning("knob_not_applicable",
+                           "memory_format channels_last applies to 4-D (NCHW) inputs only; this "
+                           "model's input is not 4-D, so it stays contiguous");
+    }
 
     // 10. First forward: the cold cost, and the read-back of what actually happened.
     const int bs0 = k.batch_size.front();

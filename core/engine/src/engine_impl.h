@@ -82,6 +82,23 @@ inline std::string torchReason(const std::exception& e) {
     if (best.empty()) best = firstLine(what);
     const auto p = best.find("RuntimeError: ");
     if (p != std::string::npos) best = best.substr(p + 14);
+    // TorchScript marks the failing call of its serialized traceback with "~~~~ <--- HERE"
+    // under the code line: name that op, the innermost (last) one.
+    std::istringstream again(what);
+    std::string prev, op;
+    while (std::getline(again, line)) {
+        if (line.find("<--- HERE") != std::string::npos) {
+            const auto a = line.find('~'), b = line.rfind('~');
+            if (a != std::string::npos && b < prev.size()) {
+                std::string call = prev.substr(a, b - a + 1);
+                const auto paren = call.find('(');
+                if (paren != std::string::npos) call = call.substr(0, paren);
+                if (!call.empty()) op = call;
+            }
+        }
+        prev = line;
+    }
+    if (!op.empty() && best.find(op) == std::string::npos) best += " (in op " + op + ")";
     return best;
 }
 
@@ -185,6 +202,7 @@ struct Engine::Impl {
     // Inputs per batch size; each entry holds one input list per shape variant.
     std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
     std::unique_ptr<c10::Allocator> allocator;
+    std::uint64_t seed = 0;
 #ifdef PITLANE_WITH_CUDA
     std::unique_ptr<cuda::GraphRunner> graph;
     cuda::EventTimer eventTimer;

@@ -15,11 +15,24 @@ bool Engine::runBlock(const json& cmd) {
     const int iters = cmd.value("iters", 0);
     const double timeMs = cmd.value("time_ms", 0.0);
     const int bs = cmd.value("batch_size", d.knobs.batch_size.front());
-    auto it = d.inputs.find(bs);
-    if (it == d.inputs.end())
+    const auto& sweep = d.knobs.batch_size;
+    if (std::find(sweep.begin(), sweep.end(), bs) == sweep.end())
         return d.sink.error(code::kBadCommand,
                             "batch_size " + std::to_string(bs) + " is not in this arm's sweep"),
                false;
+    auto it = d.inputs.find(bs);
+    if (it == d.inputs.end()) {
+        try {
+            torch::manual_seed(d.seed);
+            it = d.inputs.emplace(bs, d.makeInputs(bs, d.knobs.input_on_host)).first;
+        } catch (const std::exception& e) {
+            const auto reason = torchReason(e);
+            d.sink.error(classifyForwardError(reason),
+                         "creating the input for batch size " + std::to_string(bs) + ": " + reason,
+                         {{"batch_size", bs}});
+            return false;
+        }
+    }
     if (iters <= 0 && timeMs <= 0)
         return d.sink.error(code::kBadCommand, "run needs iters > 0 or time_ms > 0"), false;
     const auto& variants = it->second;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <map>
 
 namespace pitlane::engine {
 
@@ -62,6 +63,7 @@ void MetricsSampler::tickNow() {
 void MetricsSampler::loop() {
     const auto t0 = std::chrono::steady_clock::now();
     auto prevCores = readCoreTimes();
+    std::map<int, double> lastUtil;
     auto next = t0;
     for (;;) {
         next += std::chrono::milliseconds(period_ms_);
@@ -93,16 +95,29 @@ void MetricsSampler::loop() {
             e["tensor_peak_bytes"] = tc.peak.load();
         }
         const auto cores = readCoreTimes();
+        // Utilization since the previous reading; a core whose counters did not advance (two
+        // ticks within one jiffy) keeps its previous value instead of reading 0.
         nlohmann::json util = nlohmann::json::array();
+        nlohmann::json ids = nlohmann::json::array();
+        std::vector<CoreTimes> next;
         for (const auto& c : cores) {
-            double pct = 0;
-            for (const auto& p : prevCores)
-                if (p.cpu == c.cpu && c.total > p.total)
+            double pct = lastUtil.count(c.cpu) ? lastUtil[c.cpu] : 0.0;
+            CoreTimes keep = c;
+            for (const auto& p : prevCores) {
+                if (p.cpu != c.cpu) continue;
+                if (c.total > p.total)
                     pct = 100.0 * double(c.busy - p.busy) / double(c.total - p.total);
+                else
+                    keep = p;  // measure the next delta from the older reading
+            }
+            lastUtil[c.cpu] = pct;
             util.push_back(pct);
+            ids.push_back(c.cpu);
+            next.push_back(keep);
         }
-        prevCores = cores;
+        prevCores = next;
         e["core_util_pct"] = util;
+        e["core_ids"] = ids;
         {
             std::lock_guard<std::mutex> lock(g_hookMutex);
             if (g_hook) g_hook(e);

@@ -36,8 +36,9 @@ std::vector<double> sorted(std::vector<double> v) {
 struct ArmData {
     int index;
     QString name;
-    std::vector<double> lat;     // measured, arrival order
-    std::vector<double> sorted;  // ascending
+    std::vector<double> all;     // every measured sample, arrival order (the timeline)
+    std::vector<double> lat;     // the arm's first batch size only, as summarize() counts
+    std::vector<double> sorted;  // lat, ascending
 };
 
 std::vector<ArmData> armsWithSamples(const RunResult& run) {
@@ -45,8 +46,12 @@ std::vector<ArmData> armsWithSamples(const RunResult& run) {
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         if (a.samples.empty()) continue;
-        ArmData d{int(i), QString::fromStdString(a.name), {}, {}};
-        for (const auto& s : a.samples) d.lat.push_back(double(s.latency_ns));
+        ArmData d{int(i), QString::fromStdString(a.name), {}, {}, {}};
+        for (const auto& s : a.samples) {
+            d.all.push_back(double(s.latency_ns));
+            if (s.batch_size == a.batch_size) d.lat.push_back(double(s.latency_ns));
+        }
+        if (d.lat.empty()) continue;
         d.sorted = sorted(d.lat);
         out.push_back(std::move(d));
     }
@@ -82,14 +87,16 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     double top = 0;
     std::size_t n = 0;
     for (const auto& a : arms) {
-        top = std::max(top, std::min(stats::percentileSorted(a.sorted, 99.5),
-                                     2.5 * stats::percentileSorted(a.sorted, 90)));
-        n = std::max(n, a.lat.size());
+        const auto all = sorted(a.all);
+        top = std::max(top, std::min(stats::percentileSorted(all, 99.5),
+                                     2.5 * stats::percentileSorted(all, 90)));
+        n = std::max(n, a.all.size());
     }
     top = top * 1.15 / u.div;
     SvgChart c(kWidth, 360, QStringLiteral("Latency per iteration"));
-    c.setX(0, double(n), QStringLiteral("measured iteration of each arm (arms ran in interleaved "
-                                        "blocks; dashed lines: block boundaries)"));
+    c.setX(0, double(n),
+           QStringLiteral("measured iteration of each arm (arms ran in interleaved "
+                          "blocks; dashed lines: block boundaries)"));
     c.setY(0, top, QStringLiteral("latency (%1)").arg(u.name));
     // Block boundaries of the first arm (every arm runs the same block sizes).
     const auto& first = run.arms[std::size_t(arms.front().index)];
@@ -109,19 +116,20 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     std::size_t clipped = 0;
     for (const auto& a : arms) {
         const QColor col = armColor(a.index);
-        for (double v : a.lat) clipped += v / u.div > top;
-        if (a.lat.size() <= 1500) {
+        for (double v : a.all) clipped += v / u.div > top;
+        if (a.all.size() <= 1500) {
             std::vector<QPointF> pts;
-            for (std::size_t i = 0; i < a.lat.size(); ++i) pts.emplace_back(double(i), a.lat[i] / u.div);
+            for (std::size_t i = 0; i < a.all.size(); ++i)
+                pts.emplace_back(double(i), a.all[i] / u.div);
             c.polyline(pts, col, 1.2);
             continue;
         }
         // Long runs: the median of each bucket as a line, its 10th-90th percentile as a band.
-        const std::size_t bucket = (a.lat.size() + 599) / 600;
+        const std::size_t bucket = (a.all.size() + 599) / 600;
         std::vector<QPointF> mid, lo, hi;
-        for (std::size_t s = 0; s < a.lat.size(); s += bucket) {
-            std::vector<double> b(a.lat.begin() + long(s),
-                                  a.lat.begin() + long(std::min(a.lat.size(), s + bucket)));
+        for (std::size_t s = 0; s < a.all.size(); s += bucket) {
+            std::vector<double> b(a.all.begin() + long(s),
+                                  a.all.begin() + long(std::min(a.all.size(), s + bucket)));
             std::sort(b.begin(), b.end());
             const double x = double(s) + double(b.size()) / 2;
             mid.emplace_back(x, stats::percentileSorted(b, 50) / u.div);
@@ -133,8 +141,12 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     }
     addLegend(c, arms);
     QString cap = QStringLiteral("y axis starts at 0");
-    if (clipped) cap += QStringLiteral("; %1 slow iteration(s) above the top are drawn on the edge").arg(clipped);
-    if (n > 1500) cap += QStringLiteral("; long arms: line = median of each group of iterations, band = 10th-90th percentile");
+    if (clipped)
+        cap += QStringLiteral("; %1 slow iteration(s) above the top are drawn on the edge")
+                   .arg(clipped);
+    if (n > 1500)
+        cap += QStringLiteral(
+            "; long arms: line = median of each group of iterations, band = 10th-90th percentile");
     c.caption(cap);
     return {QStringLiteral("timeline"), QStringLiteral("Latency timeline"), c.svg(false),
             QStringLiteral("Every measured iteration in order. A drift or a step shows up as a "
@@ -165,7 +177,8 @@ Chart histogram(const std::vector<ArmData>& arms) {
     double top = 0;
     std::size_t beyond = 0;
     for (const auto& a : arms) {
-        beyond += std::size_t(std::count_if(a.lat.begin(), a.lat.end(), [&](double v) { return v >= hi; }));
+        beyond += std::size_t(
+            std::count_if(a.lat.begin(), a.lat.end(), [&](double v) { return v >= hi; }));
         std::vector<double> f(bins, 0);
         for (double v : a.lat) {
             const int b = int((v - lo) / w);
@@ -195,8 +208,10 @@ Chart histogram(const std::vector<ArmData>& arms) {
     addLegend(c, arms);
     QString cap = QStringLiteral("%1 bins; dashed lines: medians").arg(bins);
     if (beyond)
-        cap += QStringLiteral("; %1 slower iteration(s) lie beyond the right edge (see the "
-                              "cumulative chart)").arg(beyond);
+        cap += QStringLiteral(
+                   "; %1 slower iteration(s) lie beyond the right edge (see the "
+                   "cumulative chart)")
+                   .arg(beyond);
     c.caption(cap);
     return {QStringLiteral("histogram"), QStringLiteral("Latency distribution (histogram)"),
             c.svg(false),
@@ -226,9 +241,11 @@ Chart cdf(const std::vector<ArmData>& arms) {
         c.polyline(pts, armColor(a.index), 2);
     }
     addLegend(c, arms);
-    c.caption(QStringLiteral("every iteration, fastest to slowest; a curve further left is "
-                             "faster; the flat top right is the tail"));
-    return {QStringLiteral("cdf"), QStringLiteral("Latency distribution (cumulative)"), c.svg(false),
+    c.caption(
+        QStringLiteral("every iteration, fastest to slowest; a curve further left is "
+                       "faster; the flat top right is the tail"));
+    return {QStringLiteral("cdf"), QStringLiteral("Latency distribution (cumulative)"),
+            c.svg(false),
             QStringLiteral("Read a percentile off the y axis: the curve's x at 50 % is the median, "
                            "at 99 % the p99.")};
 }
@@ -263,14 +280,17 @@ Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
     c.setYCategories(names, colors);
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const double yc = double(arms.size() - i) - 0.5;
-        c.rect(0, yc - 0.3, value[i], yc + 0.3, colors[i], 0.85);
+        c.rect(0, yc - 0.3, value[i], yc + 0.3, colors[i]);
         // Whisker: the slowest and fastest block.
         const double y = c.py(yc);
-        c.text(c.px(std::max(value[i], bmax[i])) + 8, y + 5, fmtNum(value[i]) + QStringLiteral("/s"),
-               13, QStringLiteral("start"), QColor(0x22, 0x22, 0x22), true);
+        c.text(c.px(std::max(value[i], bmax[i])) + 8, y + 5,
+               fmtNum(value[i]) + QStringLiteral("/s"), 13, QStringLiteral("start"),
+               QColor(0x22, 0x22, 0x22), true);
         c.polyline({QPointF(bmin[i], yc), QPointF(bmax[i], yc)}, QColor(0x33, 0x33, 0x33), 1.5);
-        c.polyline({QPointF(bmin[i], yc - 0.12), QPointF(bmin[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
-        c.polyline({QPointF(bmax[i], yc - 0.12), QPointF(bmax[i], yc + 0.12)}, QColor(0x33, 0x33, 0x33), 1.5);
+        c.polyline({QPointF(bmin[i], yc - 0.12), QPointF(bmin[i], yc + 0.12)},
+                   QColor(0x33, 0x33, 0x33), 1.5);
+        c.polyline({QPointF(bmax[i], yc - 0.12), QPointF(bmax[i], yc + 0.12)},
+                   QColor(0x33, 0x33, 0x33), 1.5);
     }
     c.caption(QStringLiteral("bars: whole arm; black whiskers: slowest to fastest block"));
     return {QStringLiteral("throughput"), QStringLiteral("Throughput"), c.svg(false),
@@ -369,8 +389,9 @@ Chart cpu(const RunResult& run) {
         colors.push_back(armColor(i));
     }
     c.legend(names, colors);
-    c.caption(QStringLiteral("per arm: the worker process's CPU time per second (200% = two "
-                             "cores busy); grey: whole machine"));
+    c.caption(
+        QStringLiteral("per arm: the worker process's CPU time per second (200% = two "
+                       "cores busy); grey: whole machine"));
     return {QStringLiteral("cpu"), QStringLiteral("CPU utilization"), c.svg(false),
             QStringLiteral("Arms take turns (interleaved blocks), so each arm's line drops while "
                            "the other runs. Grey above the arms' sum means something else used "

@@ -79,7 +79,9 @@ QString unitText(const std::string& s) {
     if (t.endsWith(QLatin1String(" us"))) t.replace(t.size() - 2, 2, QStringLiteral("µs"));
     return esc(t).replace(' ', QLatin1String("&nbsp;"));
 }
-QString duration(double ns) { return unitText(results::formatDuration(ns)); }
+QString duration(double ns) {
+    return unitText(results::formatDuration(ns));
+}
 
 QString pValue(double p) {
     return p < 1e-4 ? QStringLiteral("&lt;&nbsp;0.0001") : QString::number(p, 'f', 4);
@@ -90,11 +92,12 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
     QString rows;
     for (const auto& c : comps) {
         const QString cls = !c.significant ? QStringLiteral("neutral")
-                            : c.ratio >= 1  ? QStringLiteral("good")
-                                            : QStringLiteral("bad");
+                            : c.ratio >= 1 ? QStringLiteral("good")
+                                           : QStringLiteral("bad");
         rows += QStringLiteral("<p class=\"headline %1\">%2</p>\n").arg(cls, esc(c.verdict));
-        rows += QStringLiteral("<p class=\"muted\">%1 vs baseline %2: median ratio %3, 95% CI "
-                               "%4&ndash;%5, Mann-Whitney p %6</p>\n")
+        rows += QStringLiteral(
+                    "<p class=\"muted\">%1 vs baseline %2: median ratio %3, 95% CI "
+                    "%4&ndash;%5, Mann-Whitney p %6</p>\n")
                     .arg(esc(c.arm), esc(c.baseline))
                     .arg(c.ratio, 0, 'f', 3)
                     .arg(c.ci_low, 0, 'f', 3)
@@ -103,12 +106,14 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
     }
     if (comps.empty()) {
         if (run.arms.size() == 1 && !run.arms[0].samples.empty())
-            rows += QStringLiteral("<p class=\"headline neutral\">One arm: median %1, nothing to "
-                                   "compare against.</p>\n")
+            rows += QStringLiteral(
+                        "<p class=\"headline neutral\">One arm: median %1, nothing to "
+                        "compare against.</p>\n")
                         .arg(duration(results::summarize(run.arms[0]).median));
         else
-            rows += QStringLiteral("<p class=\"headline bad\">No comparison: fewer than two arms "
-                                   "have measured samples.</p>\n");
+            rows += QStringLiteral(
+                "<p class=\"headline bad\">No comparison: fewer than two arms "
+                "have measured samples.</p>\n");
     }
     for (const auto& a : run.arms)
         if (a.status != results::kOk)
@@ -119,13 +124,69 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
                                      : QString());
     const auto warnings = results::runWarnings(run);
     if (!warnings.empty())
-        rows += QStringLiteral("<p class=\"warn\">&#9888; %1 warning(s) below: read them before "
-                               "trusting the verdict.</p>\n")
+        rows += QStringLiteral(
+                    "<p class=\"warn\">&#9888; %1 warning(s) below: read them before "
+                    "trusting the verdict.</p>\n")
                     .arg(warnings.size());
     for (const auto& n : o.notes) rows += QStringLiteral("<p class=\"warn\">%1</p>\n").arg(esc(n));
-    return QStringLiteral("<h2>Verdict</h2>\n<table class=\"verdict\" cellspacing=\"0\" "
-                          "cellpadding=\"10\" width=\"100%\"><tr><td>\n") +
+    return QStringLiteral(
+               "<h2>Verdict</h2>\n<table class=\"verdict\" cellspacing=\"0\" "
+               "cellpadding=\"10\" width=\"100%\"><tr><td>\n") +
            rows + QStringLiteral("</td></tr></table>\n");
+}
+
+// Sweep points and concurrent workers: the summary tables use the first batch size and pool
+// the workers, so these get their own rows.
+QString sweepSection(const RunResult& run) {
+    bool any = false;
+    for (const auto& a : run.arms) any |= a.batch_sizes.size() > 1 || a.workers > 1;
+    if (!any) return {};
+    QString h = QStringLiteral(
+        "<h3>Batch-size sweeps and concurrent workers</h3>\n<p class=\"muted\">The tables above, "
+        "the verdict and the distribution charts use each arm's first batch size, all workers "
+        "pooled.</p>\n<table class=\"grid\"><tr><th>arm</th><th>point</th><th>status</th>"
+        "<th>n</th><th>median</th><th>p99</th><th>throughput</th></tr>\n");
+    auto row = [&](std::size_t arm, const QString& point, const QString& status,
+                   const std::vector<double>& lat, int batch, double throughput) {
+        const auto s = stats::summarize(lat, batch);
+        h += QStringLiteral(
+                 "<tr><td>%1</td><td>%2</td><td>%3</td><td class=\"num\">%4</td>"
+                 "<td class=\"num\">%5</td><td class=\"num\">%6</td>"
+                 "<td class=\"num\">%7</td></tr>\n")
+                 .arg(armLabel(run, arm), point, status)
+                 .arg(s.n)
+                 .arg(s.n ? duration(s.median) : QStringLiteral("&mdash;"),
+                      s.n ? duration(s.p99) : QStringLiteral("&mdash;"),
+                      throughput > 0 ? QStringLiteral("%1&nbsp;/s").arg(throughput, 0, 'f', 1)
+                                     : QStringLiteral("&mdash;"));
+    };
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        if (a.batch_sizes.size() > 1)
+            for (int bs : a.batch_sizes) {
+                const auto lat = a.latencies(bs);
+                const auto f = a.sweep_failures.find(bs);
+                const QString status =
+                    f != a.sweep_failures.end()
+                        ? QStringLiteral("failed: [%1] %2")
+                              .arg(esc(f->second.code), esc(f->second.message))
+                        : esc(lat.empty() ? a.status : std::string(results::kOk));
+                row(i, QStringLiteral("batch size %1").arg(bs), status, lat, bs,
+                    stats::summarize(lat, bs).throughput_per_s);
+            }
+        if (a.workers > 1) {
+            for (int w = 0; w < a.workers; ++w) {
+                const auto lat = a.latencies(a.batch_size, w);
+                row(i, QStringLiteral("worker %1").arg(w + 1), esc(a.status), lat, a.batch_size,
+                    stats::summarize(lat, a.batch_size).throughput_per_s);
+            }
+            row(i, QStringLiteral("all %1 workers together").arg(a.workers), esc(a.status),
+                a.latencies(a.batch_size), a.batch_size, results::aggregateThroughput(a));
+        }
+    }
+    return h + QStringLiteral(
+                   "</table>\n<p class=\"muted\">Workers run concurrently, so "
+                   "together they move the sum of their throughputs.</p>\n");
 }
 
 QString statsSection(const RunResult& run) {
@@ -141,7 +202,8 @@ QString statsSection(const RunResult& run) {
                  .arg(armLabel(run, i), esc(a.status))
                  .arg(s.n);
         if (s.n == 0) {
-            h += QStringLiteral("<td colspan=\"10\" class=\"muted\">no measured samples</td></tr>\n");
+            h += QStringLiteral(
+                "<td colspan=\"10\" class=\"muted\">no measured samples</td></tr>\n");
             continue;
         }
         for (double v : {s.median, s.mean, s.sd}) h += "<td class=\"num\">" + duration(v) + "</td>";
@@ -150,45 +212,57 @@ QString statsSection(const RunResult& run) {
             h += "<td class=\"num\">" + duration(v) + "</td>";
         h += QStringLiteral("</tr>\n");
     }
-    h += QStringLiteral("</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
-                        "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
+    h += QStringLiteral(
+        "</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
+        "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
 
-    h += QStringLiteral("<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
-                        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>model load</th>"
-                        "<th>first forward</th><th>warmup iterations</th></tr>\n");
+    h += QStringLiteral(
+        "<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
+        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>model load</th>"
+        "<th>first forward</th><th>warmup iterations</th></tr>\n");
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         const auto s = results::summarize(a);
         auto ms = [&](const char* k) {
-            return a.loaded.contains(k) ? QStringLiteral("%1&nbsp;ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
-                                        : QStringLiteral("&mdash;");
+            return a.loaded.contains(k)
+                       ? QStringLiteral("%1&nbsp;ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
+                       : QStringLiteral("&mdash;");
         };
-        h += QStringLiteral("<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
-                            "<td class=\"num\">%4</td><td class=\"num\">%5</td><td class=\"num\">%6</td></tr>\n")
+        h += QStringLiteral(
+                 "<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
+                 "<td class=\"num\">%4</td><td class=\"num\">%5</td><td "
+                 "class=\"num\">%6</td></tr>\n")
                  .arg(armLabel(run, i),
-                      s.n ? QStringLiteral("%1&nbsp;/s").arg(s.throughput_per_s, 0, 'f', 1) : QStringLiteral("&mdash;"),
-                      a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes))) : QStringLiteral("&mdash;"),
+                      s.n ? QStringLiteral("%1&nbsp;/s").arg(s.throughput_per_s, 0, 'f', 1)
+                          : QStringLiteral("&mdash;"),
+                      a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes)))
+                                       : QStringLiteral("&mdash;"),
                       ms("load_ms"), ms("first_forward_ms"))
                  .arg(a.warmup_ns.size());
     }
     h += QStringLiteral("</table>\n");
+    h += sweepSection(run);
 
     const auto comps = results::compareArms(run);
     if (!comps.empty()) {
-        h += QStringLiteral("<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
-                            "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
-                            "<th>significant</th><th>verdict</th></tr>\n");
+        h += QStringLiteral(
+            "<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
+            "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
+            "<th>significant</th><th>verdict</th></tr>\n");
         for (const auto& c : comps)
-            h += QStringLiteral("<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
-                                "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
+            h += QStringLiteral(
+                     "<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
+                     "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
                      .arg(esc(c.arm), esc(c.baseline))
                      .arg(c.ratio, 0, 'f', 3)
                      .arg(c.ci_low, 0, 'f', 3)
                      .arg(c.ci_high, 0, 'f', 3)
-                     .arg(pValue(c.p_value), c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
+                     .arg(pValue(c.p_value),
+                          c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
                           esc(c.verdict));
-        h += QStringLiteral("</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
-                            "(&gt; 1: the arm is faster). Method: %1</p>\n")
+        h += QStringLiteral(
+                 "</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
+                 "(&gt; 1: the arm is faster). Method: %1</p>\n")
                  .arg(esc(comps.front().method));
     }
     return h;
@@ -202,8 +276,9 @@ QString warningsSection(const RunResult& run) {
     QString h = QStringLiteral("<h2>Warnings</h2>\n");
     if (items.isEmpty())
         return h + QStringLiteral("<p class=\"good\">No noise, drift or worker warnings.</p>\n");
-    h += QStringLiteral("<p>Noise warnings (high variation, too few samples, drift between blocks, "
-                        "a slow first block), environment drift and what the workers reported:</p>\n<ul>\n");
+    h += QStringLiteral(
+        "<p>Noise warnings (high variation, too few samples, drift between blocks, "
+        "a slow first block), environment drift and what the workers reported:</p>\n<ul>\n");
     for (const auto& i : items) h += QStringLiteral("<li class=\"warn\">%1</li>\n").arg(i);
     return h + QStringLiteral("</ul>\n");
 }
@@ -211,7 +286,8 @@ QString warningsSection(const RunResult& run) {
 QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
     QString h = QStringLiteral("<h2>Charts</h2>\n");
     if (charts.empty())
-        return h + QStringLiteral("<p class=\"muted\">Nothing to draw: no arm has measured samples.</p>\n");
+        return h + QStringLiteral(
+                       "<p class=\"muted\">Nothing to draw: no arm has measured samples.</p>\n");
     bool metrics = false;
     for (const auto& c : charts) metrics |= c.id == QLatin1String("memory");
     for (const auto& c : charts) {
@@ -219,14 +295,16 @@ QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
             h += QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
                      .arg(c.id, c.svg, esc(c.caption));
         else
-            h += QStringLiteral("<p><img src=\"chart:%1\" width=\"670\"></p>\n"
-                                "<p class=\"figcaption\">%2</p>\n")
+            h += QStringLiteral(
+                     "<p><img src=\"chart:%1\" width=\"670\"></p>\n"
+                     "<p class=\"figcaption\">%2</p>\n")
                      .arg(c.id, esc(c.caption));
     }
     if (!metrics)
-        h += QStringLiteral("<p class=\"muted\">No memory or CPU chart: fewer than two metric "
-                            "ticks were recorded per arm (the run was shorter than the sampling "
-                            "period).</p>\n");
+        h += QStringLiteral(
+            "<p class=\"muted\">No memory or CPU chart: fewer than two metric "
+            "ticks were recorded per arm (the run was shorter than the sampling "
+            "period).</p>\n");
     return h;
 }
 
@@ -235,18 +313,20 @@ QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
 HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flavor) {
     HtmlDocument doc;
     doc.charts = runCharts(run);
-    const QString title = !o.title.isEmpty()          ? o.title
+    const QString title = !o.title.isEmpty()         ? o.title
                           : !run.preset.name.empty() ? QString::fromStdString(run.preset.name)
                                                      : QStringLiteral("Pitlane run");
-    QString h = QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                               "<title>%1</title>\n")
+    QString h = QStringLiteral(
+                    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                    "<title>%1</title>\n")
                     .arg(esc(title));
     if (flavor == Flavor::Browser)
         h += QStringLiteral("<style>%1</style>\n").arg(QString::fromUtf8(kBrowserCss));
     h += QStringLiteral("</head>\n<body>\n<h1>%1</h1>\n").arg(esc(title));
     QStringList sub;
-    if (!run.preset.model.empty()) sub << QStringLiteral("model <b>%1</b>").arg(esc(run.preset.model));
+    if (!run.preset.model.empty())
+        sub << QStringLiteral("model <b>%1</b>").arg(esc(run.preset.model));
     sub << QStringLiteral("%1 arm(s)").arg(run.arms.size());
     if (!o.runId.isEmpty()) sub << QStringLiteral("run #%1").arg(esc(o.runId));
     sub << QStringLiteral("started %1").arg(dateText(run.started_at));
@@ -264,8 +344,9 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += warningsSection(run);
     h += rawDataSection(run);
     const QString footer =
-        QStringLiteral("Generated by pitlane on %1 from %2. Arms ran in separate worker processes, "
-                       "measured in interleaved blocks.")
+        QStringLiteral(
+            "Generated by pitlane on %1 from %2. Arms ran in separate worker processes, "
+            "measured in interleaved blocks.")
             .arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyy-MM-dd HH:mm 'UTC'")),
                  o.runId.isEmpty() ? QStringLiteral("a results file")
                                    : QStringLiteral("run #%1 of the history").arg(esc(o.runId)));
@@ -275,8 +356,9 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     // QTextDocument draws cell borders and padding only from the table's attributes. The charts
     // and the reference tables start on a new page rather than leave a heading orphaned.
     if (flavor == Flavor::RichText) {
-        h.replace(QLatin1String("<table class=\""),
-                  QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
+        h.replace(
+            QLatin1String("<table class=\""),
+            QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
         for (const char* heading : {"<h2>Charts</h2>", "<h2>Knobs</h2>"})
             h.replace(QLatin1String(heading),
                       QString::fromLatin1(heading).replace(
@@ -287,7 +369,9 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     return doc;
 }
 
-QString richTextCss() { return QString::fromUtf8(kRichTextCss); }
+QString richTextCss() {
+    return QString::fromUtf8(kRichTextCss);
+}
 
 }  // namespace pitlane::report::detail
 

@@ -9,8 +9,12 @@ namespace pitlane::report::detail {
 using nlohmann::json;
 using results::RunResult;
 
-QString esc(const QString& s) { return s.toHtmlEscaped(); }
-QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString esc(const QString& s) {
+    return s.toHtmlEscaped();
+}
+QString esc(const std::string& s) {
+    return QString::fromStdString(s).toHtmlEscaped();
+}
 
 QString armLabel(const RunResult& run, std::size_t arm) {
     return QStringLiteral("<span style=\"color:%1\">&#9632;</span>&nbsp;%2")
@@ -27,8 +31,10 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
     }
     for (const auto& [k, v] : j.items()) {
         const std::string key = prefix.empty() ? k : prefix + "." + k;
-        if (v.is_object() && !v.empty()) flatten(v, key, out);
-        else out[key] = v;
+        if (v.is_object() && !v.empty())
+            flatten(v, key, out);
+        else
+            out[key] = v;
     }
 }
 
@@ -49,13 +55,15 @@ QString cell(const json* v, Flavor flavor, const QString& missing, const std::st
     // Long values (build configuration, thread pool dumps) must not drown the table.
     const QString first = esc(lines.front().left(100));
     if (flavor == Flavor::Browser)
-        return QStringLiteral("<details><summary>%1 &hellip; (%2 lines)</summary><pre>%3</pre>"
-                              "</details>")
+        return QStringLiteral(
+                   "<details><summary>%1 &hellip; (%2 lines)</summary><pre>%3</pre>"
+                   "</details>")
             .arg(first)
             .arg(lines.size())
             .arg(esc(text));
-    return QStringLiteral("%1 &hellip; <span class=\"muted\">(%2 lines; full text in the HTML "
-                          "report and the JSON)</span>")
+    return QStringLiteral(
+               "%1 &hellip; <span class=\"muted\">(%2 lines; full text in the HTML "
+               "report and the JSON)</span>")
         .arg(first)
         .arg(lines.size());
 }
@@ -103,7 +111,8 @@ QString keyValueTable(const RunResult& run, const Table& t, Flavor flavor, const
     for (const auto& k : t.keys) anyDiff |= differs(k);
     const bool single = !anyDiff && run.arms.size() > 1;
     QString h = QStringLiteral("<table class=\"kv\"><tr><th>setting</th>");
-    if (single) h += QStringLiteral("<th>all %1 arms</th>").arg(run.arms.size());
+    if (single)
+        h += QStringLiteral("<th>all %1 arms</th>").arg(run.arms.size());
     else
         for (std::size_t i = 0; i < run.arms.size(); ++i) h += "<th>" + armLabel(run, i) + "</th>";
     h += QStringLiteral("</tr>\n");
@@ -116,7 +125,8 @@ QString keyValueTable(const RunResult& run, const Table& t, Flavor flavor, const
                  .arg(flagged ? QStringLiteral("&ne;&nbsp;") : QString(), esc(k));
         for (std::size_t i = 0; i < (single ? 1 : t.perArm.size()); ++i) {
             const auto it = t.perArm[i].find(k);
-            h += "<td>" + cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing, k) +
+            h += "<td>" +
+                 cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing, k) +
                  "</td>";
         }
         h += QStringLiteral("</tr>\n");
@@ -129,29 +139,32 @@ QString keyValueTable(const RunResult& run, const Table& t, Flavor flavor, const
 QString knobsSection(const RunResult& run) {
     const Table t = collect(run, [](const results::ArmResult& a) { return a.knobs; });
     int differing = 0;
-    QString table =
-        keyValueTable(run, t, Flavor::RichText, QStringLiteral("diff"), {},
-                      QStringLiteral("default"), &differing);
-    QString h = QStringLiteral("<h2>Knobs</h2>\n<p>As requested in the preset; "
-                               "<span class=\"muted\">default</span> = the knob was not set. ");
-    h += differing ? QStringLiteral("Highlighted rows (&ne;) are what the arms change: %1 knob(s).</p>\n")
-                         .arg(differing)
-                   : QStringLiteral("<b>Every arm requests the same knobs</b> (an A/A test).</p>\n");
+    QString table = keyValueTable(run, t, Flavor::RichText, QStringLiteral("diff"), {},
+                                  QStringLiteral("default"), &differing);
+    QString h = QStringLiteral(
+        "<h2>Knobs</h2>\n<p>As requested in the preset; "
+        "<span class=\"muted\">default</span> = the knob was not set. ");
+    h += differing
+             ? QStringLiteral("Highlighted rows (&ne;) are what the arms change: %1 knob(s).</p>\n")
+                   .arg(differing)
+             : QStringLiteral("<b>Every arm requests the same knobs</b> (an A/A test).</p>\n");
     return h + table;
 }
 
 QString appliedSection(const RunResult& run, Flavor flavor) {
     const Table t = collect(run, [](const results::ArmResult& a) { return a.applied; });
     if (t.keys.empty())
-        return QStringLiteral("<h2>Applied settings</h2>\n<p>No arm reported its applied settings "
-                              "(it failed before configuring).</p>\n");
+        return QStringLiteral(
+            "<h2>Applied settings</h2>\n<p>No arm reported its applied settings "
+            "(it failed before configuring).</p>\n");
     int differing = 0;
     // The worker's own index and pid-like fields differ by nature.
     const QString table = keyValueTable(run, t, flavor, QStringLiteral("diff"), {"worker_index"},
                                         QStringLiteral("&mdash;"), &differing);
-    return QStringLiteral("<h2>Applied settings</h2>\n<p>What each worker read back from torch and "
-                          "the OS after applying the knobs (not a copy of the knobs). %1 setting(s) "
-                          "differ between arms (&ne;).</p>\n")
+    return QStringLiteral(
+               "<h2>Applied settings</h2>\n<p>What each worker read back from torch and "
+               "the OS after applying the knobs (not a copy of the knobs). %1 setting(s) "
+               "differ between arms (&ne;).</p>\n")
                .arg(differing) +
            table;
 }
@@ -161,13 +174,15 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
     if (t.keys.empty())
         return QStringLiteral("<h2>Environment</h2>\n<p>No worker reported its environment.</p>\n");
     int drift = 0;
-    const QString table = keyValueTable(run, t, flavor, QStringLiteral("drift"), {"pid", "hostname"},
-                                        QStringLiteral("&mdash;"), &drift);
-    QString h = QStringLiteral("<h2>Environment</h2>\n<p>The manifest each worker reported when it "
-                               "started. ");
-    h += drift ? QStringLiteral("<b class=\"bad\">%1 field(s) differ between arms although no knob "
-                                "sets them (red rows): the arms did not run in the same "
-                                "conditions.</b></p>\n")
+    const QString table = keyValueTable(run, t, flavor, QStringLiteral("drift"),
+                                        {"pid", "hostname"}, QStringLiteral("&mdash;"), &drift);
+    QString h = QStringLiteral(
+        "<h2>Environment</h2>\n<p>The manifest each worker reported when it "
+        "started. ");
+    h += drift ? QStringLiteral(
+                     "<b class=\"bad\">%1 field(s) differ between arms although no knob "
+                     "sets them (red rows): the arms did not run in the same "
+                     "conditions.</b></p>\n")
                      .arg(drift)
                : QStringLiteral("Identical for every arm: no drift.</p>\n");
     return h + table;
@@ -203,9 +218,11 @@ QString rawDataSection(const RunResult& run) {
             input += (input.isEmpty() ? QString() : QStringLiteral(", ")) +
                      QString::fromStdString(in.value("dtype", std::string())) +
                      QString::fromStdString(in.value("shape", json::array()).dump());
-        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td><td>%4 (%5)</td>"
-                            "<td class=\"num\">%6</td><td class=\"num\">%7</td>"
-                            "<td class=\"num\">%8%9</td><td>%10</td><td>%11</td><td class=\"num\">%12</td></tr>\n")
+        h += QStringLiteral(
+                 "<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td><td>%4 (%5)</td>"
+                 "<td class=\"num\">%6</td><td class=\"num\">%7</td>"
+                 "<td class=\"num\">%8%9</td><td>%10</td><td>%11</td><td "
+                 "class=\"num\">%12</td></tr>\n")
                  .arg(armLabel(run, i), esc(a.status))
                  .arg(a.samples.size())
                  .arg(blocks.size())
@@ -243,7 +260,8 @@ QString machineLine(const RunResult& run) {
     if (e.contains("kernel")) parts << valueText(e["kernel"]);
     if (e.contains("hostname")) parts << QStringLiteral("host ") + valueText(e["hostname"]);
     if (e.contains("libtorch")) parts << QStringLiteral("libtorch ") + valueText(e["libtorch"]);
-    if (src->applied.contains("blas")) parts << QStringLiteral("BLAS ") + valueText(src->applied["blas"]);
+    if (src->applied.contains("blas"))
+        parts << QStringLiteral("BLAS ") + valueText(src->applied["blas"]);
     if (e.contains("governor")) parts << QStringLiteral("governor ") + valueText(e["governor"]);
     return esc(parts.join(QStringLiteral(", ")));
 }

@@ -8,11 +8,17 @@
 namespace pitlane::report::detail {
 
 namespace {
-QString num(double v) { return QString::number(v, 'f', 1); }
-QString col(const QColor& c) { return c.name(QColor::HexRgb); }
+QString num(double v) {
+    return QString::number(v, 'f', 1);
+}
+QString col(const QColor& c) {
+    return c.name(QColor::HexRgb);
+}
 }  // namespace
 
-QString tickText(double v) { return QString::number(v, 'f', 6).remove(QRegularExpression("\\.?0+$")); }
+QString tickText(double v) {
+    return QString::number(v, 'f', 6).remove(QRegularExpression("\\.?0+$"));
+}
 
 std::vector<double> logTicks(double lo, double hi) {
     if (!(lo > 0) || hi / lo < 10) return niceTicks(lo, hi, 6);
@@ -80,8 +86,8 @@ void SvgChart::setXLog(double lo, double hi, QString label, std::function<QStrin
 double SvgChart::px(double x) const {
     if (xLog_) {
         const double v = std::log10(std::max(x, x0_));
-        return left_ + (v - std::log10(x0_)) / (std::log10(x1_) - std::log10(x0_)) *
-                           (plotRight() - left_);
+        return left_ +
+               (v - std::log10(x0_)) / (std::log10(x1_) - std::log10(x0_)) * (plotRight() - left_);
     }
     return left_ + (x - x0_) / (x1_ - x0_) * (plotRight() - left_);
 }
@@ -96,29 +102,33 @@ void SvgChart::polyline(const std::vector<QPointF>& pts, const QColor& c, double
     QString d;
     d.reserve(int(pts.size()) * 14);
     for (const auto& p : pts) d += num(px(p.x())) + ',' + num(py(p.y())) + ' ';
-    body_ << QStringLiteral("<polyline fill=\"none\" stroke=\"%1\" stroke-width=\"%2\" "
-                            "stroke-linejoin=\"round\"%3 points=\"%4\"/>")
+    body_ << QStringLiteral(
+                 "<polyline fill=\"none\" stroke=\"%1\" stroke-width=\"%2\" "
+                 "stroke-linejoin=\"round\"%3 points=\"%4\"/>")
                  .arg(col(c), QString::number(width),
-                      dash.isEmpty() ? QString() : QStringLiteral(" stroke-dasharray=\"%1\"").arg(dash),
+                      dash.isEmpty() ? QString()
+                                     : QStringLiteral(" stroke-dasharray=\"%1\"").arg(dash),
                       d.trimmed());
 }
 
-void SvgChart::band(const std::vector<QPointF>& lo, const std::vector<QPointF>& hi,
-                    const QColor& c, double opacity) {
+void SvgChart::band(const std::vector<QPointF>& lo, const std::vector<QPointF>& hi, const QColor& c,
+                    double opacity) {
     if (lo.empty() || lo.size() != hi.size()) return;
     QString d;
     for (const auto& p : hi) d += num(px(p.x())) + ',' + num(py(p.y())) + ' ';
     for (auto it = lo.rbegin(); it != lo.rend(); ++it)
         d += num(px(it->x())) + ',' + num(py(it->y())) + ' ';
-    body_ << QStringLiteral("<polygon fill=\"%1\" fill-opacity=\"%2\" stroke=\"none\" "
-                            "points=\"%3\"/>")
+    body_ << QStringLiteral(
+                 "<polygon fill=\"%1\" fill-opacity=\"%2\" stroke=\"none\" "
+                 "points=\"%3\"/>")
                  .arg(col(c), QString::number(opacity), d.trimmed());
 }
 
 void SvgChart::vline(double x, const QColor& c, const QString& dash, const QString& label) {
     const double X = px(x);
-    body_ << QStringLiteral("<line x1=\"%1\" y1=\"%2\" x2=\"%1\" y2=\"%3\" stroke=\"%4\" "
-                            "stroke-width=\"1\" stroke-dasharray=\"%5\"/>")
+    body_ << QStringLiteral(
+                 "<line x1=\"%1\" y1=\"%2\" x2=\"%1\" y2=\"%3\" stroke=\"%4\" "
+                 "stroke-width=\"1\" stroke-dasharray=\"%5\"/>")
                  .arg(num(X), num(top_), num(plotBottom()), col(c), dash);
     if (!label.isEmpty())
         text(X + 3, top_ + 11, label, 10, QStringLiteral("start"), QColor(0x77, 0x77, 0x77));
@@ -128,8 +138,9 @@ void SvgChart::rect(double x0, double y0, double x1, double y1, const QColor& fi
                     double opacity) {
     const double X0 = std::min(px(x0), px(x1)), X1 = std::max(px(x0), px(x1));
     const double Y0 = std::min(py(y0), py(y1)), Y1 = std::max(py(y0), py(y1));
-    body_ << QStringLiteral("<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"%5\" "
-                            "fill-opacity=\"%6\"/>")
+    body_ << QStringLiteral(
+                 "<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"%5\" "
+                 "fill-opacity=\"%6\"/>")
                  .arg(num(X0), num(Y0), num(X1 - X0), num(Y1 - Y0), col(fill),
                       QString::number(opacity));
 }
@@ -141,8 +152,9 @@ void SvgChart::dot(double x, double y, const QColor& c, double r) {
 
 void SvgChart::text(double xPx, double yPx, const QString& s, int size, const QString& anchor,
                     const QColor& c, bool bold) {
-    body_ << QStringLiteral("<text x=\"%1\" y=\"%2\" font-family=\"DejaVu Sans, Arial, "
-                            "sans-serif\" font-size=\"%3\" text-anchor=\"%4\" fill=\"%5\"%6>%7</text>")
+    body_ << QStringLiteral(
+                 "<text x=\"%1\" y=\"%2\" font-family=\"DejaVu Sans, Arial, "
+                 "sans-serif\" font-size=\"%3\" text-anchor=\"%4\" fill=\"%5\"%6>%7</text>")
                  .arg(num(xPx), num(yPx), QString::number(size), anchor, col(c),
                       bold ? QStringLiteral(" font-weight=\"bold\"") : QString(), svgEscape(s));
 }
@@ -164,7 +176,9 @@ void SvgChart::legend(const QStringList& names, const std::vector<QColor>& color
     legend_ = items;
 }
 
-void SvgChart::caption(const QString& s) { caption_ = s; }
+void SvgChart::caption(const QString& s) {
+    caption_ = s;
+}
 
 QString SvgChart::axes() const {
     QStringList o;
@@ -174,16 +188,18 @@ QString SvgChart::axes() const {
         const double Y = py(categories_.size() - i - 0.5);
         const QColor c = std::size_t(i) < categoryColors_.size() ? categoryColors_[std::size_t(i)]
                                                                  : QColor(Qt::black);
-        o << QStringLiteral("<text x=\"%1\" y=\"%2\" %3 font-size=\"13\" text-anchor=\"end\" "
-                            "font-weight=\"bold\" fill=\"%4\">%5</text>")
+        o << QStringLiteral(
+                 "<text x=\"%1\" y=\"%2\" %3 font-size=\"13\" text-anchor=\"end\" "
+                 "font-weight=\"bold\" fill=\"%4\">%5</text>")
                  .arg(num(left_ - 8), num(Y + 5), font, col(c), svgEscape(categories_[i]));
     }
     for (double t : categories_.isEmpty() ? niceTicks(y0_, y1_, 5) : std::vector<double>{}) {
         const double Y = plotBottom() - (t - y0_) / (y1_ - y0_) * (plotBottom() - top_);
         o << QStringLiteral("<line x1=\"%1\" y1=\"%2\" x2=\"%3\" y2=\"%2\" stroke=\"%4\"/>")
                  .arg(num(left_), num(Y), num(plotRight()), grid)
-          << QStringLiteral("<text x=\"%1\" y=\"%2\" %3 font-size=\"11\" text-anchor=\"end\" "
-                            "fill=\"%4\">%5</text>")
+          << QStringLiteral(
+                 "<text x=\"%1\" y=\"%2\" %3 font-size=\"11\" text-anchor=\"end\" "
+                 "fill=\"%4\">%5</text>")
                  .arg(num(left_ - 6), num(Y + 4), font, ink, svgEscape(yFmt_(t)));
     }
     if (xAxis_)
@@ -194,15 +210,18 @@ QString SvgChart::axes() const {
                          .arg(num(X), num(top_), num(plotBottom()), grid);
             o << QStringLiteral("<line x1=\"%1\" y1=\"%2\" x2=\"%1\" y2=\"%3\" stroke=\"%4\"/>")
                      .arg(num(X), num(plotBottom()), num(plotBottom() + 5), ink)
-              << QStringLiteral("<text x=\"%1\" y=\"%2\" %3 font-size=\"11\" text-anchor=\"middle\" "
-                                "fill=\"%4\">%5</text>")
+              << QStringLiteral(
+                     "<text x=\"%1\" y=\"%2\" %3 font-size=\"11\" text-anchor=\"middle\" "
+                     "fill=\"%4\">%5</text>")
                      .arg(num(X), num(plotBottom() + 18), font, ink, svgEscape(xFmt_(t)));
         }
-    o << QStringLiteral("<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"none\" "
-                        "stroke=\"#999999\"/>")
+    o << QStringLiteral(
+             "<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"none\" "
+             "stroke=\"#999999\"/>")
              .arg(num(left_), num(top_), num(plotRight() - left_), num(plotBottom() - top_));
-    o << QStringLiteral("<text x=\"%1\" y=\"%2\" %3 font-size=\"12\" text-anchor=\"middle\" "
-                        "fill=\"%4\">%5</text>")
+    o << QStringLiteral(
+             "<text x=\"%1\" y=\"%2\" %3 font-size=\"12\" text-anchor=\"middle\" "
+             "fill=\"%4\">%5</text>")
              .arg(num((left_ + plotRight()) / 2.0), num(plotBottom() + 36), font, ink,
                   svgEscape(xLabel_));
     // Y label above the axis, not rotated: QSvgRenderer and browsers agree on it.
@@ -212,8 +231,9 @@ QString SvgChart::axes() const {
 }
 
 QString SvgChart::svg(bool withNamespace) const {
-    QString s = QStringLiteral("<svg %1width=\"%2\" height=\"%3\" viewBox=\"0 0 %2 %3\" "
-                               "version=\"1.2\" baseProfile=\"tiny\">\n")
+    QString s = QStringLiteral(
+                    "<svg %1width=\"%2\" height=\"%3\" viewBox=\"0 0 %2 %3\" "
+                    "version=\"1.2\" baseProfile=\"tiny\">\n")
                     .arg(withNamespace ? QStringLiteral("xmlns=\"http://www.w3.org/2000/svg\" ")
                                        : QString())
                     .arg(w_)
@@ -221,16 +241,18 @@ QString SvgChart::svg(bool withNamespace) const {
     s += QStringLiteral("<rect x=\"0\" y=\"0\" width=\"%1\" height=\"%2\" fill=\"#ffffff\"/>\n")
              .arg(w_)
              .arg(h_);
-    s += QStringLiteral("<text x=\"%1\" y=\"20\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
-                        "font-size=\"15\" font-weight=\"bold\" fill=\"#222222\">%2</text>\n")
+    s += QStringLiteral(
+             "<text x=\"%1\" y=\"20\" font-family=\"DejaVu Sans, Arial, sans-serif\" "
+             "font-size=\"15\" font-weight=\"bold\" fill=\"#222222\">%2</text>\n")
              .arg(left_)
              .arg(svgEscape(title_));
     s += axes() + '\n';
     s += body_.join('\n') + '\n';
     s += legend_.join('\n') + '\n';
     if (!caption_.isEmpty())
-        s += QStringLiteral("<text x=\"%1\" y=\"%2\" font-family=\"DejaVu Sans, Arial, "
-                            "sans-serif\" font-size=\"11\" fill=\"#777777\">%3</text>\n")
+        s += QStringLiteral(
+                 "<text x=\"%1\" y=\"%2\" font-family=\"DejaVu Sans, Arial, "
+                 "sans-serif\" font-size=\"11\" fill=\"#777777\">%3</text>\n")
                  .arg(left_)
                  .arg(h_ - 6)
                  .arg(svgEscape(caption_));

@@ -36,9 +36,12 @@ namespace {
 std::string md(std::string s) {
     std::string o;
     for (char c : s) {
-        if (c == '|') o += "\\|";
-        else if (c == '\n') o += ' ';
-        else o += c;
+        if (c == '|')
+            o += "\\|";
+        else if (c == '\n')
+            o += ' ';
+        else
+            o += c;
     }
     return o;
 }
@@ -90,7 +93,9 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
         s += "\n_ratio = baseline median / arm median; > 1 means the arm is faster_\n";
     }
     for (const auto& a : run.arms)
-        if (a.error) s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " + md(a.error->message) + "\n";
+        if (a.error)
+            s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +
+                 md(a.error->message) + "\n";
     const auto warnings = results::runWarnings(run);
     if (!warnings.empty()) {
         s += "\n<details><summary>" + std::to_string(warnings.size()) + " warning(s)</summary>\n\n";

@@ -85,14 +85,17 @@ std::vector<std::string> runWarnings(const RunResult& run) {
             first = &a;
             continue;
         }
-        for (const auto& [key, v] : a.environment.items()) {
+        std::set<std::string> keys;
+        for (const auto& [key, v] : a.environment.items()) keys.insert(key);
+        for (const auto& [key, v] : first->environment.items()) keys.insert(key);
+        for (const auto& key : keys) {
             if (perProcess.count(key)) continue;
-            if (!first->environment.contains(key) || first->environment[key] != v)
-                w.push_back("environment differs between " + first->name + " and " + a.name +
-                            " in \"" + key + "\" (not a knob): " +
-                            (first->environment.contains(key) ? first->environment[key].dump()
-                                                              : std::string("absent")) +
-                            " vs " + v.dump());
+            const bool inFirst = first->environment.contains(key), inThis = a.environment.contains(key);
+            if (inFirst && inThis && first->environment[key] == a.environment[key]) continue;
+            w.push_back("environment differs between " + first->name + " and " + a.name +
+                        " in \"" + key + "\" (not a knob): " +
+                        (inFirst ? first->environment[key].dump() : std::string("absent")) + " vs " +
+                        (inThis ? a.environment[key].dump() : std::string("absent")));
         }
     }
     return w;
@@ -248,7 +251,8 @@ RunResult fromResultsJson(const json& j) {
         }
     };
     if (as(need(j, "schema", "results"), "results", "schema", 0) != 1)
-        throw std::runtime_error("results: schema " + j["schema"].dump() + " is not supported (expected 1)");
+        throw std::runtime_error("results: schema " + j["schema"].dump() +
+                                 " is not supported (expected 1)");
     RunResult r;
     r.preset_json = need(j, "preset", "results");
     try {
@@ -305,7 +309,8 @@ RunResult fromResultsJson(const json& j) {
             for (const auto& w : ja["workers"]) a.worker_applied.push_back(w.value("applied", json::object()));
         }
         if (ja.contains("error") && !ja["error"].is_object())
-            throw std::runtime_error(where + ": field \"error\" must be an object with code and message");
+            throw std::runtime_error(where +
+                                     ": field \"error\" must be an object with code and message");
         if (ja.contains("error"))
             a.error = protocol::Error{ja["error"].value("code", ""), ja["error"].value("message", ""), {}};
         a.warnings = ja.value("warnings", std::vector<std::string>{});
@@ -328,12 +333,22 @@ RunResult fromResultsJson(const json& j) {
     return r;
 }
 
+namespace {
+// RFC 4180: quote a field that holds a comma, a quote or a line break.
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+}  // namespace
+
 std::string samplesCsv(const RunResult& run) {
     std::ostringstream os;
     os << "arm,block,iteration,batch_size,latency_ns\n";
     for (const auto& a : run.arms)
         for (const auto& s : a.samples)
-            os << a.name << ',' << s.block << ',' << s.iter << ',' << s.batch_size << ','
+            os << csvField(a.name) << ',' << s.block << ',' << s.iter << ',' << s.batch_size << ','
                << s.latency_ns << '\n';
     return os.str();
 }

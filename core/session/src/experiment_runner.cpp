@@ -247,7 +247,6 @@ void ExperimentRunner::sendCurrent() {
                       {"knobs", spec::knobsToJson(p.arms[t.arm].knobs)},
                       {"seed", p.run.seed},
                       {"worker_count", int(st.workers.size())}};
-        setPhase(t.arm, ArmPhase::Loading);
     } else {
         cmd = protocol::makeCommand(protocol::kRun);
         cmd["block"] = t.kind == Task::Warmup ? -1 : t.block;
@@ -267,7 +266,10 @@ void ExperimentRunner::sendCurrent() {
         if (ws.sent || !ws.helloSeen) continue;
         ws.sent = true;
         ws.taskDone = false;
-        if (t.kind == Task::Configure) cmd["arm"]["worker_index"] = int(w);
+        if (t.kind == Task::Configure) {
+            cmd["arm"]["worker_index"] = int(w);
+            setPhase(t.arm, ArmPhase::Loading);  // only once a worker really got the model
+        }
         ws.process->send(cmd);
     }
 }

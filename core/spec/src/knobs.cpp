@@ -65,7 +65,8 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
             const auto s = v.get<std::string>();
             bool ok = s == "cpu";
             if (!ok && s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
-                std::all_of(s.begin() + 5, s.end(), [](unsigned char c) { return std::isdigit(c); }))
+                std::all_of(s.begin() + 5, s.end(),
+                            [](unsigned char c) { return std::isdigit(c); }))
                 ok = true;
             if (!ok)
                 throw SpecError(where, f,

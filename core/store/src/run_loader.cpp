@@ -57,8 +57,8 @@ void fillSweepAndWorkers(results::ArmResult& a, const QSqlQuery& q) {
     if (a.worker_pids.empty()) a.worker_pids = {a.pid};
     for (const auto& f : parseJsonText(q.value(16).toString(), json::array()))
         if (f.is_object())
-            a.sweep_failures[f.value("batch_size", 0)] =
-                protocol::Error{f.value("code", std::string()), f.value("message", std::string()), {}};
+            a.sweep_failures[f.value("batch_size", 0)] = protocol::Error{
+                f.value("code", std::string()), f.value("message", std::string()), {}};
 }
 
 }  // namespace
@@ -87,11 +87,13 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
     QSqlQuery samples(db), metrics(db), events(db);
-    samples.prepare(QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns FROM samples "
-                                   "WHERE arm = ? ORDER BY rowid"));
-    metrics.prepare(QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-                                   "cpu_s, core_util, worker, raw FROM metrics WHERE arm = ? "
-                                   "ORDER BY rowid"));
+    samples.prepare(
+        QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns FROM samples "
+                       "WHERE arm = ? ORDER BY rowid"));
+    metrics.prepare(
+        QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
+                       "cpu_s, core_util, worker, raw FROM metrics WHERE arm = ? "
+                       "ORDER BY rowid"));
     events.prepare(QStringLiteral(
         "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
     while (arms.next()) {
@@ -105,9 +107,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         a.loaded = parseJsonText(arms.value(6).toString());
         a.status = arms.value(7).toString().toStdString();
         if (!arms.value(8).isNull())
-            a.error = protocol::Error{arms.value(8).toString().toStdString(),
-                                      arms.value(9).toString().toStdString(),
-                                      {}};
+            a.error = protocol::Error{
+                arms.value(8).toString().toStdString(), arms.value(9).toString().toStdString(), {}};
         a.peak_rss_bytes = arms.value(10).toLongLong();
         a.pid = long(arms.value(11).toLongLong());
         fillSweepAndWorkers(a, arms);
@@ -167,11 +168,9 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     if (!y) return std::nullopt;
     auto check = [&](const results::RunResult& r, qint64 id, int arm) {
         if (arm >= 0 && std::size_t(arm) < r.arms.size()) return true;
-        return fail(QStringLiteral("compare runs"),
-                    QStringLiteral("run %1 has no arm %2 (it has %3)")
-                        .arg(id)
-                        .arg(arm)
-                        .arg(r.arms.size()));
+        return fail(
+            QStringLiteral("compare runs"),
+            QStringLiteral("run %1 has no arm %2 (it has %3)").arg(id).arg(arm).arg(r.arms.size()));
     };
     if (!check(*x, runX, armX) || !check(*y, runY, armY)) return std::nullopt;
 

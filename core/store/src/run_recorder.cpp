@@ -6,8 +6,8 @@
 
 namespace pitlane::store {
 
-using session::ExperimentRunner;
 using nlohmann::json;
+using session::ExperimentRunner;
 
 RunRecorder::RunRecorder(RunStore* store, QString source, QObject* parent)
     : QObject(parent), store_(store), source_(std::move(source)) {}
@@ -85,12 +85,14 @@ void RunRecorder::attach(ExperimentRunner* runner) {
             type == protocol::kError || type == protocol::kBye)
             markDirty(arm);
     });
-    connect(runner, &ExperimentRunner::samplesAppended, this, [this](int arm, int first, int count) {
-        if (!ensureBegun()) return;
-        flushDirty();
-        check(store_->appendSamples(armId(arm), runner_->result().arms[std::size_t(arm)].samples,
-                                    std::size_t(first), std::size_t(count)));
-    });
+    connect(runner, &ExperimentRunner::samplesAppended, this,
+            [this](int arm, int first, int count) {
+                if (!ensureBegun()) return;
+                flushDirty();
+                check(store_->appendSamples(armId(arm),
+                                            runner_->result().arms[std::size_t(arm)].samples,
+                                            std::size_t(first), std::size_t(count)));
+            });
     connect(runner, &ExperimentRunner::warmupAppended, this, [this](int arm) {
         if (!ensureBegun()) return;
         const auto& ns = runner_->result().arms[std::size_t(arm)].warmup_ns;

@@ -29,7 +29,9 @@ QSqlDatabase database(const QString& connection) {
 RunStore::RunStore()
     : connection_(QStringLiteral("pitlane-store-%1").arg(g_connections.fetchAndAddRelaxed(1))) {}
 
-RunStore::~RunStore() { close(); }
+RunStore::~RunStore() {
+    close();
+}
 
 QString RunStore::defaultPath() {
     const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
@@ -169,7 +171,8 @@ QList<RunInfo> RunStore::listRuns() const {
         out.append(infoFromRow(q));
     }
     QSqlQuery arms(db);
-    if (arms.exec(QStringLiteral("SELECT experiment, name, status FROM arms ORDER BY experiment, idx")))
+    if (arms.exec(
+            QStringLiteral("SELECT experiment, name, status FROM arms ORDER BY experiment, idx")))
         while (arms.next()) {
             const auto it = row.constFind(arms.value(0).toLongLong());
             if (it == row.constEnd()) continue;
@@ -228,7 +231,8 @@ bool RunStore::setBaseline(qint64 id, bool on) {
     Transaction tx(db);
     QSqlQuery q(db);
     if (on) {
-        q.prepare(QStringLiteral("UPDATE experiments SET baseline = 0 WHERE model = ? AND id != ?"));
+        q.prepare(
+            QStringLiteral("UPDATE experiments SET baseline = 0 WHERE model = ? AND id != ?"));
         q.addBindValue(info->model.isNull() ? QStringLiteral("") : info->model);
         q.addBindValue(id);
         if (!q.exec()) return fail(QStringLiteral("baseline"), q.lastError().text());
@@ -242,8 +246,9 @@ bool RunStore::setBaseline(qint64 id, bool on) {
 
 std::optional<qint64> RunStore::baselineRun(const QString& model) const {
     QSqlQuery q(database(connection_));
-    q.prepare(QStringLiteral("SELECT id FROM experiments WHERE baseline != 0 AND model = ? "
-                             "ORDER BY id DESC LIMIT 1"));
+    q.prepare(
+        QStringLiteral("SELECT id FROM experiments WHERE baseline != 0 AND model = ? "
+                       "ORDER BY id DESC LIMIT 1"));
     q.addBindValue(model.isNull() ? QStringLiteral("") : model);
     if (!q.exec() || !q.next()) return std::nullopt;
     return q.value(0).toLongLong();
@@ -251,23 +256,27 @@ std::optional<qint64> RunStore::baselineRun(const QString& model) const {
 
 qint64 RunStore::sampleCount(qint64 runId) const {
     QSqlQuery q(database(connection_));
-    q.prepare(QStringLiteral("SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id "
-                             "WHERE a.experiment = ? AND s.block >= 0"));
+    q.prepare(
+        QStringLiteral("SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id "
+                       "WHERE a.experiment = ? AND s.block >= 0"));
     q.addBindValue(runId);
     if (!q.exec() || !q.next()) return -1;
     return q.value(0).toLongLong();
 }
 
 bool migrateSchema(const QString& path, int version, QString* error) {
-    const QString name = QStringLiteral("pitlane-migrate-%1").arg(g_connections.fetchAndAddRelaxed(1));
+    const QString name =
+        QStringLiteral("pitlane-migrate-%1").arg(g_connections.fetchAndAddRelaxed(1));
     bool ok = false;
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
         db.setDatabaseName(path);
-        if (!db.open()) *error = db.lastError().text();
+        if (!db.open())
+            *error = db.lastError().text();
         else if (version > RunStore::kSchemaVersion)
             *error = QStringLiteral("no schema version %1").arg(version);
-        else ok = detail::migrate(db, version, error);
+        else
+            ok = detail::migrate(db, version, error);
         db.close();
     }
     QSqlDatabase::removeDatabase(name);

@@ -20,12 +20,18 @@ QSqlDatabase database(const QString& connection) {
     return QSqlDatabase::database(connection, /*open=*/false);
 }
 
-QString nowIso() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODate); }
+QString nowIso() {
+    return QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
+}
 
 // QSQLITE binds a null QString (what an empty std::string converts to) as NULL; text columns
 // are NOT NULL.
-QString text(const std::string& s) { return s.empty() ? QStringLiteral("") : QString::fromStdString(s); }
-QString text(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+QString text(const std::string& s) {
+    return s.empty() ? QStringLiteral("") : QString::fromStdString(s);
+}
+QString text(const QString& s) {
+    return s.isNull() ? QStringLiteral("") : s;
+}
 
 struct Inserter {
     QSqlDatabase db;
@@ -45,8 +51,8 @@ struct Inserter {
         q.addBindValue(text(run.started_at.empty() ? results::isoNowUtc() : run.started_at));
         q.addBindValue(text(run.preset.name));
         q.addBindValue(text(run.preset.model));
-        q.addBindValue(jsonText(run.preset_json.is_null() ? spec::presetToJson(run.preset)
-                                                          : run.preset_json));
+        q.addBindValue(
+            jsonText(run.preset_json.is_null() ? spec::presetToJson(run.preset) : run.preset_json));
         q.addBindValue(text(source));
         q.addBindValue(run.wall_s);
         if (!exec(q)) return std::nullopt;
@@ -98,8 +104,9 @@ struct Inserter {
     bool samples(qint64 armId, const std::vector<results::Sample>& s, std::size_t first,
                  std::size_t count) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, worker, "
-                                 "latency_ns) VALUES (?, ?, ?, ?, ?, ?)"));
+        q.prepare(
+            QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, worker, "
+                           "latency_ns) VALUES (?, ?, ?, ?, ?, ?)"));
         for (std::size_t i = first; i < first + count && i < s.size(); ++i) {
             q.addBindValue(armId);
             q.addBindValue(s[i].block);
@@ -114,8 +121,9 @@ struct Inserter {
 
     bool warmup(qint64 armId, const std::vector<std::int64_t>& ns, std::size_t first, int batch) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
-                                 "VALUES (?, -1, ?, ?, ?)"));
+        q.prepare(
+            QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
+                           "VALUES (?, -1, ?, ?, ?)"));
         for (std::size_t i = first; i < ns.size(); ++i) {
             q.addBindValue(armId);
             q.addBindValue(qint64(i));
@@ -146,8 +154,9 @@ struct Inserter {
 
     bool event(qint64 runId, qint64 armId, double tMs, const json& ev) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral("INSERT INTO events (experiment, arm, t_ms, type, code, message, "
-                                 "detail) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(
+            QStringLiteral("INSERT INTO events (experiment, arm, t_ms, type, code, message, "
+                           "detail) VALUES (?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(runId);
         q.addBindValue(armId > 0 ? QVariant(armId) : QVariant());
         q.addBindValue(tMs);
@@ -222,7 +231,8 @@ bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
 
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
     Inserter ins{database(connection_), {}};
-    if (!ins.event(runId, armId, tMs, event)) return fail(QStringLiteral("record event"), ins.error);
+    if (!ins.event(runId, armId, tMs, event))
+        return fail(QStringLiteral("record event"), ins.error);
     return true;
 }
 
@@ -236,7 +246,8 @@ bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
     for (std::size_t i = 0; q.next() && i < run.arms.size(); ++i)
         if (!ins.updateArm(q.value(0).toLongLong(), run.arms[i]))
             return fail(QStringLiteral("finish run"), ins.error);
-    if (!ins.finish(runId, run) || !tx.commit()) return fail(QStringLiteral("finish run"), ins.error);
+    if (!ins.finish(runId, run) || !tx.commit())
+        return fail(QStringLiteral("finish run"), ins.error);
     return true;
 }
 

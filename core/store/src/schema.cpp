@@ -109,8 +109,9 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
         return false;
     }
     if (from > target) {
-        *error = QStringLiteral("the file has schema version %1, written by a newer pitlane; this "
-                                "build reads versions up to %2 and leaves the file untouched")
+        *error = QStringLiteral(
+                     "the file has schema version %1, written by a newer pitlane; this "
+                     "build reads versions up to %2 and leaves the file untouched")
                      .arg(from)
                      .arg(target);
         return false;
@@ -129,7 +130,8 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
         QSqlQuery q(db);
         const Step& step = kSteps[v];
         bool ok = true;
-        for (std::size_t i = 0; ok && i < step.count; ++i) ok = q.exec(QString::fromUtf8(step.statements[i]));
+        for (std::size_t i = 0; ok && i < step.count; ++i)
+            ok = q.exec(QString::fromUtf8(step.statements[i]));
         // user_version lives in the file header and is part of the transaction.
         if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
         if (!ok || !db.commit()) {

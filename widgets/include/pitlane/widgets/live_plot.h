@@ -19,7 +19,8 @@ public:
     // Pull what is new from the live result; the caller replots afterwards.
     virtual void refresh(const results::RunResult& run) = 0;
 
-    // Number of data points over every graph (tests and the screenshot check use it).
+    // Number of data points over every graph and bar chart, decorations such as activity bands
+    // excluded (tests use it).
     int dataPoints() const;
     bool followsData() const { return followData_; }
 

@@ -25,6 +25,9 @@ public:
 signals:
     void countsChanged(int warnings, int errors);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     struct Entry {
         int arm;

@@ -14,6 +14,7 @@ public:
 
 protected:
     void fitView() override;
+    void restyle() override;
 
 private:
     struct ArmSeries {
@@ -22,6 +23,8 @@ private:
         std::size_t ticksShown = 0;
     };
     std::vector<ArmSeries> arms_;
+    QCPGraph* rssKey_ = nullptr;
+    QCPGraph* tensorKey_ = nullptr;
 };
 
 }  // namespace pitlane::widgets

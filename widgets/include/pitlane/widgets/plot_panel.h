@@ -56,6 +56,7 @@ private:
     void onTick();
     void refreshPlot(Plot p, bool replotNow);
     void linkTimeAxes();
+    void syncTimeAxes(bool replotNow);
 
     QPointer<const session::ExperimentRunner> runner_;
     LatencyTimelinePlot* timeline_;

@@ -30,6 +30,9 @@ public:
     QString phaseText(int arm) const;
     int rows() const { return int(rows_.size()); }
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     struct Row {
         QLabel* name;

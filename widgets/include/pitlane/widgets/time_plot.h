@@ -23,6 +23,8 @@ public:
     void resetRun(const results::RunResult& run) override;
     // `nowMs` closes open intervals for drawing.
     void setActivity(const std::vector<ArmActivity>& activity, double nowMs);
+    // Seconds covered by data or activity; false when there is none.
+    bool timeRange(QCPRange* range);
 
 private:
     std::vector<QCPGraph*> bands_;

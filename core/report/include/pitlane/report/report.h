@@ -36,8 +36,8 @@ bool writeHtml(const QString& path, const results::RunResult& run, const ReportO
 // Needs a QGuiApplication (fonts, painting); QT_QPA_PLATFORM=offscreen is enough.
 bool writePdf(const QString& path, const results::RunResult& run, const ReportOptions& options,
               QString* error);
-bool writeMarkdown(const QString& path, const results::RunResult& run,
-                   const ReportOptions& options, QString* error);
+bool writeMarkdown(const QString& path, const results::RunResult& run, const ReportOptions& options,
+                   QString* error);
 bool writeCsv(const QString& path, const results::RunResult& run, const ReportOptions& options,
               QString* error);
 bool writeJson(const QString& path, const results::RunResult& run, const ReportOptions& options,

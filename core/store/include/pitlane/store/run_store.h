@@ -97,11 +97,11 @@ public:
     // Incremental writes (RunRecorder). Each is one transaction, committed before returning.
     std::optional<RecordedRun> beginRun(const results::RunResult& run, const QString& source);
     bool updateArm(qint64 armId, const results::ArmResult& arm);
-    bool appendSamples(qint64 armId, const std::vector<results::Sample>& samples,
-                       std::size_t first, std::size_t count);
+    bool appendSamples(qint64 armId, const std::vector<results::Sample>& samples, std::size_t first,
+                       std::size_t count);
     // Warmup iterations are stored as samples of block -1.
-    bool appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs,
-                      std::size_t first, int batchSize);
+    bool appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs, std::size_t first,
+                      int batchSize);
     bool appendMetric(qint64 armId, const results::MetricTick& tick);
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
