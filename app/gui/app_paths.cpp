@@ -27,7 +27,8 @@ QString defaultPresetPath() {
 }
 
 QString modelDir() {
-    return QString::fromStdString(spec::findModelDir(QCoreApplication::applicationDirPath().toStdString()));
+    return QString::fromStdString(
+        spec::findModelDir(QCoreApplication::applicationDirPath().toStdString()));
 }
 
 }  // namespace pitlane::app

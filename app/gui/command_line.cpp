@@ -25,15 +25,21 @@ CommandLine parseCommandLine(const QStringList& arguments) {
             out = arguments[++i];
             return true;
         };
-        if (a == QLatin1String("--run")) c.run = true;
-        else if (a == QLatin1String("--quit-when-done")) c.quitWhenDone = true;
-        else if (a == QLatin1String("--dark")) c.dark = true;
-        else if (a == QLatin1String("--screenshot")) { if (!value(c.screenshot)) return c; }
-        else if (a == QLatin1String("--db")) { if (!value(c.db)) return c; }
-        else if (a.startsWith(QLatin1String("--"))) {
+        if (a == QLatin1String("--run"))
+            c.run = true;
+        else if (a == QLatin1String("--quit-when-done"))
+            c.quitWhenDone = true;
+        else if (a == QLatin1String("--dark"))
+            c.dark = true;
+        else if (a == QLatin1String("--screenshot")) {
+            if (!value(c.screenshot)) return c;
+        } else if (a == QLatin1String("--db")) {
+            if (!value(c.db)) return c;
+        } else if (a.startsWith(QLatin1String("--"))) {
             c.error = QStringLiteral("unknown option %1").arg(a);
             return c;
-        } else if (c.path.isEmpty()) c.path = a;
+        } else if (c.path.isEmpty())
+            c.path = a;
         else {
             c.error = QStringLiteral("more than one file given (%1, %2)").arg(c.path, a);
             return c;

@@ -12,9 +12,9 @@ struct CommandLine {
     bool run = false;    // start the run once the window is up
     QString screenshot;  // PNG of the window when the run is done
     bool quitWhenDone = false;
-    QString db;          // run history file (kept for the RunStore; "none" stores nothing)
+    QString db;  // run history file (kept for the RunStore; "none" stores nothing)
     bool dark = false;
-    QString error;       // non-empty: bad arguments
+    QString error;  // non-empty: bad arguments
 };
 
 CommandLine parseCommandLine(const QStringList& arguments);

@@ -10,7 +10,8 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
+        Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("pitlane"));
     QCoreApplication::setApplicationName(QStringLiteral("pitlane"));
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
     QGuiApplication::setDesktopFileName(QStringLiteral("pitlane"));
 
     const auto cli = pitlane::app::parseCommandLine(app.arguments());
-    if (app.arguments().contains(QStringLiteral("--help")) || app.arguments().contains(QStringLiteral("-h"))) {
+    if (app.arguments().contains(QStringLiteral("--help")) ||
+        app.arguments().contains(QStringLiteral("-h"))) {
         std::cout << pitlane::app::usage();
         return 0;
     }
@@ -33,9 +35,12 @@ int main(int argc, char** argv) {
     if (cli.dark) window.setDarkPalette(true);
 
     bool opened = true;
-    if (cli.path.isEmpty()) window.openStartupSetup();
-    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive)) opened = window.openModel(cli.path, true);
-    else opened = window.openPreset(cli.path);
+    if (cli.path.isEmpty())
+        window.openStartupSetup();
+    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive))
+        opened = window.openModel(cli.path, true);
+    else
+        opened = window.openPreset(cli.path);
     window.show();
 
     if (cli.run) {
@@ -46,7 +51,8 @@ int main(int argc, char** argv) {
             if (!cli.screenshot.isEmpty()) {
                 QString error;
                 if (window.saveScreenshot(cli.screenshot, &error))
-                    std::cerr << "pitlane: screenshot saved to " << cli.screenshot.toStdString() << "\n";
+                    std::cerr << "pitlane: screenshot saved to " << cli.screenshot.toStdString()
+                              << "\n";
                 else {
                     std::cerr << "pitlane: " << error.toStdString() << "\n";
                     exitCode = std::max(exitCode, 1);

@@ -84,9 +84,10 @@ MainWindow::MainWindow(QWidget* parent)
     connect(setup_, &W::SetupPanel::validityChanged, this, &MainWindow::updateActions);
     connect(setup_, &W::SetupPanel::openModelRequested, this, &MainWindow::openModelDialog);
     connect(log_, &W::LogPane::countsChanged, this, [this](int warnings, int errors) {
-        resultsTabs_->setTabText(2, warnings + errors == 0
-                                        ? tr("Log")
-                                        : tr("Log (%1 warnings, %2 errors)").arg(warnings).arg(errors));
+        resultsTabs_->setTabText(
+            2, warnings + errors == 0
+                   ? tr("Log")
+                   : tr("Log (%1 warnings, %2 errors)").arg(warnings).arg(errors));
     });
     liveVerdict_.setInterval(1000);
     connect(&liveVerdict_, &QTimer::timeout, this, [this] {
@@ -120,13 +121,16 @@ QWidget* MainWindow::buildResultsTabs() {
     comparisonView_->verticalHeader()->hide();
     comparisonView_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     comparisonView_->horizontalHeader()->setStretchLastSection(true);
-    comparisonView_->horizontalHeader()->setSectionResizeMode(W::ComparisonTableModel::Verdict, QHeaderView::Stretch);
     comparisonView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     comparisonView_->setWordWrap(false);
-    connect(comparison_, &QAbstractItemModel::modelReset, comparisonView_,
-            [this] { comparisonView_->resizeColumnsToContents(); });
-    connect(comparison_, &QAbstractItemModel::dataChanged, comparisonView_,
-            [this] { comparisonView_->resizeColumnsToContents(); });
+    // Numbers fit their contents; the verdict takes the rest (re-applied: a reset forgets it).
+    auto fitColumns = [this] {
+        comparisonView_->resizeColumnsToContents();
+        comparisonView_->horizontalHeader()->setSectionResizeMode(W::ComparisonTableModel::Verdict,
+                                                                  QHeaderView::Stretch);
+    };
+    connect(comparison_, &QAbstractItemModel::modelReset, comparisonView_, fitColumns);
+    connect(comparison_, &QAbstractItemModel::dataChanged, comparisonView_, fitColumns);
     auto* verdictLayout = new QVBoxLayout(verdictPage);
     verdictLayout->setContentsMargins(2, 2, 2, 2);
     verdictLayout->addWidget(verdictLine_);
@@ -174,7 +178,8 @@ void MainWindow::createMenus() {
     saveAction_ = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton),
                                   tr("&Save preset…"), this, &MainWindow::savePresetDialog);
     saveAction_->setShortcut(QKeySequence::Save);
-    exportAction_ = file->addAction(tr("&Export results JSON…"), this, &MainWindow::exportResultsDialog);
+    exportAction_ =
+        file->addAction(tr("&Export results JSON…"), this, &MainWindow::exportResultsDialog);
     exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
@@ -189,7 +194,8 @@ void MainWindow::createMenus() {
         QMessageBox::about(this, tr("About Pitlane"),
                            tr("<b>Pitlane</b> %1<br>A/B benchmarking of TorchScript models: one "
                               "worker process per arm, interleaved blocks, bootstrap confidence "
-                              "intervals.").arg(QCoreApplication::applicationVersion()));
+                              "intervals.")
+                               .arg(QCoreApplication::applicationVersion()));
     });
 
     QToolBar* tools = addToolBar(tr("Main"));
@@ -205,25 +211,31 @@ void MainWindow::createMenus() {
 void MainWindow::connectRunner() {
     using R = session::ExperimentRunner;
     connect(runner_, &R::armEvent, this, &MainWindow::onArmEvent);
-    connect(runner_, &R::logMessage, this, [this](int arm, const QString& level, const QString& text) {
-        const auto& arms = runner_->result().arms;
-        const QString name = arm >= 0 && arm < int(arms.size())
-                                 ? QString::fromStdString(arms[std::size_t(arm)].name) : QString();
-        log_->append(arm, name, level, text);
-    });
+    connect(runner_, &R::logMessage, this,
+            [this](int arm, const QString& level, const QString& text) {
+                const auto& arms = runner_->result().arms;
+                const QString name = arm >= 0 && arm < int(arms.size())
+                                         ? QString::fromStdString(arms[std::size_t(arm)].name)
+                                         : QString();
+                log_->append(arm, name, level, text);
+            });
     connect(runner_, &R::armFinished, this, [this] { refreshApplied(); });
     // Queued: a worker that cannot even start ends the run inside start(); the window finishes
     // the run after startRun() has set everything up.
     connect(runner_, &R::finished, this, &MainWindow::onRunnerFinished, Qt::QueuedConnection);
 }
 
-bool MainWindow::isRunning() const { return runner_->isRunning(); }
+bool MainWindow::isRunning() const {
+    return runner_->isRunning();
+}
 
 void MainWindow::report(const QString& title, const QString& text) {
     log_->append(-1, QString(), QStringLiteral("error"), text);
     statusBar()->showMessage(text, 10000);
-    if (interactive_) QMessageBox::warning(this, title, text);
-    else std::cerr << "pitlane: " << text.toStdString() << "\n";
+    if (interactive_)
+        QMessageBox::warning(this, title, text);
+    else
+        std::cerr << "pitlane: " << text.toStdString() << "\n";
 }
 
 void MainWindow::updateActions() {
@@ -236,7 +248,8 @@ void MainWindow::updateActions() {
 
 void MainWindow::updateTitle() {
     const auto name = setup_->presetJson().value("name", std::string());
-    setWindowTitle(tr("%1[*] — Pitlane").arg(name.empty() ? tr("untitled") : QString::fromStdString(name)));
+    setWindowTitle(
+        tr("%1[*] — Pitlane").arg(name.empty() ? tr("untitled") : QString::fromStdString(name)));
 }
 
 bool MainWindow::startRun() {
@@ -258,7 +271,8 @@ bool MainWindow::startRun() {
     refreshApplied();
     liveVerdict_.start();
     log_->append(-1, QString(), QStringLiteral("info"),
-                 tr("run started: %1 arms of %2").arg(built.preset->arms.size())
+                 tr("run started: %1 arms of %2")
+                     .arg(built.preset->arms.size())
                      .arg(QString::fromStdString(built.preset->model_path)));
     statusBar()->showMessage(tr("Running… (Esc stops)"));
     saveLastSetup();
@@ -277,8 +291,13 @@ void MainWindow::onArmEvent(int arm, const json& event) {
     const auto type = event.value("type", std::string());
     if (type == "hello") {
         const auto env = event.value("environment", json::object());
-        if (env.is_object() && env.contains("cuda_available"))
-            setCuda({true, env.value("cuda_available", false), env.value("cuda_devices", 0)});
+        const auto available = env.is_object() ? env.find("cuda_available") : env.end();
+        if (available != env.end() && available->is_boolean()) {
+            const auto devices = env.find("cuda_devices");
+            setCuda(
+                {true, available->get<bool>(),
+                 devices != env.end() && devices->is_number_integer() ? devices->get<int>() : 0});
+        }
     } else if (type == "loaded" || type == "applied") {
         // armEvent is emitted before the runner stores the event in result(): read it after.
         QTimer::singleShot(0, this, [this] {
@@ -314,15 +333,19 @@ void MainWindow::onVerdict(const std::vector<W::ComparisonRow>& rows, bool final
     for (const auto& r : rows)
         if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
     const QString prefix = final ? QString() : tr("(live) ");
-    verdictLine_->setText(lines.isEmpty() ? QString()
-                                          : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>"))));
+    verdictLine_->setText(
+        lines.isEmpty()
+            ? QString()
+            : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>"))));
     if (!final) return;
     const auto& result = runner_->result();
     const bool ok = result.allOk();
-    statusBar()->showMessage(tr("Run %1 in %2 s").arg(ok ? tr("finished") : tr("ended with failed arms"))
+    statusBar()->showMessage(tr("Run %1 in %2 s")
+                                 .arg(ok ? tr("finished") : tr("ended with failed arms"))
                                  .arg(result.wall_s, 0, 'f', 1));
     log_->append(-1, QString(), ok ? QStringLiteral("info") : QStringLiteral("warning"),
-                 tr("run %1 in %2 s").arg(ok ? tr("finished") : tr("ended with failed arms"))
+                 tr("run %1 in %2 s")
+                     .arg(ok ? tr("finished") : tr("ended with failed arms"))
                      .arg(result.wall_s, 0, 'f', 1));
     updateActions();
     emit runFinished(ok);

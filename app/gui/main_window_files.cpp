@@ -14,8 +14,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMimeData>
-#include <QScreen>
 #include <QSaveFile>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -27,13 +27,17 @@ namespace pitlane::app {
 using json = nlohmann::json;
 
 namespace {
-bool isModelFile(const QString& path) { return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive); }
-bool isJsonFile(const QString& path) { return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive); }
+bool isModelFile(const QString& path) {
+    return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive);
+}
+bool isJsonFile(const QString& path) {
+    return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+}
 
 bool writeFile(const QString& path, const std::string& data, QString* error) {
     QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data.data(), qint64(data.size())) != qint64(data.size()) ||
-        !f.commit()) {
+    if (!f.open(QIODevice::WriteOnly) ||
+        f.write(data.data(), qint64(data.size())) != qint64(data.size()) || !f.commit()) {
         if (error) *error = QObject::tr("cannot write %1: %2").arg(path, f.errorString());
         return false;
     }
@@ -80,11 +84,13 @@ bool MainWindow::openModel(const QString& path, bool asNewSetup) {
         } catch (const spec::SpecError& e) {
             // Typically a model without a sidecar: open the same two arms and let the user type
             // the input signature the validation line asks for.
-            setup_->loadJson({{"name", info.completeBaseName().toStdString()},
-                              {"model", info.absoluteFilePath().toStdString()},
-                              {"arms", {{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
-                                        {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}}}},
-                             QString());
+            setup_->loadJson(
+                {{"name", info.completeBaseName().toStdString()},
+                 {"model", info.absoluteFilePath().toStdString()},
+                 {"arms",
+                  {{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
+                   {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}}}},
+                QString());
             log_->append(-1, QString(), QStringLiteral("warning"), QString::fromUtf8(e.what()));
         }
         setWindowModified(false);
@@ -106,7 +112,10 @@ bool MainWindow::savePreset(const QString& path, QString* error) {
     spec::Preset p = *built.preset;
     // A model file is written relative to the new preset's folder, so the pair can move together.
     if (!p.bundled)
-        p.model = QFileInfo(path).absoluteDir().relativeFilePath(QString::fromStdString(p.model_path)).toStdString();
+        p.model = QFileInfo(path)
+                      .absoluteDir()
+                      .relativeFilePath(QString::fromStdString(p.model_path))
+                      .toStdString();
     if (!writeFile(path, spec::presetToJson(p).dump(2) + "\n", error)) return false;
     setup_->loadJson(spec::presetToJson(p), QFileInfo(path).absoluteFilePath());
     setWindowModified(false);
@@ -121,7 +130,8 @@ void MainWindow::openStartupSetup() {
     const QString last = s.value(QStringLiteral("setup/last")).toString();
     if (!last.isEmpty()) {
         try {
-            setup_->loadJson(json::parse(last.toStdString()), s.value(QStringLiteral("setup/lastFile")).toString());
+            setup_->loadJson(json::parse(last.toStdString()),
+                             s.value(QStringLiteral("setup/lastFile")).toString());
             setWindowModified(false);
             updateTitle();
             return;
@@ -140,35 +150,46 @@ void MainWindow::openPresetDialog() {
 }
 
 void MainWindow::openModelDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open TorchScript model"), lastFolder(),
-                                                      tr("TorchScript models (*.pt);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open TorchScript model"), lastFolder(),
+                                     tr("TorchScript models (*.pt);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 
 void MainWindow::savePresetDialog() {
     QString start = setup_->presetFile();
-    if (start.isEmpty() || start.startsWith(presetsDir()))  // do not overwrite shipped presets by default
-        start = QDir(lastFolder()).filePath(QStringLiteral("%1.json").arg(
-            QString::fromStdString(setup_->presetJson().value("name", std::string("preset"))).replace(QLatin1Char('/'), QLatin1Char('_'))));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save preset"), start, tr("Presets (*.json)"));
+    if (start.isEmpty() ||
+        start.startsWith(presetsDir()))  // do not overwrite shipped presets by default
+        start = QDir(lastFolder())
+                    .filePath(QStringLiteral("%1.json").arg(
+                        QString::fromStdString(
+                            setup_->presetJson().value("name", std::string("preset")))
+                            .replace(QLatin1Char('/'), QLatin1Char('_'))));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save preset"), start, tr("Presets (*.json)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!savePreset(path, &error)) report(tr("Cannot save preset"), error);
-    else statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    if (!savePreset(path, &error))
+        report(tr("Cannot save preset"), error);
+    else
+        statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
 }
 
 void MainWindow::exportResultsDialog() {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export results"),
-                                                      QDir(lastFolder()).filePath(QStringLiteral("results.json")),
-                                                      tr("Results JSON (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export results"), QDir(lastFolder()).filePath(QStringLiteral("results.json")),
+        tr("Results JSON (*.json)"));
     if (path.isEmpty()) return;
     QString error;
     if (!writeFile(path, results::toResultsJson(runner_->result()).dump(2) + "\n", &error))
         report(tr("Cannot export"), error);
-    else statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+    else
+        statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
 }
 
-QString MainWindow::lastFolder() const { return QSettings().value(QStringLiteral("files/lastFolder")).toString(); }
+QString MainWindow::lastFolder() const {
+    return QSettings().value(QStringLiteral("files/lastFolder")).toString();
+}
 
 void MainWindow::rememberFolder(const QString& path) {
     QSettings().setValue(QStringLiteral("files/lastFolder"), QFileInfo(path).absolutePath());
@@ -176,7 +197,8 @@ void MainWindow::rememberFolder(const QString& path) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
     for (const QUrl& url : event->mimeData()->urls())
-        if (url.isLocalFile() && (isModelFile(url.toLocalFile()) || isJsonFile(url.toLocalFile()))) {
+        if (url.isLocalFile() &&
+            (isModelFile(url.toLocalFile()) || isJsonFile(url.toLocalFile()))) {
             event->acceptProposedAction();
             return;
         }

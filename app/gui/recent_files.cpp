@@ -24,7 +24,9 @@ void RecentFiles::add(const QString& path) {
     rebuild();
 }
 
-void RecentFiles::save() const { QSettings().setValue(kKey, files_); }
+void RecentFiles::save() const {
+    QSettings().setValue(kKey, files_);
+}
 
 void RecentFiles::rebuild() {
     menu_->clear();
@@ -33,12 +35,14 @@ void RecentFiles::rebuild() {
                  files_.end());
     for (int i = 0; i < files_.size(); ++i) {
         const QString path = files_[i];
-        QAction* a = menu_->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(path).fileName()));
+        QAction* a = menu_->addAction(
+            QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(path).fileName()));
         a->setToolTip(path);
         a->setStatusTip(path);
         connect(a, &QAction::triggered, this, [this, path] { emit chosen(path); });
     }
-    if (files_.isEmpty()) menu_->addAction(tr("(none)"))->setEnabled(false);
+    if (files_.isEmpty())
+        menu_->addAction(tr("(none)"))->setEnabled(false);
     else {
         menu_->addSeparator();
         connect(menu_->addAction(tr("Clear list")), &QAction::triggered, this, [this] {

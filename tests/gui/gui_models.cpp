@@ -23,7 +23,9 @@ results::RunResult twoArmRun() {
         arm.status = results::kOk;
         arm.peak_rss_bytes = (100 + a) * 1024 * 1024;
         for (int i = 0; i < 60; ++i)
-            arm.samples.push_back({i / 10, i, 1, 0, std::int64_t((a == 0 ? 2'000'000 : 1'000'000) + (i % 7) * 10'000)});
+            arm.samples.push_back(
+                {i / 10, i, 1, 0,
+                 std::int64_t((a == 0 ? 2'000'000 : 1'000'000) + (i % 7) * 10'000)});
         run.arms.push_back(arm);
     }
     return run;
@@ -37,7 +39,8 @@ private slots:
 
     void comparisonModelPassesTesterAndShowsVerdict() {
         widgets::ComparisonTableModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setRows(widgets::comparisonRows(twoArmRun()));
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.columnCount(), int(widgets::ComparisonTableModel::ColumnCount));
@@ -46,7 +49,8 @@ private slots:
         QVERIFY(model.rows()[1].comparison);
         const double ratio = model.rows()[1].comparison->ratio;
         QVERIFY2(ratio > 1.9 && ratio < 2.05, qPrintable(QString::number(ratio)));
-        QCOMPARE(model.index(1, C::Ratio).data().toString(), QStringLiteral("%1×").arg(ratio, 0, 'f', 3));
+        QCOMPARE(model.index(1, C::Ratio).data().toString(),
+                 QStringLiteral("%1×").arg(ratio, 0, 'f', 3));
         QVERIFY(model.index(1, C::Verdict).data().toString().contains(QStringLiteral("faster")));
         QCOMPARE(model.index(1, C::PeakRss).data().toString(), QStringLiteral("101.0 MiB"));
         QVERIFY(model.index(0, C::Arm).data(Qt::DecorationRole).canConvert<QIcon>());
@@ -59,10 +63,13 @@ private slots:
 
     void appliedSettingsHighlightDifferences() {
         widgets::AppliedSettingsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setArms({{"A", {{"grad", "enabled"}, {"blas", "openblas"}, {"cudnn", {{"enabled", true}}}}},
-                       {"B", {{"grad", "inference_mode"}, {"blas", "openblas"}, {"cudnn", {{"enabled", true}}}}},
-                       {"C", nullptr}});
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setArms(
+            {{"A", {{"grad", "enabled"}, {"blas", "openblas"}, {"cudnn", {{"enabled", true}}}}},
+             {"B",
+              {{"grad", "inference_mode"}, {"blas", "openblas"}, {"cudnn", {{"enabled", true}}}}},
+             {"C", nullptr}});
         QCOMPARE(model.columnCount(), 4);
         int grad = -1, blas = -1, cudnn = -1;
         for (int r = 0; r < model.rowCount(); ++r) {
@@ -80,20 +87,23 @@ private slots:
             QCOMPARE(model.rowDiffers(r), differs);
             QCOMPARE(model.index(r, 1).data(Qt::BackgroundRole).isValid(), differs);
         }
-        QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("B"));
+        QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("B"));
     }
 
     void textFormatsOfTheEditor() {
         QCOMPARE(widgets::parseIntList(QStringLiteral("1, 8 32")), json({1, 8, 32}));
         QCOMPARE(widgets::parseIntList(QStringLiteral("1, x")), json({1, "x"}));
         const json in = widgets::parseInputText(QStringLiteral("3x224x224 float32; 16 int64"));
-        QCOMPARE(in, json({{{"shape", {3, 224, 224}}, {"dtype", "float32"}}, {{"shape", {16}}, {"dtype", "int64"}}}));
+        QCOMPARE(in, json({{{"shape", {3, 224, 224}}, {"dtype", "float32"}},
+                           {{"shape", {16}}, {"dtype", "int64"}}}));
         QCOMPARE(widgets::inputText(in), QStringLiteral("3x224x224 float32; 16 int64"));
         QVERIFY(widgets::parseInputText(QStringLiteral("  ")).is_null());
     }
 
     void commandLine() {
-        auto c = app::parseCommandLine({"pitlane", "p.json", "--run", "--screenshot", "o.png", "--quit-when-done", "--db", "none"});
+        auto c = app::parseCommandLine({"pitlane", "p.json", "--run", "--screenshot", "o.png",
+                                        "--quit-when-done", "--db", "none"});
         QVERIFY(c.error.isEmpty());
         QCOMPARE(c.path, QStringLiteral("p.json"));
         QVERIFY(c.run && c.quitWhenDone);

@@ -17,7 +17,8 @@ struct Outcome {
 Outcome runPitlane(const QStringList& args, int timeoutMs = 90000) {
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath(QStringLiteral("pitlane")), args);
+    p.start(QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath(QStringLiteral("pitlane")),
+            args);
     Outcome o;
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
@@ -38,9 +39,11 @@ private slots:
 
     void runScreenshotQuit() {
         QTemporaryDir dir;
-        const QString preset = pitlane::testing::writeJson(dir, "p.json", pitlane::testing::mlpPreset(30, 10));
+        const QString preset =
+            pitlane::testing::writeJson(dir, "p.json", pitlane::testing::mlpPreset(30, 10));
         const QString shot = dir.filePath("shot.png");
-        const auto o = runPitlane({preset, "--run", "--screenshot", shot, "--quit-when-done", "--db", "none"});
+        const auto o =
+            runPitlane({preset, "--run", "--screenshot", shot, "--quit-when-done", "--db", "none"});
         QVERIFY2(!o.crashed && o.exitCode == 0, qPrintable(o.output));
         const QImage image(shot);
         QVERIFY2(!image.isNull(), qPrintable(o.output));
@@ -56,7 +59,8 @@ private slots:
         QTemporaryDir dir;
         json p = pitlane::testing::mlpPreset(10, 10);
         p["input"] = {{{"shape", {7}}, {"dtype", "float32"}}};  // mlp expects 256 features
-        const auto o = runPitlane({pitlane::testing::writeJson(dir, "p.json", p), "--run", "--quit-when-done"});
+        const auto o = runPitlane(
+            {pitlane::testing::writeJson(dir, "p.json", p), "--run", "--quit-when-done"});
         QVERIFY2(!o.crashed && o.exitCode == 1, qPrintable(o.output));
     }
 
@@ -65,7 +69,8 @@ private slots:
         json p = pitlane::testing::mlpPreset(10, 10);
         p["arms"][1]["knobs"]["jit"] = "freeze";
         p["arms"][1]["knobs"]["mode"] = "train";
-        const auto o = runPitlane({pitlane::testing::writeJson(dir, "p.json", p), "--run", "--quit-when-done"});
+        const auto o = runPitlane(
+            {pitlane::testing::writeJson(dir, "p.json", p), "--run", "--quit-when-done"});
         QVERIFY2(o.exitCode == 2, qPrintable(o.output));
         QVERIFY2(o.output.contains(QStringLiteral("arms[1].knobs.jit")), qPrintable(o.output));
         QCOMPARE(runPitlane({"--run", "--quit-when-done"}).exitCode, 2);

@@ -15,7 +15,8 @@ namespace pitlane::testing {
 // Every Qt warning fails the test, except the offscreen platform's notice that it ignores
 // window size hints (it says so for every top-level window).
 inline void failOnQtWarnings() {
-    QTest::failOnWarning(QRegularExpression(QStringLiteral("^(?!This plugin does not support propagateSizeHints).*")));
+    QTest::failOnWarning(QRegularExpression(
+        QStringLiteral("^(?!This plugin does not support propagateSizeHints).*")));
 }
 
 inline QString writeJson(const QTemporaryDir& dir, const QString& name, const nlohmann::json& j) {
@@ -34,27 +35,29 @@ inline nlohmann::json readJson(const QString& path) {
 
 // A short mlp experiment: two arms that differ in mode and grad.
 inline nlohmann::json mlpPreset(int iters, int blockIters, int warmup = 3) {
-    return {{"name", "gui test"},
-            {"model", "mlp"},
-            {"run", {{"warmup_iters", warmup}, {"iters", iters}, {"block_iters", blockIters}}},
-            {"arms",
-             {{{"name", "A"}, {"knobs", {{"mode", "train"}, {"grad", "enabled"}, {"intra_op_threads", 1}}}},
-              {{"name", "B"},
-               {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}}}}}}};
+    return {
+        {"name", "gui test"},
+        {"model", "mlp"},
+        {"run", {{"warmup_iters", warmup}, {"iters", iters}, {"block_iters", blockIters}}},
+        {"arms",
+         {{{"name", "A"},
+           {"knobs", {{"mode", "train"}, {"grad", "enabled"}, {"intra_op_threads", 1}}}},
+          {{"name", "B"},
+           {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}}}}}}};
 }
 
 }  // namespace pitlane::testing
 
 // main() for GUI tests: settings go to a temporary folder so tests neither read nor change the
 // user's (QSettings honours XDG_CONFIG_HOME).
-#define PITLANE_GUI_TEST_MAIN(TestClass)                                                  \
-    int main(int argc, char** argv) {                                                     \
-        QTemporaryDir config, runtime;                                                    \
-        qputenv("XDG_CONFIG_HOME", config.path().toLocal8Bit());                          \
-        qputenv("XDG_RUNTIME_DIR", runtime.path().toLocal8Bit());                         \
-        QApplication app(argc, argv);                                                     \
-        QCoreApplication::setOrganizationName(QStringLiteral("pitlane-test"));            \
-        QCoreApplication::setApplicationName(QStringLiteral(#TestClass));                 \
-        TestClass t;                                                                      \
-        return QTest::qExec(&t, argc, argv);                                              \
+#define PITLANE_GUI_TEST_MAIN(TestClass)                                       \
+    int main(int argc, char** argv) {                                          \
+        QTemporaryDir config, runtime;                                         \
+        qputenv("XDG_CONFIG_HOME", config.path().toLocal8Bit());               \
+        qputenv("XDG_RUNTIME_DIR", runtime.path().toLocal8Bit());              \
+        QApplication app(argc, argv);                                          \
+        QCoreApplication::setOrganizationName(QStringLiteral("pitlane-test")); \
+        QCoreApplication::setApplicationName(QStringLiteral(#TestClass));      \
+        TestClass t;                                                           \
+        return QTest::qExec(&t, argc, argv);                                   \
     }

@@ -14,9 +14,18 @@ using json = nlohmann::json;
 
 namespace {
 // The knobs first, in the order of CONTRACT.md; everything else alphabetically after them.
-const std::vector<std::string> kLeading = {
-    "device", "mode", "grad", "jit", "precision", "batch_size", "intra_op_threads",
-    "inter_op_threads", "affinity", "affinity_policy", "memory_format", "blas"};
+const std::vector<std::string> kLeading = {"device",
+                                           "mode",
+                                           "grad",
+                                           "jit",
+                                           "precision",
+                                           "batch_size",
+                                           "intra_op_threads",
+                                           "inter_op_threads",
+                                           "affinity",
+                                           "affinity_policy",
+                                           "memory_format",
+                                           "blas"};
 
 int rank(const std::string& key) {
     const auto it = std::find(kLeading.begin(), kLeading.end(), key);
@@ -63,9 +72,8 @@ void AppliedSettingsModel::setArms(const std::vector<std::pair<std::string, json
         for (std::size_t a = 1; a < values.size(); ++a) r.differs |= values[a] != values[0];
         rows.push_back(std::move(r));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
-        return rank(x.key) < rank(y.key);
-    });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& x, const Row& y) { return rank(x.key) < rank(y.key); });
     beginResetModel();
     arms_.clear();
     for (const auto& a : arms) arms_.push_back(a.first);
@@ -96,7 +104,8 @@ QVariant AppliedSettingsModel::data(const QModelIndex& index, int role) const {
     const int arm = index.column() - 1;
     switch (role) {
         case Qt::DisplayRole:
-            return arm < 0 ? QString::fromStdString(r.key) : cellText(r.values[std::size_t(arm)], false);
+            return arm < 0 ? QString::fromStdString(r.key)
+                           : cellText(r.values[std::size_t(arm)], false);
         case Qt::ToolTipRole:
             if (arm < 0) return r.differs ? tr("differs between arms") : QVariant();
             return cellText(r.values[std::size_t(arm)], true);
@@ -110,14 +119,17 @@ QVariant AppliedSettingsModel::data(const QModelIndex& index, int role) const {
                 return f;
             }
             return {};
-        default: return {};
+        default:
+            return {};
     }
 }
 
-QVariant AppliedSettingsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+QVariant AppliedSettingsModel::headerData(int section, Qt::Orientation orientation,
+                                          int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= columnCount()) return {};
     if (role == Qt::DisplayRole)
-        return section == 0 ? tr("Applied setting") : QString::fromStdString(arms_[std::size_t(section - 1)]);
+        return section == 0 ? tr("Applied setting")
+                            : QString::fromStdString(arms_[std::size_t(section - 1)]);
     if (role == Qt::DecorationRole && section > 0) return armSwatch(section - 1);
     return {};
 }

@@ -46,7 +46,9 @@ ArmEditor::ArmEditor(QWidget* parent) : QWidget(parent), tabs_(new QTabWidget(th
     layout->addWidget(tabs_);
 }
 
-int ArmEditor::armCount() const { return tabs_->count(); }
+int ArmEditor::armCount() const {
+    return tabs_->count();
+}
 
 KnobForm* ArmEditor::form(int arm) const {
     auto* scroll = qobject_cast<QScrollArea*>(tabs_->widget(arm));
@@ -75,9 +77,10 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
 
 void ArmEditor::renumber() {
     for (int i = 0; i < tabs_->count(); ++i) {
-        tabs_->setTabIcon(i, i == invalid_ ? style()->standardIcon(QStyle::SP_MessageBoxWarning)
-                                           : armSwatch(i));
-        tabs_->setTabToolTip(i, i == 0 ? tr("baseline arm: the others are compared to it") : QString());
+        tabs_->setTabIcon(
+            i, i == invalid_ ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : armSwatch(i));
+        tabs_->setTabToolTip(
+            i, i == 0 ? tr("baseline arm: the others are compared to it") : QString());
     }
     remove_->setEnabled(tabs_->count() > 1);
 }
@@ -103,7 +106,8 @@ void ArmEditor::setArms(const json& arms) {
 json ArmEditor::armsJson() const {
     json arms = json::array();
     for (int i = 0; i < tabs_->count(); ++i)
-        arms.push_back({{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
+        arms.push_back(
+            {{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
     return arms;
 }
 

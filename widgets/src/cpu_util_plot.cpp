@@ -20,7 +20,8 @@ QColor CpuUtilPlot::coreColor(int k, int n) const {
 void CpuUtilPlot::restyle() {
     TimePlot::restyle();
     for (std::size_t k = 0; k < series_.size(); ++k)
-        series_[k]->setPen(QPen(coreColor(int(k), int(series_.size())), k == 0 && cores_ > kPerCoreLimit ? 2 : 1.2));
+        series_[k]->setPen(QPen(coreColor(int(k), int(series_.size())),
+                                k == 0 && cores_ > kPerCoreLimit ? 2 : 1.2));
 }
 
 void CpuUtilPlot::resetRun(const results::RunResult& run) {
@@ -37,20 +38,22 @@ void CpuUtilPlot::ensureSeries(int cores) {
     series_.clear();
     cores_ = cores;
     const int n = cores <= kPerCoreLimit ? cores : 2;
-    setTitle(cores <= kPerCoreLimit ? tr("CPU utilization · %n core(s)", nullptr, cores)
-                                    : tr("CPU · mean of %1 cores (thick), busiest (thin)").arg(cores));
+    setTitle(cores <= kPerCoreLimit
+                 ? tr("CPU utilization · %n core(s)", nullptr, cores)
+                 : tr("CPU · mean of %1 cores (thick), busiest (thin)").arg(cores));
     for (int k = 0; k < n; ++k) {
         auto* g = addGraph();
-        g->setName(cores <= kPerCoreLimit ? tr("core %1").arg(k)
-                                          : (k == 0 ? tr("mean of %1 cores").arg(cores)
-                                                    : tr("busiest core")));
+        g->setName(cores <= kPerCoreLimit
+                       ? tr("core %1").arg(k)
+                       : (k == 0 ? tr("mean of %1 cores").arg(cores) : tr("busiest core")));
         series_.push_back(g);
     }
     restyle();
 }
 
 void CpuUtilPlot::refresh(const results::RunResult& run) {
-    if (ticksShown_.size() != run.arms.size() || lastTickMs_.size() != run.arms.size()) resetRun(run);
+    if (ticksShown_.size() != run.arms.size() || lastTickMs_.size() != run.arms.size())
+        resetRun(run);
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& ticks = run.arms[i].metrics;
         for (std::size_t k = ticksShown_[i]; k < ticks.size(); ++k) {
@@ -64,7 +67,8 @@ void CpuUtilPlot::refresh(const results::RunResult& run) {
             if (int(util.size()) != cores_) continue;
             const double t = ticks[k].t_ms / 1000.0;
             if (cores_ <= kPerCoreLimit) {
-                for (int c = 0; c < cores_; ++c) series_[std::size_t(c)]->addData(t, util[std::size_t(c)]);
+                for (int c = 0; c < cores_; ++c)
+                    series_[std::size_t(c)]->addData(t, util[std::size_t(c)]);
             } else {
                 series_[0]->addData(t, std::accumulate(util.begin(), util.end(), 0.0) / cores_);
                 series_[1]->addData(t, *std::max_element(util.begin(), util.end()));

@@ -18,17 +18,21 @@ using json = nlohmann::json;
 QString cudaDisabledReason(const CudaAvailability& cuda) {
     if (cuda.known && cuda.available) return {};
     if (cuda.known) return QObject::tr("Disabled: this build's worker reports no CUDA.");
-    return QObject::tr("Disabled: this build's worker reports no CUDA (assumed until a worker "
-                       "has started: run once to check).");
+    return QObject::tr(
+        "Disabled: this build's worker reports no CUDA (assumed until a worker "
+        "has started: run once to check).");
 }
 
 json parseIntList(const QString& text) {
     json out = json::array();
-    for (const QString& token : text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
+    for (const QString& token :
+         text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int v = token.toInt(&ok);
-        if (ok) out.push_back(v);
-        else out.push_back(token.toStdString());
+        if (ok)
+            out.push_back(v);
+        else
+            out.push_back(token.toStdString());
     }
     return out;
 }
@@ -50,19 +54,20 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     watch(name_);
 
     addSection(tr("Execution"));
-    device_ = choice({QStringLiteral("cpu"), QStringLiteral("cuda:0")},
-                     tr("Where the model runs"));
+    device_ = choice({QStringLiteral("cpu"), QStringLiteral("cuda:0")}, tr("Where the model runs"));
     form_->addRow(tr("Device"), device_);
     mode_ = choice({QStringLiteral("train"), QStringLiteral("eval")},
                    tr("module.train() or module.eval(): dropout, batch-norm statistics"));
     form_->addRow(tr("Mode"), mode_);
-    grad_ = choice({QStringLiteral("enabled"), QStringLiteral("no_grad"), QStringLiteral("inference_mode")},
-                   tr("Autograd: record the graph (enabled), torch::NoGradGuard, or "
-                      "c10::InferenceMode"));
+    grad_ = choice(
+        {QStringLiteral("enabled"), QStringLiteral("no_grad"), QStringLiteral("inference_mode")},
+        tr("Autograd: record the graph (enabled), torch::NoGradGuard, or "
+           "c10::InferenceMode"));
     form_->addRow(tr("Grad mode"), grad_);
-    jit_ = choice({QStringLiteral("none"), QStringLiteral("freeze"), QStringLiteral("freeze_optimize")},
-                  tr("TorchScript as loaded, torch::jit::freeze, or freeze + "
-                     "optimize_for_inference (needs eval mode)"));
+    jit_ = choice(
+        {QStringLiteral("none"), QStringLiteral("freeze"), QStringLiteral("freeze_optimize")},
+        tr("TorchScript as loaded, torch::jit::freeze, or freeze + "
+           "optimize_for_inference (needs eval mode)"));
     form_->addRow(tr("JIT"), jit_);
     precision_ = choice({QStringLiteral("fp32"), QStringLiteral("autocast_bf16"),
                          QStringLiteral("autocast_fp16"), QStringLiteral("half")},
@@ -83,8 +88,9 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     intra_ = new QSpinBox(this);
     intra_->setRange(0, 4096);
     intra_->setSpecialValueText(tr("all allowed cores"));
-    intra_->setToolTip(tr("at::set_num_threads: intra-op threads (default: every core the "
-                          "worker may run on)"));
+    intra_->setToolTip(
+        tr("at::set_num_threads: intra-op threads (default: every core the "
+           "worker may run on)"));
     form_->addRow(tr("Intra-op threads"), intra_);
     watch(intra_);
     inter_ = new QSpinBox(this);
@@ -135,7 +141,8 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     allowTf32_ = optionalBool(tr("TF32 tensor cores for fp32 matmul / convolution"));
     form_->addRow(tr("Allow TF32"), allowTf32_);
     inputOnHost_ = new QCheckBox(tr("copy from host each iteration"), this);
-    inputOnHost_->setToolTip(tr("input_on_host: include the host-to-device copy in every iteration"));
+    inputOnHost_->setToolTip(
+        tr("input_on_host: include the host-to-device copy in every iteration"));
     form_->addRow(tr("Input"), inputOnHost_);
     watch(inputOnHost_);
 
@@ -151,13 +158,21 @@ void KnobForm::addSection(const QString& title) {
 
 void KnobForm::watch(QWidget* w) {
     if (auto* e = qobject_cast<QLineEdit*>(w))
-        connect(e, &QLineEdit::textChanged, this, [this] { if (!loading_) emit changed(); });
+        connect(e, &QLineEdit::textChanged, this, [this] {
+            if (!loading_) emit changed();
+        });
     else if (auto* s = qobject_cast<QSpinBox*>(w))
-        connect(s, &QSpinBox::valueChanged, this, [this] { if (!loading_) emit changed(); });
+        connect(s, &QSpinBox::valueChanged, this, [this] {
+            if (!loading_) emit changed();
+        });
     else if (auto* c = qobject_cast<QCheckBox*>(w))
-        connect(c, &QCheckBox::toggled, this, [this] { if (!loading_) emit changed(); });
+        connect(c, &QCheckBox::toggled, this, [this] {
+            if (!loading_) emit changed();
+        });
     else if (auto* b = qobject_cast<QComboBox*>(w))
-        connect(b, &QComboBox::currentIndexChanged, this, [this] { if (!loading_) emit changed(); });
+        connect(b, &QComboBox::currentIndexChanged, this, [this] {
+            if (!loading_) emit changed();
+        });
 }
 
 QComboBox* KnobForm::choice(const QStringList& values, const QString& tip) {
@@ -178,8 +193,12 @@ QComboBox* KnobForm::optionalBool(const QString& tip) {
     return c;
 }
 
-QString KnobForm::armName() const { return name_->text().trimmed(); }
-void KnobForm::setArmName(const QString& name) { name_->setText(name); }
+QString KnobForm::armName() const {
+    return name_->text().trimmed();
+}
+void KnobForm::setArmName(const QString& name) {
+    name_->setText(name);
+}
 
 namespace {
 void selectValue(QComboBox* c, const QString& value) {
@@ -248,8 +267,10 @@ json KnobForm::knobsJson() const {
     if (intra_->value() > 0) j["intra_op_threads"] = intra_->value();
     j["inter_op_threads"] = inter_->value();
     const QString affinity = affinity_->currentData().toString();
-    if (affinity == QLatin1String("list")) j["affinity"] = parseIntList(cores_->text());
-    else j["affinity"] = affinity.toStdString();
+    if (affinity == QLatin1String("list"))
+        j["affinity"] = parseIntList(cores_->text());
+    else
+        j["affinity"] = affinity.toStdString();
     putOptional(j, "cudnn_enabled", cudnnEnabled_);
     putOptional(j, "cudnn_benchmark", cudnnBenchmark_);
     putOptional(j, "cudnn_deterministic", cudnnDeterministic_);
@@ -289,8 +310,8 @@ void KnobForm::setCuda(const CudaAvailability& cuda) {
         p->item(i)->setEnabled(on);
         p->item(i)->setToolTip(on ? QString() : why + tr(" autocast_fp16 is a CUDA autocast."));
     }
-    for (QWidget* w : std::initializer_list<QWidget*>{cudnnEnabled_, cudnnBenchmark_,
-                                                      cudnnDeterministic_, allowTf32_, inputOnHost_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{
+             cudnnEnabled_, cudnnBenchmark_, cudnnDeterministic_, allowTf32_, inputOnHost_}) {
         w->setEnabled(on);
         // Keep the knob's own explanation and say why it is off.
         const QString base = w->property("pitlaneTip").toString().isEmpty()

@@ -30,7 +30,8 @@ LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
     warmupLabel_->setText(tr("warmup"));
     warmupLabel_->setClipToAxisRect(true);
     warmupLabel_->setVisible(false);
-    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { fitWarmupLabel(); });
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this] { fitWarmupLabel(); });
     restyle();
 }
 
@@ -140,8 +141,10 @@ void LatencyTimelinePlot::fitView() {
         bool ok = false;
         const QCPRange r = s.measured->getValueRange(ok);
         if (!ok) continue;
-        if (any) range.expand(r);
-        else range = r;
+        if (any)
+            range.expand(r);
+        else
+            range = r;
         any = true;
     }
     if (!any) return;
@@ -154,7 +157,9 @@ void LatencyTimelinePlot::fitWarmupLabel() {
     // Only label the shaded region when the word fits in it.
     const double left = xAxis->coordToPixel(-double(maxWarmup_) - 0.5);
     const double right = xAxis->coordToPixel(-0.5);
-    warmupLabel_->setVisible(right - left > QFontMetrics(warmupLabel_->font()).horizontalAdvance(warmupLabel_->text()) + 4);
+    warmupLabel_->setVisible(
+        right - left >
+        QFontMetrics(warmupLabel_->font()).horizontalAdvance(warmupLabel_->text()) + 4);
 }
 
 }  // namespace pitlane::widgets

@@ -10,9 +10,10 @@ LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) 
     // Wide antialiased polylines of tens of thousands of points cost ~100 ms per replot; the
     // fast path draws them in a few ms (measured with 2 x 15 000 samples).
     setPlottingHint(QCP::phFastPolylines, true);
-    setMinimumSize(240, 180);
+    setMinimumSize(170, 140);  // four side by side still fit a 1280-pixel screen
     plotLayout()->insertRow(0);
-    title_ = new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
+    title_ =
+        new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
     plotLayout()->addElement(0, 0, title_);
     setToolTip(tr("Drag to pan, wheel to zoom, double-click to follow the data again"));
     restyle();
@@ -24,16 +25,24 @@ int LivePlot::dataPoints() const {
     for (int i = 0; i < plottableCount(); ++i) {
         auto* p = self->plottable(i);
         if (p->property("pitlaneDecoration").toBool()) continue;  // e.g. activity bands
-        if (auto* g = qobject_cast<QCPGraph*>(p)) n += g->dataCount();
-        else if (auto* b = qobject_cast<QCPBars*>(p)) n += b->dataCount();
+        if (auto* g = qobject_cast<QCPGraph*>(p))
+            n += g->dataCount();
+        else if (auto* b = qobject_cast<QCPBars*>(p))
+            n += b->dataCount();
     }
     return n;
 }
 
-void LivePlot::setTitle(const QString& title) { title_->setText(title); }
+void LivePlot::setTitle(const QString& title) {
+    title_->setText(title);
+}
 
-QColor LivePlot::textColor() const { return palette().color(QPalette::WindowText); }
-QColor LivePlot::baseColor() const { return palette().color(QPalette::Base); }
+QColor LivePlot::textColor() const {
+    return palette().color(QPalette::WindowText);
+}
+QColor LivePlot::baseColor() const {
+    return palette().color(QPalette::Base);
+}
 
 QColor LivePlot::faintColor() const {
     const QColor t = textColor(), b = baseColor();

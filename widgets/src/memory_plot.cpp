@@ -57,13 +57,16 @@ void MemoryPlot::refresh(const results::RunResult& run) {
         for (std::size_t k = s.ticksShown; k < ticks.size(); ++k) {
             const auto& t = ticks[k];
             s.rss->addData(t.t_ms / 1000.0, double(t.rss_bytes) / kMiB);
-            if (t.tensor_bytes >= 0) s.tensors->addData(t.t_ms / 1000.0, double(t.tensor_bytes) / kMiB);
+            if (t.tensor_bytes >= 0)
+                s.tensors->addData(t.t_ms / 1000.0, double(t.tensor_bytes) / kMiB);
         }
         s.ticksShown = ticks.size();
     }
     fitView();
 }
 
-void MemoryPlot::fitView() { fitToData(true); }
+void MemoryPlot::fitView() {
+    fitToData(true);
+}
 
 }  // namespace pitlane::widgets

@@ -12,6 +12,8 @@
 #include <QStandardItemModel>
 #include <QToolButton>
 
+#include <optional>
+
 namespace pitlane::widgets {
 
 using json = nlohmann::json;
@@ -24,6 +26,21 @@ QString shapeText(const json& shape) {
     return QStringLiteral("[%1]").arg(dims.join(QStringLiteral(", ")));
 }
 const QString kNotYet = QObject::tr("— (reported when a worker loads it)");
+
+// Worker events are read defensively: a field of an unexpected type is treated as absent.
+std::optional<double> number(const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+}
+}  // namespace
+
+namespace {
+QString text(const json& j, const char* key, const char* fallback = "") {
+    const auto it = j.find(key);
+    return QString::fromStdString(it != j.end() && it->is_string() ? it->get<std::string>()
+                                                                   : std::string(fallback));
+}
 }  // namespace
 
 QString describeInputs(const json& inputs) {
@@ -32,7 +49,7 @@ QString describeInputs(const json& inputs) {
         for (const auto& in : inputs)
             if (in.is_object())
                 parts << QStringLiteral("%1 %2").arg(shapeText(in.value("shape", json::array())),
-                                                     QString::fromStdString(in.value("dtype", std::string("float32"))));
+                                                     text(in, "dtype", "float32"));
     return parts.join(QStringLiteral("; "));
 }
 
@@ -84,11 +101,13 @@ void ModelPanel::setModelDir(const QString& dir) {
     for (const auto& name : spec::bundledModelNames()) {
         const QString n = QString::fromStdString(name);
         picker_->addItem(n, n);
-        const bool present = !dir.isEmpty() && QFileInfo::exists(QDir(dir).filePath(n + QStringLiteral(".pt")));
+        const bool present =
+            !dir.isEmpty() && QFileInfo::exists(QDir(dir).filePath(n + QStringLiteral(".pt")));
         if (auto* m = qobject_cast<QStandardItemModel*>(picker_->model())) {
             m->item(picker_->count() - 1)->setEnabled(present);
             if (!present)
-                m->item(picker_->count() - 1)->setToolTip(tr("not built: run the 'models' build target"));
+                m->item(picker_->count() - 1)
+                    ->setToolTip(tr("not built: run the 'models' build target"));
         }
     }
     updating_ = false;
@@ -101,7 +120,8 @@ void ModelPanel::setModel(const QString& model) {
     if (i < 0) {
         // A file: one entry for it above the bundled names (replacing an earlier file).
         if (picker_->count() > 0 && !spec::bundledModelNames().empty() &&
-            picker_->itemData(0).toString() != QString::fromStdString(spec::bundledModelNames().front()))
+            picker_->itemData(0).toString() !=
+                QString::fromStdString(spec::bundledModelNames().front()))
             picker_->removeItem(0);
         picker_->insertItem(0, QFileInfo(model).fileName(), model);
         picker_->setItemData(0, model, Qt::ToolTipRole);
@@ -109,15 +129,18 @@ void ModelPanel::setModel(const QString& model) {
     }
     picker_->setCurrentIndex(i);
     updating_ = false;
-    const bool bundled = std::find(spec::bundledModelNames().begin(), spec::bundledModelNames().end(),
-                                   model.toStdString()) != spec::bundledModelNames().end();
+    const bool bundled =
+        std::find(spec::bundledModelNames().begin(), spec::bundledModelNames().end(),
+                  model.toStdString()) != spec::bundledModelNames().end();
     const QString path = bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt")) : model;
     // Zero-width spaces after each '/' let a long path wrap inside the narrow panel.
     path_->setText(QString(path).replace(QLatin1Char('/'), QStringLiteral("/\u200b")));
     path_->setToolTip(path);
 }
 
-QString ModelPanel::model() const { return picker_->currentData().toString(); }
+QString ModelPanel::model() const {
+    return picker_->currentData().toString();
+}
 
 void ModelPanel::clearLoaded() {
     for (QLabel* l : {size_, params_, input_, output_, load_, firstForward_}) l->setText(kNotYet);
@@ -130,30 +153,32 @@ void ModelPanel::showLoaded(const results::RunResult& run) {
         const auto& a = run.arms[i];
         if (!a.loaded.is_object() || a.loaded.empty()) continue;
         if (!loaded) loaded = &a.loaded;
-        const QString who = QStringLiteral("<span style='color:%1'>■</span> %2")
-                                .arg(armColor(int(i)).name(), QString::fromStdString(a.name).toHtmlEscaped());
-        if (a.loaded.contains("load_ms"))
-            loads << QStringLiteral("%1 %2 ms").arg(who).arg(a.loaded["load_ms"].get<double>(), 0, 'f', 1);
-        if (a.loaded.contains("first_forward_ms"))
-            firsts << QStringLiteral("%1 %2 ms").arg(who).arg(a.loaded["first_forward_ms"].get<double>(), 0, 'f', 1);
+        const QString who =
+            QStringLiteral("<span style='color:%1'>■</span> %2")
+                .arg(armColor(int(i)).name(), QString::fromStdString(a.name).toHtmlEscaped());
+        if (const auto ms = number(a.loaded, "load_ms"))
+            loads << QStringLiteral("%1 %2 ms").arg(who).arg(*ms, 0, 'f', 1);
+        if (const auto ms = number(a.loaded, "first_forward_ms"))
+            firsts << QStringLiteral("%1 %2 ms").arg(who).arg(*ms, 0, 'f', 1);
     }
     if (!loaded) return;
     const auto& l = *loaded;
-    if (l.contains("file_size_bytes"))
-        size_->setText(QString::fromStdString(results::formatBytes(l["file_size_bytes"].get<double>())));
-    if (l.contains("parameters"))
-        params_->setText(QLocale::c().toString(l["parameters"].get<qlonglong>()).replace(QLatin1Char(','), QChar(0x202f)));
-    if (l.contains("input"))
-        input_->setText(describeInputs(l["input"]) + tr(" + batch dim"));
+    if (const auto bytes = number(l, "file_size_bytes"))
+        size_->setText(QString::fromStdString(results::formatBytes(*bytes)));
+    if (const auto params = number(l, "parameters"))  // thin spaces group the digits
+        params_->setText(
+            QLocale::c().toString(qlonglong(*params)).replace(QLatin1Char(','), QChar(0x202f)));
+    if (l.contains("input")) input_->setText(describeInputs(l["input"]) + tr(" + batch dim"));
     if (l.contains("output") && l["output"].is_object())
-        output_->setText(QStringLiteral("%1 %2").arg(shapeText(l["output"].value("shape", json::array())),
-                                                     QString::fromStdString(l["output"].value("dtype", std::string()))));
+        output_->setText(QStringLiteral("%1 %2").arg(
+            shapeText(l["output"].value("shape", json::array())), text(l["output"], "dtype")));
     if (!loads.isEmpty()) load_->setText(loads.join(QStringLiteral(" · ")));
     if (!firsts.isEmpty()) firstForward_->setText(firsts.join(QStringLiteral(" · ")));
 }
 
 QString ModelPanel::loadedSummary() const {
-    return QStringLiteral("%1, %2 parameters, input %3").arg(size_->text(), params_->text(), input_->text());
+    return QStringLiteral("%1, %2 parameters, input %3")
+        .arg(size_->text(), params_->text(), input_->text());
 }
 
 }  // namespace pitlane::widgets

@@ -54,7 +54,9 @@ PlotPanel::PlotPanel(QWidget* parent)
     linkTimeAxes();
 }
 
-std::vector<LivePlot*> PlotPanel::plots() const { return {byId_.begin(), byId_.end()}; }
+std::vector<LivePlot*> PlotPanel::plots() const {
+    return {byId_.begin(), byId_.end()};
+}
 
 void PlotPanel::linkTimeAxes() {
     // Memory, CPU and GPU share the run's clock: panning one pans all three.
@@ -73,8 +75,9 @@ void PlotPanel::linkTimeAxes() {
 void PlotPanel::attach(const session::ExperimentRunner* runner) {
     runner_ = runner;
     using R = session::ExperimentRunner;
-    connect(runner, &R::samplesAppended, this,
-            [this](int, int, int) { markDirty({Timeline, Distribution, Throughput}); });
+    connect(runner, &R::samplesAppended, this, [this](int, int, int) {
+        markDirty({Timeline, Distribution, Throughput});
+    });
     connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
     connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
     connect(runner, &R::armPhaseChanged, this,
@@ -108,7 +111,8 @@ void PlotPanel::onPhase(int arm, int phase) {
         if (a.arm == arm) open = &a;
         // Arms run one at a time (interleaved): one starting means the previous one stopped,
         // even if its phase still says "warming up" until its next block.
-        else if (running) a.endMs = now;
+        else if (running)
+            a.endMs = now;
     }
     if (running && !open) activity_.push_back({arm, now, -1});
     if (!running && open) open->endMs = now;
@@ -128,8 +132,8 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
     // The queued replot happens later: its cost is the one measured by the previous replot.
     const qint64 spent = cost.elapsed() + qint64(plot->replotTime());
     nextAllowedMs_[std::size_t(p)] =
-        clock_.elapsed() + (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent)
-                                          : kCostBackoff * spent);
+        clock_.elapsed() +
+        (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent) : kCostBackoff * spent);
     ++refreshes_;
 }
 
@@ -143,8 +147,10 @@ void PlotPanel::syncTimeAxes(bool replotNow) {
         if (!p->followsData()) return;
         QCPRange r;
         if (!p->timeRange(&r)) continue;
-        if (any) range.expand(r);
-        else range = r;
+        if (any)
+            range.expand(r);
+        else
+            range = r;
         any = true;
     }
     if (!any || range.size() <= 0) return;
@@ -163,7 +169,8 @@ void PlotPanel::onTick() {
             timeAxes |= p == Memory || p == Cpu || p == Gpu;
         }
     if (timeAxes) syncTimeAxes(false);
-    if (runner_ && !runner_->isRunning() && std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
+    if (runner_ && !runner_->isRunning() &&
+        std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
         tick_.stop();
 }
 

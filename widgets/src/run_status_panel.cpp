@@ -17,13 +17,15 @@ namespace {
 QString clockText(double ms) {
     if (ms < 0) return QStringLiteral("—");
     const qint64 s = qint64(ms / 1000.0 + 0.5);
-    if (s < 60) return QStringLiteral("%1.%2 s").arg(qint64(ms) / 1000).arg((qint64(ms) % 1000) / 100);
+    if (s < 60)
+        return QStringLiteral("%1.%2 s").arg(qint64(ms) / 1000).arg((qint64(ms) % 1000) / 100);
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
 QString statusColour(const std::string& status, bool dark) {
     if (status == results::kOk) return dark ? QStringLiteral("#7bd88f") : QStringLiteral("#1e7b34");
-    if (status == results::kCancelled) return dark ? QStringLiteral("#e0c060") : QStringLiteral("#8a6d00");
+    if (status == results::kCancelled)
+        return dark ? QStringLiteral("#e0c060") : QStringLiteral("#8a6d00");
     return dark ? QStringLiteral("#ff7b72") : QStringLiteral("#b3261e");
 }
 }  // namespace
@@ -32,7 +34,7 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     grid_->setContentsMargins(4, 2, 4, 2);
     grid_->setHorizontalSpacing(12);
     grid_->setVerticalSpacing(2);
-    const QStringList headers = {tr("Arm"), tr("Phase"), tr("Iterations"), tr("Elapsed"),
+    const QStringList headers = {tr("Arm"),       tr("Phase"),    tr("Iterations"), tr("Elapsed"),
                                  tr("Remaining"), tr("Progress"), tr("Status")};
     for (int c = 0; c < headers.size(); ++c) {
         auto* h = new QLabel(QStringLiteral("<b>%1</b>").arg(headers[c]), this);
@@ -150,8 +152,9 @@ void RunStatusPanel::updateRow(int arm) {
         const QString status = QString::fromStdString(a.status);
         r.status->setText(QStringLiteral("<b style='color:%1'>%2</b>")
                               .arg(statusColour(a.status, isDarkPalette(palette())), status));
-        r.status->setToolTip(a.error ? QString::fromStdString(a.error->code + ": " + a.error->message)
-                                     : tr("every measured iteration finished"));
+        r.status->setToolTip(a.error
+                                 ? QString::fromStdString(a.error->code + ": " + a.error->message)
+                                 : tr("every measured iteration finished"));
     }
     updateTimes();
 }

@@ -31,14 +31,18 @@ json parseInputText(const QString& text) {
     }
     json inputs = json::array();
     for (const QString& part : t.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
-        const QStringList words = part.trimmed().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+        const QStringList words =
+            part.trimmed().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
         if (words.isEmpty()) continue;
         json shape = json::array();
-        for (const QString& d : words[0].split(QRegularExpression(QStringLiteral("[x×,]")), Qt::SkipEmptyParts)) {
+        for (const QString& d :
+             words[0].split(QRegularExpression(QStringLiteral("[x×,]")), Qt::SkipEmptyParts)) {
             bool ok = false;
             const qlonglong v = d.toLongLong(&ok);
-            if (ok) shape.push_back(v);
-            else shape.push_back(d.toStdString());
+            if (ok)
+                shape.push_back(v);
+            else
+                shape.push_back(d.toStdString());
         }
         json in = {{"shape", shape}};
         if (words.size() > 1) in["dtype"] = words[1].toStdString();
@@ -51,7 +55,8 @@ QString inputText(const json& inputs) {
     if (!inputs.is_array()) return {};
     QStringList parts;
     for (const auto& in : inputs) {
-        if (!in.is_object() || in.contains("shapes") || !in.contains("shape") || !in["shape"].is_array())
+        if (!in.is_object() || in.contains("shapes") || !in.contains("shape") ||
+            !in["shape"].is_array())
             return QString::fromStdString(inputs.dump());  // varying shapes: keep the JSON
         QStringList dims;
         for (const auto& d : in["shape"]) dims << QString::fromStdString(d.dump());
@@ -81,12 +86,15 @@ SetupPanel::SetupPanel(QWidget* parent)
     name_->setObjectName(QStringLiteral("presetName"));
     name_->setPlaceholderText(tr("experiment name"));
     input_->setObjectName(QStringLiteral("inputSpec"));
-    input_->setToolTip(tr("Input shapes without the batch dimension and dtypes, e.g. "
-                          "\"3x224x224 float32\" or \"128 int64; 128 int64\" (or a JSON list). "
-                          "Empty: the bundled model's own signature."));
-    warmup_ = runSpin(this, 0, "warmupIters", tr("Warmup iterations per arm (and per batch size), not measured"));
+    input_->setToolTip(
+        tr("Input shapes without the batch dimension and dtypes, e.g. "
+           "\"3x224x224 float32\" or \"128 int64; 128 int64\" (or a JSON list). "
+           "Empty: the bundled model's own signature."));
+    warmup_ = runSpin(this, 0, "warmupIters",
+                      tr("Warmup iterations per arm (and per batch size), not measured"));
     iters_ = runSpin(this, 1, "iters", tr("Measured iterations per arm"));
-    blockIters_ = runSpin(this, 1, "blockIters", tr("Iterations per interleaved block (A B A B ...)"));
+    blockIters_ =
+        runSpin(this, 1, "blockIters", tr("Iterations per interleaved block (A B A B ...)"));
     validation_->setObjectName(QStringLiteral("validationLabel"));
     validation_->setWordWrap(true);
     validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -135,7 +143,8 @@ SetupPanel::SetupPanel(QWidget* parent)
     };
     connect(name_, &QLineEdit::textChanged, this, edited);
     connect(input_, &QLineEdit::textChanged, this, edited);
-    for (auto* s : {warmup_, iters_, blockIters_}) connect(s, &QSpinBox::valueChanged, this, edited);
+    for (auto* s : {warmup_, iters_, blockIters_})
+        connect(s, &QSpinBox::valueChanged, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
     connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
     connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
@@ -174,7 +183,9 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     const spec::RunSettings defaults;
     const json run = raw_.value("run", json::object());
     auto intOr = [&run](const char* key, int def) {
-        return run.is_object() && run.contains(key) && run[key].is_number_integer() ? run[key].get<int>() : def;
+        return run.is_object() && run.contains(key) && run[key].is_number_integer()
+                   ? run[key].get<int>()
+                   : def;
     };
     warmup_->setValue(intOr("warmup_iters", defaults.warmup_iters));
     iters_->setValue(intOr("iters", defaults.iters));
@@ -189,12 +200,16 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
 json SetupPanel::presetJson() const {
     json j = raw_;
     const QString name = name_->text().trimmed();
-    if (name.isEmpty()) j.erase("name");
-    else j["name"] = name.toStdString();
+    if (name.isEmpty())
+        j.erase("name");
+    else
+        j["name"] = name.toStdString();
     j["model"] = model_->model().toStdString();
     const json input = parseInputText(input_->text());
-    if (input.is_null()) j.erase("input");
-    else j["input"] = input;
+    if (input.is_null())
+        j.erase("input");
+    else
+        j["input"] = input;
     json run = raw_.contains("run") && raw_["run"].is_object() ? raw_["run"] : json::object();
     run["warmup_iters"] = warmup_->value();
     run["iters"] = iters_->value();
@@ -210,13 +225,16 @@ SetupPanel::Built SetupPanel::build() const {
         b.preset = spec::parsePreset(presetJson(), file_.toStdString(), modelDir_.toStdString());
     } catch (const spec::SpecError& e) {
         b.field = QString::fromStdString(e.field());
-        b.error = b.field.isEmpty() ? QString::fromStdString(e.reason())
-                                    : QStringLiteral("%1: %2").arg(b.field, QString::fromStdString(e.reason()));
+        b.error = b.field.isEmpty()
+                      ? QString::fromStdString(e.reason())
+                      : QStringLiteral("%1: %2").arg(b.field, QString::fromStdString(e.reason()));
     }
     return b;
 }
 
-void SetupPanel::scheduleValidation() { validateTimer_.start(); }
+void SetupPanel::scheduleValidation() {
+    validateTimer_.start();
+}
 
 void SetupPanel::validate() {
     validateTimer_.stop();
@@ -230,7 +248,8 @@ void SetupPanel::validate() {
     } else {
         validation_->setText(QStringLiteral("✗ %1").arg(b.error));
         validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
-        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
         arms_->markInvalid(m.hasMatch() ? m.captured(1).toInt() : -1);
     }
     if (valid != valid_) {
@@ -256,6 +275,8 @@ void SetupPanel::setModel(const QString& model) {
     validate();
 }
 
-void SetupPanel::setCuda(const CudaAvailability& cuda) { arms_->setCuda(cuda); }
+void SetupPanel::setCuda(const CudaAvailability& cuda) {
+    arms_->setCuda(cuda);
+}
 
 }  // namespace pitlane::widgets

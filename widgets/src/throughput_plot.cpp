@@ -85,8 +85,10 @@ void ThroughputPlot::refresh(const results::RunResult& run) {
         samplesSeen_[i] = run.arms[i].samples.size();
     }
     if (!changed) return;
-    if (sweep_) refreshSweep(run);
-    else refreshBars(run);
+    if (sweep_)
+        refreshSweep(run);
+    else
+        refreshBars(run);
     fitView();
 }
 
@@ -101,7 +103,8 @@ void ThroughputPlot::refreshBars(const results::RunResult& run) {
         const auto s = results::summarize(arm);
         bars_[i]->addData(double(i + 1), s.throughput_per_s);
         barLabels_[i]->position->setCoords(double(i + 1), s.throughput_per_s);
-        barLabels_[i]->setText(QString::number(s.throughput_per_s, 'f', s.throughput_per_s < 100 ? 1 : 0));
+        barLabels_[i]->setText(
+            QString::number(s.throughput_per_s, 'f', s.throughput_per_s < 100 ? 1 : 0));
         barLabels_[i]->setVisible(true);
     }
 }
@@ -109,7 +112,8 @@ void ThroughputPlot::refreshBars(const results::RunResult& run) {
 void ThroughputPlot::refreshSweep(const results::RunResult& run) {
     for (std::size_t i = 0; i < run.arms.size() && i < throughputLines_.size(); ++i) {
         std::map<int, std::vector<double>> byBatch;
-        for (const auto& s : run.arms[i].samples) byBatch[s.batch_size].push_back(double(s.latency_ns));
+        for (const auto& s : run.arms[i].samples)
+            byBatch[s.batch_size].push_back(double(s.latency_ns));
         QVector<double> bs, tput, lat;
         for (const auto& [batch, v] : byBatch) {
             const auto s = stats::summarize(v, batch);

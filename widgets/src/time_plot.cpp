@@ -48,8 +48,10 @@ bool TimePlot::timeRange(QCPRange* range) {
         bool ok = false;
         const QCPRange r = graph(i)->getKeyRange(ok);
         if (!ok) continue;
-        if (any) range->expand(r);
-        else *range = r;
+        if (any)
+            range->expand(r);
+        else
+            *range = r;
         any = true;
     }
     return any;

@@ -16,11 +16,13 @@ struct ComparisonRow {
     double median_ns = 0, p90_ns = 0, p99_ns = 0, throughput_per_s = 0;
     std::int64_t peak_rss_bytes = 0;
     bool baseline = false;
-    std::optional<stats::Comparison> comparison;  // absent for the baseline or an arm without samples
+    std::optional<stats::Comparison>
+        comparison;  // absent for the baseline or an arm without samples
 };
 
 // Summaries for every arm; comparisons against the first arm when `withComparisons`.
-std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool withComparisons = true);
+std::vector<ComparisonRow> comparisonRows(const results::RunResult& run,
+                                          bool withComparisons = true);
 
 // The part of a RunResult the verdict needs (no metrics, warmups or manifests): cheap to copy to
 // a worker thread while the run goes on.

@@ -11,8 +11,21 @@ namespace pitlane::widgets {
 class ComparisonTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Arm, Status, Samples, Median, P90, P99, Throughput, PeakRss, Ratio, Ci, PValue,
-                  Verdict, ColumnCount };
+    enum Column {
+        Arm,
+        Status,
+        Samples,
+        Median,
+        P90,
+        P99,
+        Throughput,
+        PeakRss,
+        Ratio,
+        Ci,
+        PValue,
+        Verdict,
+        ColumnCount
+    };
     explicit ComparisonTableModel(QObject* parent = nullptr);
 
     void setRows(std::vector<ComparisonRow> rows);

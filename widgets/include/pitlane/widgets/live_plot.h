@@ -50,6 +50,8 @@ private:
 };
 
 // Latency is plotted in milliseconds everywhere (ns / 1e6).
-inline double toMs(double ns) { return ns / 1e6; }
+inline double toMs(double ns) {
+    return ns / 1e6;
+}
 
 }  // namespace pitlane::widgets
