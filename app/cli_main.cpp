@@ -204,7 +204,7 @@ int cmdRun(QCoreApplication& app, const QStringList& args) {
                      [&](int arm, session::ArmPhase ph) {
                          if (quiet) return;
                          std::cerr << "[" << armName(arm) << "] " << session::phaseName(ph).toStdString();
-                         if (ph == session::ArmPhase::Starting || ph == session::ArmPhase::Loading)
+                         if (ph == session::ArmPhase::Loading)
                              std::cerr << " (worker pid " << result.arms[arm].pid << ")";
                          std::cerr << "\n";
                      });

@@ -504,3 +504,31 @@ TEST(SteadyState, AlreadySteadyAndEmpty) {
     EXPECT_FALSE(pitlane::stats::detectSteadyState({}, 100.0).settled);
     EXPECT_FALSE(pitlane::stats::detectSteadyState({100, 100, 100}, 0.0).settled);
 }
+
+// A pooled p-value below alpha next to a CI containing 1 must be explained in the verdict.
+TEST(Compare, SmallPooledPValueWithoutConsistentBlocksIsExplained) {
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> offset(0.0, 0.2), noise(0.0, 0.01);
+    bool seen = false;
+    for (int trial = 0; trial < 50 && !seen; ++trial) {
+        pitlane::stats::BlockedSamples a, b;
+        for (int blk = 0; blk < 4; ++blk) {
+            const double oa = 1.0 + offset(rng), ob = 1.0 + offset(rng);
+            std::vector<double> va, vb;
+            for (int i = 0; i < 200; ++i) {
+                va.push_back(1e6 * oa * (1.0 + noise(rng)));
+                vb.push_back(1e6 * ob * (1.0 + noise(rng)));
+            }
+            a.blocks.push_back(va);
+            b.blocks.push_back(vb);
+        }
+        const auto c = pitlane::stats::compare("A", a, "B", b);
+        if (c.p_value < 0.05 && !c.significant) {
+            seen = true;
+            EXPECT_EQ(c.verdict.rfind("no significant difference between A and B", 0), 0u);
+            EXPECT_NE(c.verdict.find("Mann-Whitney p ="), std::string::npos) << c.verdict;
+            EXPECT_NE(c.verdict.find("not consistently from block to block"), std::string::npos);
+        }
+    }
+    EXPECT_TRUE(seen) << "no trial produced a small pooled p with a CI containing 1";
+}

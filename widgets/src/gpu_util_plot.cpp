@@ -5,20 +5,20 @@
 namespace pitlane::widgets {
 
 namespace {
-// A tick may carry one utilization or one per GPU; the plot shows the busiest.
+// A metrics tick carries "gpu": [{"index", "util_pct", ...}, ...] (one entry per GPU, from NVML)
+// or "gpu_status" when there is no NVML; the plot shows the busiest GPU.
 bool gpuUtil(const nlohmann::json& raw, double* pct) {
-    const auto it = raw.find("gpu_util_pct");
-    if (it == raw.end()) return false;
-    if (it->is_number()) {
-        *pct = it->get<double>();
-        return true;
-    }
-    if (!it->is_array() || it->empty()) return false;
+    const auto it = raw.find("gpu");
+    if (it == raw.end() || !it->is_array() || it->empty()) return false;
+    bool any = false;
     double best = 0;
-    for (const auto& v : *it)
-        if (v.is_number()) best = std::max(best, v.get<double>());
+    for (const auto& g : *it) {
+        if (!g.is_object() || !g.contains("util_pct") || !g["util_pct"].is_number()) continue;
+        best = std::max(best, g["util_pct"].get<double>());
+        any = true;
+    }
     *pct = best;
-    return true;
+    return any;
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QScopeGuard>
 
 #include <algorithm>
 #include <csignal>
@@ -289,7 +290,8 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     auto& st = arms_[arm];
     const bool isCurrent = current_ && current_->arm == arm;
     if (isCurrent && type != protocol::kMetrics) armTimer();
-    emit armEvent(arm, ev);
+    // Observers of armEvent read result(): announce the event only once it is stored there.
+    const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
     try {
         if (type == protocol::kHello) {
             ws.helloSeen = true;

@@ -18,6 +18,7 @@ WorkerProcess::WorkerProcess(QString program, QStringList arguments, QObject* pa
         exitedReported_ = true;
         emit exited(code, status == QProcess::CrashExit);
     });
+    connect(&process_, &QProcess::started, this, [this] { pid_ = process_.processId(); });
     connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
         if (err == QProcess::FailedToStart) {
             exitedReported_ = true;
@@ -40,8 +41,8 @@ void WorkerProcess::start() {
         emit startFailed(QStringLiteral("worker executable not found: %1").arg(program_));
         return;
     }
+    // Asynchronous: never block the caller (the window's UI thread) on the fork.
     process_.start(program_, arguments_);
-    if (process_.waitForStarted(5000)) pid_ = process_.processId();
 }
 
 bool WorkerProcess::send(const nlohmann::json& command) {

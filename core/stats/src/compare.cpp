@@ -245,6 +245,12 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
             "no significant difference between %s and %s (ratio %.2f, %s CI "
             "%.2f-%.2f)",
             A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
+        // A tiny pooled p-value next to a CI containing 1 looks like a contradiction: say why.
+        if (c.p_value < options.alpha)
+            c.verdict += sformat(
+                "; the samples differ (Mann-Whitney p = %.2g) but not consistently from block "
+                "to block, so machine drift can explain it",
+                c.p_value);
     }
     return c;
 }
