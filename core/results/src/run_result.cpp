@@ -66,6 +66,8 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
 
 std::vector<std::string> runWarnings(const RunResult& run) {
     std::vector<std::string> w;
+    if (run.stopping.value("stable", true) == false)
+        w.push_back(run.stopping.value("message", std::string("not stable")));
     for (const auto& a : run.arms) {
         for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
         if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)
@@ -221,6 +223,7 @@ json toResultsJson(const RunResult& run) {
         arm["pid"] = a.pid;
         j["arms"].push_back(arm);
     }
+    if (!run.stopping.empty()) j["stopping"] = run.stopping;
     j["comparisons"] = json::array();
     for (const auto& c : compareArms(run))
         j["comparisons"].push_back({{"baseline", c.baseline},
@@ -264,6 +267,7 @@ RunResult fromResultsJson(const json& j) {
     }
     r.started_at = j.value("started_at", std::string());
     r.wall_s = j.value("wall_s", 0.0);
+    r.stopping = j.value("stopping", json::object());
     const auto& arms = need(j, "arms", "results");
     if (!arms.is_array()) throw std::runtime_error("results: field \"arms\" must be a list");
     for (std::size_t i = 0; i < arms.size(); ++i) {

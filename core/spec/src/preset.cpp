@@ -203,12 +203,13 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         const auto& r = j["run"];
         if (!r.is_object()) throw SpecError(where, "run", "expected an object");
         static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
-                                                      "event_timeout_ms", "seed"};
+                                                      "event_timeout_ms", "seed", "min_time_ms",
+                                                      "max_time_ms", "target_ci_pct"};
         for (const auto& [key, v] : r.items())
             if (!runKeys.count(key))
                 throw SpecError(where, "run." + key,
                                 "unknown field (expected warmup_iters, iters, block_iters, "
-                                "event_timeout_ms, seed)");
+                                "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct)");
         p.run.warmup_iters = intField(r, "warmup_iters", p.run.warmup_iters, 0, where, "run");
         p.run.iters = intField(r, "iters", p.run.iters, 1, where, "run");
         p.run.block_iters = intField(r, "block_iters", std::min(p.run.block_iters, p.run.iters), 1,
@@ -216,6 +217,19 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         p.run.event_timeout_ms =
             intField(r, "event_timeout_ms", p.run.event_timeout_ms, 100, where, "run");
         p.run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run"));
+        p.run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run");
+        p.run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run");
+        if (r.contains("target_ci_pct")) {
+            const auto& v = r["target_ci_pct"];
+            if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 100)
+                throw SpecError(where, "run.target_ci_pct",
+                                "expected a percentage in (0, 100], e.g. 1 for +-1 %, got " + v.dump());
+            p.run.target_ci_pct = v.get<double>();
+        }
+        if (p.run.max_time_ms > 0 && p.run.max_time_ms < p.run.min_time_ms)
+            throw SpecError(where, "run.max_time_ms",
+                            "max_time_ms (" + std::to_string(p.run.max_time_ms) +
+                                ") is below min_time_ms (" + std::to_string(p.run.min_time_ms) + ")");
         if (p.run.block_iters > p.run.iters)
             throw SpecError(where, "run.block_iters",
                             "block_iters (" + std::to_string(p.run.block_iters) +
@@ -244,6 +258,13 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         arm.knobs = parseKnobs(arm.knobs_json, where, f + ".knobs");
         p.arms.push_back(std::move(arm));
     }
+    if (p.run.adaptive())
+        for (std::size_t i = 0; i < p.arms.size(); ++i)
+            if (p.arms[i].knobs.batchSweep())
+                throw SpecError(where, "arms[" + std::to_string(i) + "].knobs.batch_size",
+                                "a batch-size sweep cannot be combined with adaptive or timed "
+                                "stopping (run.min_time_ms / max_time_ms / target_ci_pct): give "
+                                "the sweep a fixed run.iters");
     if (p.name.empty()) p.name = p.model;
     return p;
 }
@@ -282,6 +303,9 @@ json presetToJson(const Preset& p) {
                 {"block_iters", p.run.block_iters},
                 {"event_timeout_ms", p.run.event_timeout_ms},
                 {"seed", p.run.seed}};
+    if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;
+    if (p.run.max_time_ms > 0) j["run"]["max_time_ms"] = p.run.max_time_ms;
+    if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
     j["arms"] = json::array();
     for (const auto& a : p.arms)
         j["arms"].push_back({{"name", a.name}, {"knobs", a.knobs_json}});

@@ -255,4 +255,37 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     return c;
 }
 
+MedianCi medianCi(const BlockedSamples& samples, const CompareOptions& options) {
+    MedianCi ci;
+    const Arm arm = collect(samples);
+    if (arm.total == 0) return ci;
+    std::vector<double> pooled = samples.pooled();
+    ci.median = medianInPlace(pooled);
+    const std::size_t k = arm.blocks.size();
+    const std::size_t units = k >= 2 ? k : arm.total;
+    const double confidence = std::clamp(options.confidence, 0.0, 1.0);
+    double tail = (1 - confidence) / 2;
+    if (units >= 2 && confidence > 0 && confidence < 1) {  // the same expanded interval as compare
+        const double kk = static_cast<double>(units);
+        tail = normalSf(std::sqrt(kk / (kk - 1)) * studentTQuantile(1 - tail, kk - 1));
+    }
+    const int resamples = std::max(1, options.resamples);
+    std::mt19937_64 rng(options.seed);
+    std::vector<double> medians(static_cast<std::size_t>(resamples));
+    std::vector<double> buf;
+    buf.reserve(arm.maxPooled);
+    std::vector<std::size_t> idx(k);
+    for (int r = 0; r < resamples; ++r) {
+        for (auto& i : idx) i = drawIndex(rng, k);
+        resampleArm(arm, idx, rng, buf);
+        medians[static_cast<std::size_t>(r)] = medianInPlace(buf);
+    }
+    std::sort(medians.begin(), medians.end());
+    ci.low = percentileSorted(medians, 100 * tail);
+    ci.high = percentileSorted(medians, 100 * (1 - tail));
+    if (ci.median > 0)
+        ci.half_width_pct = 100 * std::max(ci.median - ci.low, ci.high - ci.median) / ci.median;
+    return ci;
+}
+
 }  // namespace pitlane::stats

@@ -80,6 +80,7 @@ struct RunResult {
     std::string started_at;   // ISO 8601 UTC
     double wall_s = 0;
     std::vector<ArmResult> arms;
+    json stopping = json::object();  // adaptive / timed stopping: rule, stable, per-arm CI width
 
     bool allOk() const;
 };

@@ -89,6 +89,7 @@ private:
     void sendCurrent();
     void finishIfDone();
     void finalize();
+    bool extendAdaptive();
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;
@@ -104,6 +105,8 @@ private:
     QTimer watchdog_, killTimer_;
     QElapsedTimer clock_;
     int timeoutMs_ = 60000;
+    int nextBlock_ = 0;                 // index of the next adaptive round's blocks
+    QElapsedTimer measureClock_;        // since the first measured block was sent
 };
 
 }  // namespace pitlane::session

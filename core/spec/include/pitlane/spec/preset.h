@@ -62,6 +62,13 @@ struct RunSettings {
     int iters = 50;        // measured iterations per arm
     int block_iters = 10;  // interleaving block size
     int event_timeout_ms = 60000;  // a worker silent this long is declared hung ("timeout")
+    // Adaptive / timed stopping (DESIGN.md "Stopping"): after `iters`, keep adding rounds of
+    // blocks until every arm's median CI half-width is within target_ci_pct and min_time_ms has
+    // passed, or max_time_ms is reached (then the run says "not stable"). 0 = off.
+    int min_time_ms = 0;
+    int max_time_ms = 0;
+    double target_ci_pct = 0;
+    bool adaptive() const { return min_time_ms > 0 || max_time_ms > 0 || target_ci_pct > 0; }
     std::uint64_t seed = 0;
 };
 

@@ -66,6 +66,14 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
                    const std::string& armName, const BlockedSamples& arm,
                    const CompareOptions& options = {});
 
+// CI of one arm's median (same hierarchical bootstrap and expanded interval as compare()), for
+// adaptive stopping: stop when half_width_pct is within the target.
+struct MedianCi {
+    double median = 0, low = 0, high = 0;
+    double half_width_pct = 100;  // largest distance from the median to a bound, in % of it
+};
+MedianCi medianCi(const BlockedSamples& samples, const CompareOptions& options = {});
+
 // Plain-language noise warnings for one arm (high CoV, too few samples, drift between blocks,
 // slow first block).
 std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double covThreshold = 0.10);
