@@ -22,6 +22,17 @@ std::string num(double v, const char* fmt) {
 std::string comparisonTable(const RunResult& run) {
     std::ostringstream os;
     os << "Pitlane: " << run.preset.name << " (model " << run.preset.model << ")\n\n";
+    // A lesson preset says what it teaches and what to expect, next to what was measured.
+    const json lesson = run.preset.lesson.is_object()  ? run.preset.lesson
+                        : run.preset_json.is_object() ? run.preset_json.value("lesson", json())
+                                                      : json();
+    if (lesson.is_object()) {
+        os << "Lesson: " << lesson.value("title", std::string()) << "\n";
+        if (lesson.contains("text")) os << "  " << lesson.value("text", std::string()) << "\n";
+        if (lesson.contains("expect"))
+            os << "  Expect: " << lesson.value("expect", std::string()) << "\n";
+        os << "\n";
+    }
     const std::vector<std::pair<std::string, std::size_t>> cols = {
         {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
         {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}};
