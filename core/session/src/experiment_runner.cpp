@@ -240,59 +240,6 @@ void ExperimentRunner::next() {
     finishIfDone();
 }
 
-// Adaptive / timed stopping: decide whether another round of blocks is needed; if so queue it.
-bool ExperimentRunner::extendAdaptive() {
-    const auto& run = result_.preset.run;
-    const double elapsed = measureClock_.isValid() ? double(measureClock_.elapsed()) : 0.0;
-    json perArm = json::object();
-    bool stable = true;
-    bool anyPending = false;
-    for (const auto& a : result_.arms) {
-        if (a.status != R::kPending) continue;
-        anyPending = true;
-        const auto ci = stats::medianCi(a.blocked());
-        perArm[a.name] = {{"median_ns", ci.median},
-                          {"ci95_ns", {ci.low, ci.high}},
-                          {"half_width_pct", ci.half_width_pct}};
-        if (run.target_ci_pct > 0 && ci.half_width_pct > run.target_ci_pct) stable = false;
-    }
-    if (!anyPending) return false;
-    const bool minReached = elapsed >= run.min_time_ms;
-    const bool capReached = run.max_time_ms > 0 && elapsed >= run.max_time_ms;
-    const bool timedOnly = run.target_ci_pct <= 0 && run.max_time_ms > 0;  // "run for T ms"
-    const bool wantMore = !minReached || !stable || timedOnly;
-    if (wantMore && !capReached) {
-        for (std::size_t i = 0; i < result_.arms.size(); ++i) {
-            if (result_.arms[i].status != R::kPending) continue;
-            tasks_.push_back({Task::Block, int(i), nextBlock_, run.block_iters,
-                              result_.arms[i].batch_size});
-            arms_[i].totalIters += run.block_iters;
-        }
-        ++nextBlock_;
-        return true;
-    }
-    char rule[256];
-    std::snprintf(rule, sizeof rule,
-                  "at least %d iterations, then rounds of %d until %s%s%s", run.iters,
-                  run.block_iters,
-                  run.target_ci_pct > 0 ? "every median's 95% CI is within +-" : "",
-                  run.target_ci_pct > 0 ? (QString::number(run.target_ci_pct) + " %").toStdString().c_str() : "",
-                  run.max_time_ms > 0
-                      ? (" (time cap " + std::to_string(run.max_time_ms) + " ms)").c_str()
-                      : "");
-    result_.stopping = {{"rule", rule},
-                        {"stable", stable},
-                        {"measured_ms", elapsed},
-                        {"rounds", nextBlock_},
-                        {"arms", perArm}};
-    if (!stable)
-        result_.stopping["message"] =
-            "not stable: the time cap (" + std::to_string(run.max_time_ms) +
-            " ms) was reached before every median's CI was within +-" +
-            QString::number(run.target_ci_pct).toStdString() + " %";
-    return false;
-}
-
 void ExperimentRunner::sendCurrent() {
     if (!current_) return;
     const Task& t = *current_;
