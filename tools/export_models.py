@@ -59,6 +59,14 @@ class AllocProbe(nn.Module):
         return x + big.sum()
 
 
+class TinyProbe(nn.Module):
+    """Test model: one tiny element-wise op (a few microseconds per forward), to stream tens of
+    thousands of samples per second through the protocol, the runner and the window."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0
+
+
 def build(name):
     import torchvision.models as tvm
     if name == "resnet18":
@@ -72,6 +80,8 @@ def build(name):
         return LSTMModel(), [[32, 64]], "2-layer LSTM, 64 features, hidden 128, seq 32"
     if name == "mlp":
         return MLP(), [[256]], "3-layer MLP 256-512-512-10"
+    if name == "tiny_probe":
+        return TinyProbe(), [[4]], "test model: x * 2, a few microseconds per forward"
     if name == "alloc_probe":
         return AllocProbe(), [[4]], "test model: allocates 4 MiB per forward"
     raise SystemExit(f"export_models.py: unknown model {name!r}")
