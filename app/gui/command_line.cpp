@@ -9,7 +9,8 @@ const char* usage() {
            "  --screenshot F    save a PNG of the window when the run is done\n"
            "  --quit-when-done  exit when the run is done: 0 every arm ok, 1 an arm failed,\n"
            "                    2 bad arguments or an invalid preset\n"
-           "  --db PATH         run history file ('none': store nothing)\n"
+           "  --db PATH         run history file ('none': store nothing); default $PITLANE_DB,\n"
+           "                    else the user's data directory (the same file as pitlane-cli)\n"
            "  --dark            dark palette\n";
 }
 

@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
 
     pitlane::app::MainWindow window;
     window.setInteractive(!cli.run);
-    window.setDatabasePath(cli.db);
+    // An explicit --db that cannot be opened: the window says so and runs without history; a
+    // script gets the CLI's answer (exit 2) instead of results it believes stored.
+    if (!window.setDatabasePath(cli.db) && cli.run && cli.quitWhenDone) return 2;
     if (cli.dark) window.setDarkPalette(true);
 
     bool opened = true;

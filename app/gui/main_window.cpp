@@ -3,8 +3,11 @@
 #include "recent_files.h"
 
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/store/run_recorder.h"
+#include "pitlane/store/run_store.h"
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
+#include "pitlane/widgets/history_panel.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
@@ -12,10 +15,12 @@
 #include "pitlane/widgets/setup_panel.h"
 #include "pitlane/widgets/theme.h"
 #include "pitlane/widgets/verdict_calculator.h"
+#include "pitlane/widgets/wrapping_label.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -71,12 +76,13 @@ MainWindow::MainWindow(QWidget* parent)
     mainSplitter_->setStretchFactor(0, 0);
     mainSplitter_->setStretchFactor(1, 1);
     mainSplitter_->setSizes({400, 1100});
-    rightSplitter_->setSizes({70, 600, 230});
+    rightSplitter_->setSizes({70, 600, 190});  // the history dock below takes its share too
     setCentralWidget(mainSplitter_);
 
     plots_->attach(runner_);
     status_->attach(runner_);
     createActions();
+    createHistoryDock();
     createMenus();
     connectRunner();
     connect(verdict_, &W::VerdictCalculator::ready, this, &MainWindow::onVerdict);
@@ -100,10 +106,16 @@ MainWindow::MainWindow(QWidget* parent)
     restoreSettings();
     updateActions();
     updateTitle();
+    // The history opens once the caller had its chance to choose the file (--db).
+    QTimer::singleShot(0, this, &MainWindow::ensureHistory);
     statusBar()->showMessage(tr("Open a preset or a model, then Run (Ctrl+R)"));
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The runner (a child, deleted after the members) may still report while it goes: the
+    // recorder must not write into the history closed before it.
+    delete recorder_;
+}
 
 QWidget* MainWindow::buildResultsTabs() {
     resultsTabs_ = new QTabWidget;
@@ -111,9 +123,8 @@ QWidget* MainWindow::buildResultsTabs() {
     resultsTabs_->setDocumentMode(true);
 
     auto* verdictPage = new QWidget;
-    verdictLine_ = new QLabel(verdictPage);
+    verdictLine_ = new W::WrappingLabel(verdictPage);
     verdictLine_->setObjectName(QStringLiteral("verdictLine"));
-    verdictLine_->setWordWrap(true);
     verdictLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     comparisonView_ = new QTableView(verdictPage);
     comparisonView_->setObjectName(QStringLiteral("comparisonView"));
@@ -178,9 +189,11 @@ void MainWindow::createMenus() {
     saveAction_ = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton),
                                   tr("&Save preset…"), this, &MainWindow::savePresetDialog);
     saveAction_->setShortcut(QKeySequence::Save);
-    exportAction_ =
-        file->addAction(tr("&Export results JSON…"), this, &MainWindow::exportResultsDialog);
+    exportAction_ = file->addAction(tr("&Export…"), this, &MainWindow::exportDialog);
     exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exportAction_->setStatusTip(
+        tr("Write the shown run (or the run selected in the history list) as HTML, PDF, "
+           "Markdown, CSV or JSON (Ctrl+E)"));
     file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
@@ -188,6 +201,10 @@ void MainWindow::createMenus() {
     run->addAction(runAction_);
     run->addAction(stopAction_);
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    QAction* showHistory = historyDock_->toggleViewAction();
+    showHistory->setText(tr("Run &history"));
+    showHistory->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+    view->addAction(showHistory);
     view->addAction(darkAction_);
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Pitlane"), this, [this] {
@@ -243,7 +260,8 @@ void MainWindow::updateActions() {
     runAction_->setEnabled(!running && setup_->isValid());
     stopAction_->setEnabled(running);
     setup_->setEnabled(!running);
-    exportAction_->setEnabled(!running && !runner_->result().arms.empty());
+    exportAction_->setEnabled(!running && !shownResult().arms.empty());
+    historyPanel_->setLiveRun(running, running && recorder_ ? recorder_->runId() : 0);
 }
 
 void MainWindow::updateTitle() {
@@ -259,10 +277,17 @@ bool MainWindow::startRun() {
         report(tr("Cannot run"), tr("The setup is not valid: %1").arg(built.error));
         return false;
     }
+    ensureHistory();
+    // The views follow the live run again.
+    stored_.reset();
+    storedId_ = 0;
+    storedHeading_.clear();
+    storedNotes_.clear();
+    liveVerdictPending_ = false;
     log_->clear();
     verdict_->reset();
     comparison_->setRows({});
-    verdictLine_->clear();
+    verdictLine_->setWrappedText(QString());
     samplesAtLastVerdict_ = 0;
     setup_->modelPanel()->clearLoaded();
     runner_->start(*built.preset);
@@ -310,7 +335,7 @@ void MainWindow::onArmEvent(int arm, const json& event) {
 
 void MainWindow::refreshApplied() {
     std::vector<std::pair<std::string, json>> arms;
-    for (const auto& a : runner_->result().arms)
+    for (const auto& a : shownResult().arms)
         arms.emplace_back(a.name, a.applied.empty() ? json() : a.applied);
     applied_->setArms(arms);
 }
@@ -323,6 +348,7 @@ void MainWindow::onRunnerFinished() {
     const auto& result = runner_->result();
     for (const auto& w : results::runWarnings(result))
         log_->append(-1, QString(), QStringLiteral("warning"), QString::fromStdString(w));
+    liveVerdictPending_ = true;
     verdict_->request(result, true);
     updateActions();
 }
@@ -332,12 +358,22 @@ void MainWindow::onVerdict(const std::vector<W::ComparisonRow>& rows, bool final
     QStringList lines;
     for (const auto& r : rows)
         if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
-    const QString prefix = final ? QString() : tr("(live) ");
-    verdictLine_->setText(
+    const QString prefix = final || stored_ ? QString() : tr("(live) ");
+    QString text =
         lines.isEmpty()
             ? QString()
-            : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>"))));
-    if (!final) return;
+            : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>")));
+    if (stored_) {
+        // Which run this is, and what the reader must know to trust the verdict.
+        QStringList parts = {storedHeading_.toHtmlEscaped()};
+        if (!text.isEmpty()) parts << text;
+        for (const auto& note : storedNotes_)
+            parts << QStringLiteral("<i>%1</i>").arg(note.toHtmlEscaped());
+        text = parts.join(QStringLiteral("<br>"));
+    }
+    verdictLine_->setWrappedText(text);
+    if (!final || stored_) return;
+    liveVerdictPending_ = false;
     const auto& result = runner_->result();
     const bool ok = result.allOk();
     statusBar()->showMessage(tr("Run %1 in %2 s")
@@ -361,6 +397,10 @@ void MainWindow::setCuda(const W::CudaAvailability& cuda) {
 }
 
 bool MainWindow::saveScreenshot(const QString& path, QString* error) {
+    // The verdict may have just changed size: lay out first, as the next frame would, or the
+    // grab shows the old geometry (a wrapped verdict cut in half). A new layout can ask for
+    // another one; a few rounds settle it.
+    for (int i = 0; i < 3; ++i) QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     plots_->flush();
     const QPixmap pm = grab();
     if (pm.isNull() || !pm.save(path, "PNG")) {

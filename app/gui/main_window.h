@@ -1,31 +1,46 @@
 #pragma once
 // The workbench window, composed of the widgets library: the setup on the left (model, run
-// settings, arms), run status, live plots and the verdict on the right. It owns the one
-// ExperimentRunner (the orchestration pitlane-cli uses) and wires its signals to the views.
+// settings, arms), run status, live plots and the verdict on the right, the run history below.
+// It owns the one ExperimentRunner (the orchestration pitlane-cli uses) and wires its signals to
+// the views; a RunRecorder stores every run in the history as it goes (the CLI's recorder and
+// database file). The views show either the live run or a finished one from the history.
 #include "pitlane/widgets/comparison_rows.h"
+#include "pitlane/widgets/cross_run_dialog.h"
 #include "pitlane/widgets/knob_form.h"
 
 #include <QMainWindow>
 #include <QPalette>
 #include <QTimer>
 
+#include <memory>
+
 class QAction;
+class QDockWidget;
 class QLabel;
 class QSplitter;
 class QTabWidget;
 class QTableView;
 
+namespace pitlane::report {
+struct ReportOptions;
+}
 namespace pitlane::session {
 class ExperimentRunner;
 }
+namespace pitlane::store {
+class RunRecorder;
+class RunStore;
+}  // namespace pitlane::store
 namespace pitlane::widgets {
 class AppliedSettingsModel;
 class ComparisonTableModel;
+class HistoryPanel;
 class LogPane;
 class PlotPanel;
 class RunStatusPanel;
 class SetupPanel;
 class VerdictCalculator;
+class WrappingLabel;
 }  // namespace pitlane::widgets
 
 namespace pitlane::app {
@@ -41,8 +56,13 @@ public:
     // Interactive: problems are shown in message boxes. Scripted runs and tests turn it off:
     // problems go to the log pane and stderr, nothing waits for a click.
     void setInteractive(bool on) { interactive_ = on; }
-    void setDatabasePath(const QString& path) { dbPath_ = path; }
-    QString databasePath() const { return dbPath_; }
+    // The run history: `choice` as --db takes it (a path, "none", or "" for $PITLANE_DB, else
+    // the default file, RunStore::resolvePath). Without a call, the default is opened once the
+    // event loop runs (or at the first run). False when a file was named but cannot be opened
+    // (the window then runs without history, as with "none"), or while a run is going.
+    bool setDatabasePath(const QString& choice);
+    QString databasePath() const;  // "" when no history is open
+    store::RunStore* history() const { return history_.get(); }
 
     // By suffix: .pt opens a model, .json a preset.
     bool openPath(const QString& path);
@@ -56,6 +76,22 @@ public:
 
     bool startRun();
     void stopRun();
+
+    // Show a finished run from the history in the plots, tables and status rows (not while a
+    // run is going). False, with the reason reported, when it cannot be loaded.
+    bool showStoredRun(qint64 runId);
+    // Arm X of one stored run against arm Y of another (RunStore::compareRuns) in the same
+    // views, X as the baseline, with the note that the arms were not interleaved.
+    bool showRunComparison(const widgets::CrossRunChoice& choice);
+    // The run the views show: a stored run or comparison when one was opened, else the live one.
+    const results::RunResult& shownResult() const;
+    bool showsStoredRun() const { return static_cast<bool>(stored_); }
+    // The history id of the shown run (a stored one, or the live one once recorded); 0: none.
+    qint64 shownRunId() const;
+    // File ▸ Export without the dialog: the format follows the suffix (.html .pdf .md .csv
+    // .json); writes are atomic.
+    bool exportShownRun(const QString& path, QString* error = nullptr);
+    bool exportStoredRun(qint64 runId, const QString& path, QString* error = nullptr);
     bool isRunning() const;
     bool saveScreenshot(const QString& path, QString* error = nullptr);
     void setDarkPalette(bool dark);
@@ -67,14 +103,18 @@ public:
     widgets::ComparisonTableModel* comparisonModel() const { return comparison_; }
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
+    widgets::HistoryPanel* historyPanel() const { return historyPanel_; }
+    QDockWidget* historyDock() const { return historyDock_; }
     QAction* runAction() const { return runAction_; }
     QAction* stopAction() const { return stopAction_; }
+    QAction* exportAction() const { return exportAction_; }
 
 signals:
     // The run is over and its verdict computed (the moment for screenshots).
     void runFinished(bool allOk);
 
 protected:
+    void changeEvent(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -97,12 +137,23 @@ private:
     void openPresetDialog();
     void openModelDialog();
     void savePresetDialog();
-    void exportResultsDialog();
     QString lastFolder() const;
     void rememberFolder(const QString& path);
     void restoreSettings();
     void saveSettings();
     void saveLastSetup();
+
+    // main_window_history.cpp
+    void createHistoryDock();
+    void ensureHistory();
+    void onRunStored(qint64 runId);
+    // Puts a finished run into every view; `heading` names it above the verdict.
+    void showFinished(results::RunResult run, qint64 runId, const QString& heading,
+                      const QStringList& notes);
+    void exportDialog();
+    void exportStoredRunDialog(qint64 runId);
+    void exportRunDialog(const results::RunResult& run,
+                         const pitlane::report::ReportOptions& options);
 
     session::ExperimentRunner* runner_;
     widgets::VerdictCalculator* verdict_;
@@ -113,7 +164,7 @@ private:
     widgets::AppliedSettingsModel* applied_;
     widgets::LogPane* log_;
     QTableView* comparisonView_ = nullptr;
-    QLabel* verdictLine_ = nullptr;
+    widgets::WrappingLabel* verdictLine_ = nullptr;
     QTabWidget* resultsTabs_ = nullptr;
     QSplitter* mainSplitter_ = nullptr;
     QSplitter* rightSplitter_ = nullptr;
@@ -124,8 +175,21 @@ private:
     std::size_t samplesAtLastVerdict_ = 0;
     QPalette systemPalette_;
     QString systemStyle_;
-    QString dbPath_;
     bool interactive_ = true;
+
+    // Run history.
+    std::unique_ptr<store::RunStore> history_;
+    store::RunRecorder* recorder_ = nullptr;
+    bool historyChosen_ = false;  // setDatabasePath() ran (explicitly or by default)
+    widgets::HistoryPanel* historyPanel_ = nullptr;
+    QDockWidget* historyDock_ = nullptr;
+    // What the views show when not the live run: a stored run or a comparison.
+    std::shared_ptr<const results::RunResult> stored_;  // shared with the plots
+    qint64 storedId_ = 0;                               // 0 for a comparison of two runs
+    QString storedHeading_;
+    QStringList storedNotes_;
+    // The live run's final verdict is being computed; runFinished() follows it.
+    bool liveVerdictPending_ = false;
 };
 
 }  // namespace pitlane::app

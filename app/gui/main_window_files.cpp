@@ -1,4 +1,5 @@
-// MainWindow: files (presets, models, results), recent files, drag and drop, and QSettings.
+// MainWindow: files (presets, models), recent files, drag and drop, and QSettings. Exports are
+// in main_window_history.cpp.
 #include "main_window.h"
 
 #include "app_paths.h"
@@ -173,18 +174,6 @@ void MainWindow::savePresetDialog() {
         report(tr("Cannot save preset"), error);
     else
         statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
-}
-
-void MainWindow::exportResultsDialog() {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export results"), QDir(lastFolder()).filePath(QStringLiteral("results.json")),
-        tr("Results JSON (*.json)"));
-    if (path.isEmpty()) return;
-    QString error;
-    if (!writeFile(path, results::toResultsJson(runner_->result()).dump(2) + "\n", &error))
-        report(tr("Cannot export"), error);
-    else
-        statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
 }
 
 QString MainWindow::lastFolder() const {

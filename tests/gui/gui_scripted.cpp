@@ -2,6 +2,8 @@
 // PRESET.json --run --screenshot OUT.png --quit-when-done, and its exit codes.
 #include "gui_test_support.h"
 
+#include "pitlane/store/run_store.h"
+
 #include <QImage>
 #include <QProcess>
 
@@ -53,6 +55,30 @@ private slots:
         for (int y = 0; y < image.height(); y += 7)
             for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+    }
+
+    // --db: the scripted window records its run there, like pitlane-cli; a file named with
+    // --db that cannot be a history is an error (exit 2), and the file stays untouched.
+    void runIsRecordedInTheGivenHistory() {
+        QTemporaryDir dir;
+        const QString preset =
+            pitlane::testing::writeJson(dir, "p.json", pitlane::testing::mlpPreset(20, 10));
+        const QString db = dir.filePath("history.sqlite");
+        const auto o = runPitlane({preset, "--run", "--quit-when-done", "--db", db});
+        QVERIFY2(!o.crashed && o.exitCode == 0, qPrintable(o.output));
+        pitlane::store::RunStore store;
+        QVERIFY(store.open(db));
+        const auto runs = store.listRuns();
+        QCOMPARE(runs.size(), 1);
+        QCOMPARE(runs.first().source, QStringLiteral("gui"));
+        QVERIFY(runs.first().complete());
+        QCOMPARE(store.sampleCount(runs.first().id), qint64(40));
+
+        const QString notHistory = pitlane::testing::writeJson(dir, "n.json", {{"a", 1}});
+        const auto bad = runPitlane({preset, "--run", "--quit-when-done", "--db", notHistory});
+        QVERIFY2(bad.exitCode == 2, qPrintable(bad.output));
+        QVERIFY2(bad.output.contains(QStringLiteral("not an SQLite")), qPrintable(bad.output));
+        QCOMPARE(pitlane::testing::readJson(notHistory), json({{"a", 1}}));
     }
 
     void failedArmExitsOne() {

@@ -84,7 +84,13 @@ void PlotPanel::attach(const session::ExperimentRunner* runner) {
             [this](int arm, ArmPhase phase) { onPhase(arm, int(phase)); });
 }
 
+const results::RunResult* PlotPanel::source() const {
+    if (shown_) return shown_.get();
+    return runner_ ? &runner_->result() : nullptr;
+}
+
 void PlotPanel::beginRun() {
+    shown_.reset();
     if (!runner_) return;
     activity_.clear();
     dirty_.fill(false);
@@ -96,12 +102,23 @@ void PlotPanel::beginRun() {
     tick_.start();
 }
 
+void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
+    if (!run) return;
+    tick_.stop();
+    shown_ = std::move(run);
+    activity_.clear();
+    dirty_.fill(false);
+    nextAllowedMs_.fill(0);
+    for (auto* plot : byId_) plot->resetRun(*shown_);
+    flush();
+}
+
 void PlotPanel::markDirty(std::initializer_list<Plot> plots) {
     for (Plot p : plots) dirty_[std::size_t(p)] = true;
 }
 
 void PlotPanel::onPhase(int arm, int phase) {
-    if (!runner_) return;
+    if (!runner_ || shown_) return;
     const double now = runner_->elapsedMs();
     const auto p = ArmPhase(phase);
     const bool running = p == ArmPhase::WarmingUp || p == ArmPhase::Measuring;
@@ -120,12 +137,14 @@ void PlotPanel::onPhase(int arm, int phase) {
 }
 
 void PlotPanel::refreshPlot(Plot p, bool replotNow) {
-    if (!runner_) return;
+    const results::RunResult* run = source();
+    if (!run) return;
     QElapsedTimer cost;
     cost.start();
     LivePlot* plot = byId_[std::size_t(p)];
-    if (auto* tp = qobject_cast<TimePlot*>(plot)) tp->setActivity(activity_, runner_->elapsedMs());
-    plot->refresh(runner_->result());
+    if (auto* tp = qobject_cast<TimePlot*>(plot))
+        tp->setActivity(activity_, runner_ && !shown_ ? runner_->elapsedMs() : 0.0);
+    plot->refresh(*run);
     plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
     const bool fullRecompute = p == Distribution || p == Throughput;

@@ -66,45 +66,72 @@ void RunStatusPanel::clearRows() {
     rows_.clear();
 }
 
+void RunStatusPanel::addRow(int arm, const QString& name) {
+    Row r;
+    r.name = new QLabel(this);
+    r.name->setText(QStringLiteral("<span style='color:%1'>■</span> %2")
+                        .arg(armColor(arm).name(), name.toHtmlEscaped()));
+    r.phase = new QLabel(this);
+    r.iters = new QLabel(this);
+    r.elapsed = new QLabel(this);
+    r.remaining = new QLabel(this);
+    r.progress = new QProgressBar(this);
+    r.progress->setFormat(QStringLiteral("%p %"));
+    r.progress->setMaximumHeight(fontMetrics().height() + 4);
+    QPalette pal = r.progress->palette();
+    pal.setColor(QPalette::Highlight, armColor(arm));
+    r.progress->setPalette(pal);
+    r.status = new QLabel(this);
+    r.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    r.phase->setObjectName(QStringLiteral("armPhase%1").arg(arm));
+    r.status->setObjectName(QStringLiteral("armStatus%1").arg(arm));
+    r.progress->setObjectName(QStringLiteral("armProgress%1").arg(arm));
+    const int row = arm + 1;
+    grid_->addWidget(r.name, row, 0);
+    grid_->addWidget(r.phase, row, 1);
+    grid_->addWidget(r.iters, row, 2);
+    grid_->addWidget(r.elapsed, row, 3);
+    grid_->addWidget(r.remaining, row, 4);
+    grid_->addWidget(r.progress, row, 5);
+    grid_->addWidget(r.status, row, 6);
+    rows_.push_back(r);
+}
+
 void RunStatusPanel::beginRun() {
     clearRows();
+    showsStored_ = false;
     if (!runner_) return;
     const auto& result = runner_->result();
     for (std::size_t i = 0; i < result.arms.size(); ++i) {
-        const int arm = int(i);
-        Row r;
-        r.name = new QLabel(this);
-        r.name->setText(QStringLiteral("<span style='color:%1'>■</span> %2")
-                            .arg(armColor(arm).name(),
-                                 QString::fromStdString(result.arms[i].name).toHtmlEscaped()));
-        r.phase = new QLabel(this);
-        r.iters = new QLabel(this);
-        r.elapsed = new QLabel(this);
-        r.remaining = new QLabel(this);
-        r.progress = new QProgressBar(this);
-        r.progress->setFormat(QStringLiteral("%p %"));
-        r.progress->setMaximumHeight(fontMetrics().height() + 4);
-        QPalette pal = r.progress->palette();
-        pal.setColor(QPalette::Highlight, armColor(arm));
-        r.progress->setPalette(pal);
-        r.status = new QLabel(this);
-        r.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        r.phase->setObjectName(QStringLiteral("armPhase%1").arg(arm));
-        r.status->setObjectName(QStringLiteral("armStatus%1").arg(arm));
-        r.progress->setObjectName(QStringLiteral("armProgress%1").arg(arm));
-        r.startMs = runner_->elapsedMs();
-        const int row = arm + 1;
-        grid_->addWidget(r.name, row, 0);
-        grid_->addWidget(r.phase, row, 1);
-        grid_->addWidget(r.iters, row, 2);
-        grid_->addWidget(r.elapsed, row, 3);
-        grid_->addWidget(r.remaining, row, 4);
-        grid_->addWidget(r.progress, row, 5);
-        grid_->addWidget(r.status, row, 6);
-        rows_.push_back(r);
-        updateRow(arm);
+        addRow(int(i), QString::fromStdString(result.arms[i].name));
+        rows_.back().startMs = runner_->elapsedMs();
+        updateRow(int(i));
     }
     clockTimer_.start();
+}
+
+void RunStatusPanel::showRun(const results::RunResult& run) {
+    clockTimer_.stop();
+    clearRows();
+    showsStored_ = true;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        addRow(int(i), QString::fromStdString(a.name));
+        auto& r = rows_.back();
+        const bool ok = a.status == results::kOk;
+        r.phase->setText(ok ? tr("done") : tr("failed"));
+        r.iters->setText(QString::number(qulonglong(a.samples.size())));
+        r.iters->setToolTip(tr("measured iterations stored"));
+        r.elapsed->setText(QStringLiteral("—"));
+        r.remaining->setText(QStringLiteral("—"));
+        // Full bar in the arm's colour: nothing is in progress in a stored run.
+        r.progress->setMaximum(1);
+        r.progress->setValue(1);
+        r.progress->setFormat(tr("stored"));
+        setStatus(
+            r, a.status,
+            a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
+    }
 }
 
 QString RunStatusPanel::statusText(int arm) const {
@@ -117,12 +144,15 @@ QString RunStatusPanel::phaseText(int arm) const {
 
 void RunStatusPanel::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)  // status colours depend on light or dark
+    if (event->type() != QEvent::PaletteChange) return;  // status colours: light or dark
+    if (!showsStored_)
         for (std::size_t i = 0; i < rows_.size(); ++i) updateRow(int(i));
+    else
+        for (auto& r : rows_) setStatus(r, r.statusPlain.toStdString(), r.status->toolTip());
 }
 
 void RunStatusPanel::onPhase(int arm) {
-    if (!runner_ || arm >= int(rows_.size())) return;
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
     auto& r = rows_[std::size_t(arm)];
     const auto p = runner_->phase(arm);
     if ((p == ArmPhase::Measuring) && r.firstMeasureMs < 0) r.firstMeasureMs = runner_->elapsedMs();
@@ -130,13 +160,13 @@ void RunStatusPanel::onPhase(int arm) {
 }
 
 void RunStatusPanel::onFinished(int arm) {
-    if (!runner_ || arm >= int(rows_.size())) return;
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
     rows_[std::size_t(arm)].endMs = runner_->elapsedMs();
     updateRow(arm);
 }
 
 void RunStatusPanel::updateRow(int arm) {
-    if (!runner_ || arm >= int(rows_.size())) return;
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
     auto& r = rows_[std::size_t(arm)];
     const auto& a = runner_->result().arms[std::size_t(arm)];
     const int done = runner_->doneIters(arm), total = runner_->totalIters(arm);
@@ -144,23 +174,26 @@ void RunStatusPanel::updateRow(int arm) {
     r.iters->setText(QStringLiteral("%1 / %2").arg(done).arg(total));
     r.progress->setMaximum(std::max(total, 1));
     r.progress->setValue(std::min(done, std::max(total, 1)));
-    r.statusPlain = a.status == results::kPending ? QString() : QString::fromStdString(a.status);
-    if (a.status == results::kPending) {
-        r.status->setText(QString());
-        r.status->setToolTip(QString());
-    } else {
-        const QString status = QString::fromStdString(a.status);
-        r.status->setText(QStringLiteral("<b style='color:%1'>%2</b>")
-                              .arg(statusColour(a.status, isDarkPalette(palette())), status));
-        r.status->setToolTip(a.error
-                                 ? QString::fromStdString(a.error->code + ": " + a.error->message)
-                                 : tr("every measured iteration finished"));
-    }
+    setStatus(
+        r, a.status,
+        a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
     updateTimes();
 }
 
+void RunStatusPanel::setStatus(Row& r, const std::string& status, const QString& error) {
+    r.statusPlain = status == results::kPending ? QString() : QString::fromStdString(status);
+    if (r.statusPlain.isEmpty()) {
+        r.status->setText(QString());
+        r.status->setToolTip(QString());
+        return;
+    }
+    r.status->setText(QStringLiteral("<b style='color:%1'>%2</b>")
+                          .arg(statusColour(status, isDarkPalette(palette())), r.statusPlain));
+    r.status->setToolTip(!error.isEmpty() ? error : tr("every measured iteration finished"));
+}
+
 void RunStatusPanel::updateTimes() {
-    if (!runner_) return;
+    if (!runner_ || showsStored_) return;
     const double now = runner_->elapsedMs();
     for (std::size_t i = 0; i < rows_.size(); ++i) {
         auto& r = rows_[i];

@@ -1,5 +1,6 @@
 #pragma once
-// Every live plot of a run, side by side, fed from one ExperimentRunner. Runner signals only set
+// Every live plot of a run, side by side, fed from one ExperimentRunner, or showing a finished
+// run (one reopened from the history, a comparison of arms of two runs). Runner signals only set
 // dirty flags; a 40 ms timer refreshes and replots what changed (queued replots), so a stream of
 // thousands of samples per second costs at most 25 cheap refreshes a second. Plots that recompute
 // from all samples (distribution, throughput) refresh less often, and back off further when a
@@ -12,6 +13,7 @@
 #include <QWidget>
 
 #include <array>
+#include <memory>
 #include <vector>
 
 namespace pitlane::session {
@@ -35,8 +37,14 @@ public:
 
     // Follow this runner's signals (once; the runner outlives runs).
     void attach(const session::ExperimentRunner* runner);
-    // A run was just started on the attached runner.
+    // A run was just started on the attached runner: the plots follow it again.
     void beginRun();
+    // Show a finished run instead of the runner's: every plot is rebuilt from it at once. Which
+    // arm was running when is not stored, so the time plots have no activity bands. Shared, not
+    // copied: a stored run can hold millions of samples.
+    void showRun(std::shared_ptr<const results::RunResult> run);
+    // True while a finished run given to showRun() is shown (until the next beginRun()).
+    bool showsStoredRun() const { return static_cast<bool>(shown_); }
     // Refresh every plot from the current result and repaint now (end of run, screenshots).
     void flush();
 
@@ -57,8 +65,11 @@ private:
     void refreshPlot(Plot p, bool replotNow);
     void linkTimeAxes();
     void syncTimeAxes(bool replotNow);
+    // The run the plots show: the one given to showRun(), else the runner's live one.
+    const results::RunResult* source() const;
 
     QPointer<const session::ExperimentRunner> runner_;
+    std::shared_ptr<const results::RunResult> shown_;
     LatencyTimelinePlot* timeline_;
     LatencyDistributionPlot* distribution_;
     ThroughputPlot* throughput_;

@@ -1,7 +1,8 @@
 #pragma once
 // One row per arm while a run goes: colour, name, phase, iterations done/total, elapsed and
 // remaining time, a progress bar, and how the arm ended (ok, failed, crashed, killed, timeout,
-// cancelled, with the error as tooltip). Time labels update at 4 Hz, not per event.
+// cancelled, with the error as tooltip). Time labels update at 4 Hz, not per event. A finished
+// run from the history can be shown instead (how each arm ended, its sample count).
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
@@ -11,6 +12,10 @@
 class QGridLayout;
 class QLabel;
 class QProgressBar;
+
+namespace pitlane::results {
+struct RunResult;
+}
 
 namespace pitlane::session {
 class ExperimentRunner;
@@ -24,6 +29,8 @@ public:
     explicit RunStatusPanel(QWidget* parent = nullptr);
     void attach(const session::ExperimentRunner* runner);
     void beginRun();
+    // Show how a finished run's arms ended instead of the runner's (until the next beginRun()).
+    void showRun(const results::RunResult& run);
 
     // For tests and the scripted mode: the text of an arm's status / phase cell.
     QString statusText(int arm) const;
@@ -46,6 +53,8 @@ private:
         double startMs = -1, firstMeasureMs = -1, endMs = -1;
     };
     void clearRows();
+    void addRow(int arm, const QString& name);
+    void setStatus(Row& r, const std::string& status, const QString& error);
     void updateRow(int arm);
     void updateTimes();
     void onPhase(int arm);
@@ -55,6 +64,7 @@ private:
     QGridLayout* grid_;
     std::vector<Row> rows_;
     QTimer clockTimer_;
+    bool showsStored_ = false;
 };
 
 }  // namespace pitlane::widgets
