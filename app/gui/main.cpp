@@ -10,6 +10,14 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
+    // --help needs no display: answer it before QApplication looks for one.
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::cout << pitlane::app::usage();
+            return 0;
+        }
+    }
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);

@@ -93,7 +93,11 @@ MainWindow::MainWindow(QWidget* parent)
         resultsTabs_->setTabText(
             2, warnings + errors == 0
                    ? tr("Log")
-                   : tr("Log (%1 warnings, %2 errors)").arg(warnings).arg(errors));
+                   : tr("Log (%1 %2, %3 %4)")
+                         .arg(warnings)
+                         .arg(warnings == 1 ? tr("warning") : tr("warnings"))
+                         .arg(errors)
+                         .arg(errors == 1 ? tr("error") : tr("errors")));
     });
     liveVerdict_.setInterval(1000);
     connect(&liveVerdict_, &QTimer::timeout, this, [this] {

@@ -557,3 +557,23 @@ TEST(Compare, HugeBlocksAreThinnedConservatively) {
     EXPECT_NE(c.method.find("of their quantiles"), std::string::npos) << c.method;
     EXPECT_TRUE(c.significant);
 }
+
+// Unpaired (arms of different runs): block indices are drawn independently, and said so.
+TEST(Compare, UnpairedOptionDrawsBlocksIndependently) {
+    pitlane::stats::BlockedSamples a, b;
+    for (int blk = 0; blk < 4; ++blk) {
+        a.blocks.push_back(std::vector<double>(20, 1e6 * (1 + 0.1 * blk)));
+        b.blocks.push_back(std::vector<double>(20, 1e6 * (1 + 0.1 * blk)));
+    }
+    pitlane::stats::CompareOptions unpaired;
+    unpaired.paired = false;
+    const auto p = pitlane::stats::compare("A", a, "B", b);
+    const auto u = pitlane::stats::compare("A", a, "B", b, unpaired);
+    EXPECT_NE(p.method.find("paired by block"), std::string::npos) << p.method;
+    EXPECT_NE(u.method.find("unpaired"), std::string::npos) << u.method;
+    // Shared drift cancels when paired (a degenerate CI at 1), not when unpaired.
+    EXPECT_DOUBLE_EQ(p.ci_low, 1.0);
+    EXPECT_DOUBLE_EQ(p.ci_high, 1.0);
+    EXPECT_LT(u.ci_low, 1.0);
+    EXPECT_GT(u.ci_high, 1.0);
+}

@@ -59,7 +59,9 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     for (std::size_t i = 1; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         if (a.samples.empty() || base.samples.empty()) continue;
-        out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked()));
+        stats::CompareOptions options;
+        options.paired = run.interleaved;
+        out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked(), options));
     }
     return out;
 }

@@ -185,7 +185,7 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
 
     const std::size_t kA = a.blocks.size();
     const std::size_t kB = b.blocks.size();
-    const bool paired = kA == kB;
+    const bool paired = options.paired && kA == kB;
     const std::size_t kMin = std::min(kA, kB);
     // Independent units behind the CI: blocks, or samples when an arm is a single block.
     const std::size_t units = kMin >= 2 ? kMin : std::min(a.total, b.total);

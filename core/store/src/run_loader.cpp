@@ -194,6 +194,7 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     r.started_at = y->started_at;
     r.wall_s = x->wall_s + y->wall_s;
     r.arms = {std::move(a), std::move(b)};
+    r.interleaved = false;  // block k of one run has nothing to do with block k of the other
     const auto comps = results::compareArms(r);
     if (!comps.empty()) c.comparison = comps.front();
     c.note = "the arms come from different runs (" + x->started_at + " and " + y->started_at +

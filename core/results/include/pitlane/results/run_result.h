@@ -80,7 +80,8 @@ struct RunResult {
     std::string started_at;   // ISO 8601 UTC
     double wall_s = 0;
     std::vector<ArmResult> arms;
-    json stopping = json::object();  // adaptive / timed stopping: rule, stable, per-arm CI width
+    json stopping = json::object();
+    bool interleaved = true;  // false for arms gathered from different runs (no block pairing)  // adaptive / timed stopping: rule, stable, per-arm CI width
 
     bool allOk() const;
 };

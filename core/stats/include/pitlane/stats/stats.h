@@ -48,6 +48,9 @@ struct CompareOptions {
     std::uint64_t seed = 0x5eed;  // fixed: the same data always gives the same CI
     double confidence = 0.95;
     double alpha = 0.05;
+    // Pair blocks by index (arms interleaved in one run). Off for arms of different runs, whose
+    // block numbers mean nothing to each other.
+    bool paired = true;
 };
 
 struct Comparison {
