@@ -3,6 +3,7 @@
 // codes (0 every arm ok, 1 an arm failed, 2 bad arguments or an invalid preset).
 #include "command_line.h"
 #include "main_window.h"
+#include "stream_probe.h"
 
 #include <QApplication>
 #include <QTimer>
@@ -53,11 +54,19 @@ int main(int argc, char** argv) {
         opened = window.openPreset(cli.path);
     window.show();
 
+    // Outside the if: the lambdas below use them while app.exec() runs.
+    int exitCode = 0;
+    // bench/gui_stream.sh: how long the event loop stalled while the samples streamed.
+    pitlane::app::StreamProbe probe(&window);
+    const bool probing = qEnvironmentVariableIntValue("PITLANE_STREAM_PROBE") == 1;
     if (cli.run) {
         if (!opened && cli.quitWhenDone) return 2;
-        int exitCode = 0;
         QObject::connect(&window, &pitlane::app::MainWindow::runFinished, &app, [&](bool allOk) {
             exitCode = allOk ? 0 : 1;
+            if (probing) {
+                probe.stop();
+                std::cerr << "pitlane: " << probe.summary().toStdString() << "\n";
+            }
             if (!cli.screenshot.isEmpty()) {
                 QString error;
                 if (window.saveScreenshot(cli.screenshot, &error))
@@ -73,6 +82,7 @@ int main(int argc, char** argv) {
         // Once the window is shown and laid out, like a user pressing Ctrl+R.
         QTimer::singleShot(0, &window, [&] {
             if (!window.startRun() && cli.quitWhenDone) app.exit(2);
+            if (probing) probe.start();
         });
     }
     return app.exec();

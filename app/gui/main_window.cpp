@@ -8,6 +8,7 @@
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
 #include "pitlane/widgets/history_panel.h"
+#include "pitlane/widgets/lesson_panel.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
@@ -87,6 +88,10 @@ MainWindow::MainWindow(QWidget* parent)
     connectRunner();
     connect(verdict_, &W::VerdictCalculator::ready, this, &MainWindow::onVerdict);
     connect(setup_, &W::SetupPanel::changed, this, [this] { setWindowModified(true); });
+    // Every preset load (open, save, last session, new model) ends in changed(): the lesson
+    // follows the preset the setup now holds.
+    connect(setup_, &W::SetupPanel::changed, this,
+            [this] { lesson_->setLesson(setup_->lesson()); });
     connect(setup_, &W::SetupPanel::validityChanged, this, &MainWindow::updateActions);
     connect(setup_, &W::SetupPanel::openModelRequested, this, &MainWindow::openModelDialog);
     connect(log_, &W::LogPane::countsChanged, this, [this](int warnings, int errors) {
@@ -127,6 +132,8 @@ QWidget* MainWindow::buildResultsTabs() {
     resultsTabs_->setDocumentMode(true);
 
     auto* verdictPage = new QWidget;
+    lesson_ = new W::LessonPanel(verdictPage);
+    lesson_->setObjectName(QStringLiteral("lessonPanel"));
     verdictLine_ = new W::WrappingLabel(verdictPage);
     verdictLine_->setObjectName(QStringLiteral("verdictLine"));
     verdictLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -148,6 +155,7 @@ QWidget* MainWindow::buildResultsTabs() {
     connect(comparison_, &QAbstractItemModel::dataChanged, comparisonView_, fitColumns);
     auto* verdictLayout = new QVBoxLayout(verdictPage);
     verdictLayout->setContentsMargins(2, 2, 2, 2);
+    verdictLayout->addWidget(lesson_);
     verdictLayout->addWidget(verdictLine_);
     verdictLayout->addWidget(comparisonView_, 1);
     resultsTabs_->addTab(verdictPage, tr("Verdict"));

@@ -35,6 +35,7 @@ namespace pitlane::widgets {
 class AppliedSettingsModel;
 class ComparisonTableModel;
 class HistoryPanel;
+class LessonPanel;
 class LogPane;
 class PlotPanel;
 class RunStatusPanel;
@@ -103,6 +104,7 @@ public:
     widgets::ComparisonTableModel* comparisonModel() const { return comparison_; }
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
+    widgets::LessonPanel* lessonPanel() const { return lesson_; }
     widgets::HistoryPanel* historyPanel() const { return historyPanel_; }
     QDockWidget* historyDock() const { return historyDock_; }
     QAction* runAction() const { return runAction_; }
@@ -165,6 +167,7 @@ private:
     widgets::LogPane* log_;
     QTableView* comparisonView_ = nullptr;
     widgets::WrappingLabel* verdictLine_ = nullptr;
+    widgets::LessonPanel* lesson_ = nullptr;  // the loaded preset's lesson, above the verdict
     QTabWidget* resultsTabs_ = nullptr;
     QSplitter* mainSplitter_ = nullptr;
     QSplitter* rightSplitter_ = nullptr;

@@ -19,7 +19,14 @@ void WrappingLabel::resizeEvent(QResizeEvent* event) {
 
 void WrappingLabel::fitHeight() {
     // An empty label takes no room; otherwise exactly the wrapped text's height at this width.
-    const int h = text().isEmpty() ? 0 : heightForWidth(width());
+    int h = text().isEmpty() ? 0 : heightForWidth(width());
+    // QLabel::heightForWidth never answers less than the minimum height: when it answers just
+    // that, ask again without it, or a long text set while the label was narrow (hidden, before
+    // the first layout) would keep that tall height at every later width.
+    if (h > 0 && h == minimumHeight()) {
+        setMinimumHeight(0);
+        h = heightForWidth(width());
+    }
     if (h >= 0 && h != minimumHeight()) setMinimumHeight(h);
 }
 

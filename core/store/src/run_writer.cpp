@@ -103,17 +103,32 @@ struct Inserter {
 
     bool samples(qint64 armId, const std::vector<results::Sample>& s, std::size_t first,
                  std::size_t count) {
-        QSqlQuery q(db);
-        q.prepare(
-            QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, worker, "
-                           "latency_ns) VALUES (?, ?, ?, ?, ?, ?)"));
-        for (std::size_t i = first; i < first + count && i < s.size(); ++i) {
-            q.addBindValue(armId);
-            q.addBindValue(s[i].block);
-            q.addBindValue(s[i].iter);
-            q.addBindValue(s[i].batch_size);
-            q.addBindValue(s[i].worker);
-            q.addBindValue(qint64(s[i].latency_ns));
+        // Multi-row INSERTs: a fast stream appends thousands of rows per event on the UI thread,
+        // and one statement per row spends most of its time in QtSql's per-call overhead.
+        constexpr std::size_t kRowsPerStatement = 150;  // 6 values each, under SQLite's 999
+        const std::size_t end = std::min(first + count, s.size());
+        QSqlQuery full(db);
+        bool fullPrepared = false;
+        for (std::size_t at = first; at < end; at += kRowsPerStatement) {
+            const std::size_t rows = std::min(kRowsPerStatement, end - at);
+            QSqlQuery partial(db);
+            QSqlQuery& q = rows == kRowsPerStatement ? full : partial;
+            if (rows != kRowsPerStatement || !fullPrepared) {
+                QString sql = QStringLiteral(
+                    "INSERT INTO samples (arm, block, iter, batch_size, worker, latency_ns) VALUES ");
+                for (std::size_t r = 0; r < rows; ++r)
+                    sql += r ? QStringLiteral(",(?,?,?,?,?,?)") : QStringLiteral("(?,?,?,?,?,?)");
+                if (!q.prepare(sql)) return exec(q);
+                if (rows == kRowsPerStatement) fullPrepared = true;
+            }
+            for (std::size_t i = at; i < at + rows; ++i) {
+                q.addBindValue(armId);
+                q.addBindValue(s[i].block);
+                q.addBindValue(s[i].iter);
+                q.addBindValue(s[i].batch_size);
+                q.addBindValue(s[i].worker);
+                q.addBindValue(qint64(s[i].latency_ns));
+            }
             if (!exec(q)) return false;
         }
         return true;

@@ -34,6 +34,8 @@ public:
     void loadJson(const nlohmann::json& preset, const QString& file);
     nlohmann::json presetJson() const;
     QString presetFile() const { return file_; }
+    // The preset's "lesson" (null when it has none); only a newly loaded preset changes it.
+    nlohmann::json lesson() const { return raw_.value("lesson", nlohmann::json()); }
 
     struct Built {
         std::optional<spec::Preset> preset;
