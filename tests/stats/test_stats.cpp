@@ -526,7 +526,7 @@ TEST(Compare, SmallPooledPValueWithoutConsistentBlocksIsExplained) {
         if (c.p_value < 0.05 && !c.significant) {
             seen = true;
             EXPECT_EQ(c.verdict.rfind("no significant difference between A and B", 0), 0u);
-            EXPECT_NE(c.verdict.find("Mann-Whitney p ="), std::string::npos) << c.verdict;
+            EXPECT_NE(c.verdict.find("Mann-Whitney p "), std::string::npos) << c.verdict;
             EXPECT_NE(c.verdict.find("not consistently from block to block"), std::string::npos);
         }
     }

@@ -231,3 +231,29 @@ TEST(Format, DurationsAndBytes) {
 }
 
 }  // namespace
+
+// compareArms is memoised per run: the same answer again, recomputed once samples are appended.
+TEST(ResultsMemo, ComparisonsAreReusedUntilSamplesChange) {
+    pitlane::results::RunResult run;
+    for (const char* name : {"A", "B"}) {
+        pitlane::results::ArmResult a;
+        a.name = name;
+        a.status = pitlane::results::kOk;
+        for (int i = 0; i < 40; ++i)
+            a.samples.push_back({i / 10, i, 1, 0, (name[0] == 'A' ? 2000000 : 1000000) + 1000 * (i % 7)});
+        run.arms.push_back(a);
+    }
+    const auto first = pitlane::results::compareArms(run);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_TRUE(run.comparison_memo.has_value());
+    const auto again = pitlane::results::compareArms(run);
+    EXPECT_EQ(again.front().verdict, first.front().verdict);
+    EXPECT_DOUBLE_EQ(again.front().ci_low, first.front().ci_low);
+    // Forty more, much slower samples for B: the memo is stale and the ratio moves.
+    for (int i = 0; i < 40; ++i) run.arms[1].samples.push_back({4 + i / 10, 40 + i, 1, 0, 5000000});
+    const auto changed = pitlane::results::compareArms(run);
+    EXPECT_LT(changed.front().ratio, first.front().ratio);
+    // Renaming an arm (as a cross-run comparison does) also invalidates it.
+    run.arms[1].name = "#2 B";
+    EXPECT_EQ(pitlane::results::compareArms(run).front().arm, "#2 B");
+}

@@ -52,6 +52,12 @@ stats::Summary summarize(const ArmResult& arm) {
 }
 
 std::vector<stats::Comparison> compareArms(const RunResult& run) {
+    std::string key = run.interleaved ? "i" : "u";
+    for (const auto& a : run.arms)
+        key += "|" + a.name + "/" + a.status + "/" + std::to_string(a.samples.size()) + "/" +
+               std::to_string(a.batch_size);
+    if (run.comparison_memo && run.comparison_memo->key == key)
+        return run.comparison_memo->comparisons;
     std::vector<stats::Comparison> out;
     if (run.arms.size() < 2) return out;
     const auto& base = run.arms.front();
@@ -63,6 +69,7 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
         options.paired = run.interleaved;
         out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked(), options));
     }
+    run.comparison_memo = RunResult::ComparisonMemo{key, out};
     return out;
 }
 

@@ -280,9 +280,9 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
         // A tiny pooled p-value next to a CI containing 1 looks like a contradiction: say why.
         if (c.p_value < options.alpha)
             c.verdict += sformat(
-                "; the samples differ (Mann-Whitney p = %.2g) but not consistently from block "
+                "; the samples differ (Mann-Whitney p %s) but not consistently from block "
                 "to block, so machine drift can explain it",
-                c.p_value);
+                c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value).c_str());
     }
     return c;
 }

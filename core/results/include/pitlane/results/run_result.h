@@ -80,8 +80,16 @@ struct RunResult {
     std::string started_at;   // ISO 8601 UTC
     double wall_s = 0;
     std::vector<ArmResult> arms;
-    json stopping = json::object();
-    bool interleaved = true;  // false for arms gathered from different runs (no block pairing)  // adaptive / timed stopping: rule, stable, per-arm CI width
+    json stopping = json::object();  // adaptive / timed stopping: rule, stable, per-arm CI width
+    bool interleaved = true;  // false for arms gathered from different runs (no block pairing)
+    // compareArms() memo: the bootstrap is the costly part of every view and export of a run, and
+    // the table, JSON, HTML, Markdown and store would each redo it. Samples are append-only, so
+    // the key (interleaving, each arm's name, status and sample count) tells when it is stale.
+    struct ComparisonMemo {
+        std::string key;
+        std::vector<stats::Comparison> comparisons;
+    };
+    mutable std::optional<ComparisonMemo> comparison_memo;
 
     bool allOk() const;
 };
