@@ -34,12 +34,126 @@ double aggregateThroughput(const ArmResult& arm) {
 }
 
 stats::BlockedSamples ArmResult::blocked() const {
-    std::map<int, std::vector<double>> byBlock;
+    std::map<int, std::pair<int, std::vector<double>>> byBlock;  // block -> (process, samples)
     for (const auto& s : samples)
-        if (s.batch_size == batch_size) byBlock[s.block].push_back(double(s.latency_ns));
+        if (s.batch_size == batch_size) {
+            auto& entry = byBlock[s.block];
+            entry.first = s.process;
+            entry.second.push_back(double(s.latency_ns));
+        }
     stats::BlockedSamples b;
-    for (auto& [block, v] : byBlock) b.blocks.push_back(std::move(v));
+    for (auto& [block, v] : byBlock) {
+        b.process.push_back(v.first);
+        b.blocks.push_back(std::move(v.second));
+    }
     return b;
+}
+
+std::vector<ProcessSummary> processSummaries(const ArmResult& arm) {
+    std::vector<ProcessSummary> out;
+    std::map<std::pair<int, int>, std::vector<double>> byProcess;  // (replicate, worker)
+    for (const auto& s : arm.samples)
+        if (s.batch_size == arm.batch_size)
+            byProcess[{s.process, s.worker}].push_back(double(s.latency_ns));
+    for (const auto& info : arm.processes) {
+        ProcessSummary ps;
+        ps.info = info;
+        auto it = byProcess.find({info.replicate, info.worker});
+        if (it != byProcess.end()) {
+            ps.n = it->second.size();
+            ps.median_ns = stats::median(it->second);
+        }
+        out.push_back(ps);
+    }
+    return out;
+}
+
+namespace {
+double faultsPerIter(const ArmResult& arm, bool major) {
+    std::int64_t faults = 0, iters = 0;
+    for (const auto& p : arm.processes) {
+        faults += major ? p.major_faults : p.minor_faults;
+        iters += p.fault_iters;
+    }
+    return iters > 0 ? double(faults) / double(iters) : -1;
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d);
+    return buf;
+}
+}  // namespace
+
+double minorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, false); }
+double majorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, true); }
+
+stats::VarianceShares varianceShares(const ArmResult& arm) { return stats::varianceShares(arm.blocked()); }
+
+std::vector<std::string> processWarnings(const ArmResult& arm) {
+    std::vector<std::string> out;
+    const bool systemAllocator = arm.applied.value("allocator", std::string("system")) == "system";
+    const std::string tryAllocator =
+        systemAllocator
+            ? "add an arm with the knob allocator \"jemalloc\" or \"tcmalloc\" and compare (an "
+              "A/B, not a rule: the effect differs by model)"
+            : "compare allocators as arms (the effect differs by model)";
+    std::vector<ProcessSummary> measured;
+    for (const auto& p : processSummaries(arm))
+        if (p.n > 0 && p.median_ns > 0) measured.push_back(p);
+    if (measured.size() >= 2) {
+        auto [mn, mx] = std::minmax_element(
+            measured.begin(), measured.end(),
+            [](const ProcessSummary& a, const ProcessSummary& b) { return a.median_ns < b.median_ns; });
+        const double spread = mx->median_ns / mn->median_ns;
+        if (spread > kProcessSpreadWarn) {
+            const auto shares = varianceShares(arm);
+            std::string w = arm.name + ": its " + std::to_string(measured.size()) +
+                            " worker processes disagree: process medians range from " +
+                            formatDuration(mn->median_ns) + " to " + formatDuration(mx->median_ns) +
+                            fmt(" (%.2fx apart", spread);
+            if (shares.computed)
+                w += fmt("; %.0f%% of the variance of log latency lies between processes",
+                         100 * shares.between_processes);
+            w += "). The CI counts processes as its units, so it stays wide while they disagree.";
+            // Slow half against fast half (split at the geometric middle of the range).
+            const double mid = std::sqrt(mn->median_ns * mx->median_ns);
+            double slowF = 0, slowI = 0, fastF = 0, fastI = 0;
+            for (const auto& p : measured) {
+                if (p.info.fault_iters <= 0) continue;
+                (p.median_ns > mid ? slowF : fastF) += double(p.info.minor_faults);
+                (p.median_ns > mid ? slowI : fastI) += double(p.info.fault_iters);
+            }
+            if (slowI > 0 && fastI > 0) {
+                const double slow = slowF / slowI, fast = fastF / fastI;
+                if (slow >= kFaultsPerIterWarn && slow > 2 * fast + 1)
+                    w += fmt(" Likely cause: the slow processes take %.0f minor page faults per "
+                             "iteration against %.1f in the fast ones, so memory is handed back "
+                             "to the OS and faulted in again every iteration (glibc malloc's "
+                             "dynamic mmap threshold settles differently in each process). What "
+                             "to do: ",
+                             slow, fast) +
+                         tryAllocator + ".";
+                else
+                    w += fmt(" Page faults do not explain it (%.1f vs %.1f per iteration in the "
+                             "slow and fast processes). What to do: look for other load on the "
+                             "machine, pin threads (knob affinity), raise run.processes.",
+                             slow, fast);
+            } else {
+                w += " What to do: look for other load on the machine, pin threads (knob "
+                     "affinity), raise run.processes.";
+            }
+            out.push_back(w);
+        }
+    }
+    const double minor = minorFaultsPerIter(arm);
+    if (minor >= kFaultsPerIterWarn)
+        out.push_back(arm.name + fmt(": %.0f minor page faults per iteration: the allocator returns "
+                                     "memory to the OS every iteration and faults it in again "
+                                     "(kernel time inside the measurement). What to do: ",
+                                     minor) +
+                      tryAllocator + ".");
+    return out;
 }
 
 bool RunResult::allOk() const {
@@ -79,6 +193,7 @@ std::vector<std::string> runWarnings(const RunResult& run) {
         w.push_back(run.stopping.value("message", std::string("not stable")));
     for (const auto& a : run.arms) {
         for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+        for (auto& p : processWarnings(a)) w.push_back(std::move(p));
         if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)
             w.push_back(a.name + ": warmup did not reach the steady state within " +
                         std::to_string(a.warmup_ns.size()) +
@@ -115,7 +230,7 @@ std::vector<std::string> runWarnings(const RunResult& run) {
 namespace {
 
 json summaryJson(const stats::Summary& s, std::int64_t peakRss) {
-    return {{"n", s.n},
+    return json{{"n", s.n},
             {"median_ns", s.median},
             {"mean_ns", s.mean},
             {"sd_ns", s.sd},
@@ -181,6 +296,43 @@ json toResultsJson(const RunResult& run) {
         arm["latency_ns"] = lat;
         arm["block"] = blocks;
         arm["summary"] = summaryJson(summarize(a), a.peak_rss_bytes);
+        if (minorFaultsPerIter(a) >= 0) {
+            arm["summary"]["minor_faults_per_iter"] = minorFaultsPerIter(a);
+            arm["summary"]["major_faults_per_iter"] = majorFaultsPerIter(a);
+        }
+        std::vector<std::int64_t> sampleProcess;
+        for (const auto& s : a.samples) sampleProcess.push_back(s.process);
+        arm["sample_process"] = sampleProcess;
+        json procs = json::array();
+        for (const auto& p : processSummaries(a)) {
+            json pj = {{"pid", p.info.pid},
+                       {"replicate", p.info.replicate},
+                       {"worker", p.info.worker},
+                       {"n", p.n},
+                       {"median_ns", p.median_ns}};
+            if (p.info.load_ms >= 0) pj["load_ms"] = p.info.load_ms;
+            if (p.info.first_forward_ms >= 0) pj["first_forward_ms"] = p.info.first_forward_ms;
+            if (p.info.fault_iters > 0) {
+                pj["minor_faults"] = p.info.minor_faults;
+                pj["major_faults"] = p.info.major_faults;
+                pj["fault_iters"] = p.info.fault_iters;
+                pj["minor_faults_per_iter"] = p.info.minorFaultsPerIter();
+                pj["major_faults_per_iter"] = p.info.majorFaultsPerIter();
+            }
+            procs.push_back(pj);
+        }
+        arm["processes"] = procs;
+        const auto shares = varianceShares(a);
+        json variance = {{"estimator", stats::VarianceShares::kEstimator},
+                         {"processes", shares.processes},
+                         {"blocks", shares.blocks},
+                         {"n", shares.n}};
+        if (shares.computed) {
+            variance["between_processes"] = shares.between_processes;
+            variance["between_blocks"] = shares.between_blocks;
+            variance["within_blocks"] = shares.within_blocks;
+        }
+        arm["variance"] = variance;
         std::vector<std::int64_t> sampleBatch, sampleWorker;
         for (const auto& s : a.samples) {
             sampleBatch.push_back(s.batch_size);
@@ -220,11 +372,13 @@ json toResultsJson(const RunResult& run) {
         arm["warnings"] = a.warnings;
         json metrics = json::array();
         for (const auto& m : a.metrics) {
-            json t = {{"t_ms", m.t_ms}, {"worker", m.worker}, {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
+            json t = {{"t_ms", m.t_ms}, {"worker", m.worker}, {"process", m.process},
+                      {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
                       {"core_util_pct", m.core_util_pct}};
             if (m.tensor_bytes >= 0) t["tensor_bytes"] = m.tensor_bytes;
             if (m.tensor_peak_bytes >= 0) t["tensor_peak_bytes"] = m.tensor_peak_bytes;
-            for (const char* key : {"ctx_voluntary", "ctx_involuntary", "migrations", "gpu", "gpu_status", "cuda_allocator"})
+            for (const char* key : {"ctx_voluntary", "ctx_involuntary", "migrations", "minor_faults",
+                                    "major_faults", "gpu", "gpu_status", "cuda_allocator"})
                 if (m.raw.is_object() && m.raw.contains(key)) t[key] = m.raw[key];
             metrics.push_back(t);
         }
@@ -241,6 +395,8 @@ json toResultsJson(const RunResult& run) {
                                     {"ci95", {c.ci_low, c.ci_high}},
                                     {"p_value", c.p_value},
                                     {"significant", c.significant},
+                                    {"units", c.units},
+                                    {"unit", c.unit},
                                     {"method", c.method},
                                     {"verdict", c.verdict}});
     j["warnings"] = runWarnings(run);
@@ -302,10 +458,27 @@ RunResult fromResultsJson(const json& j) {
                                      " entries but \"latency_ns\" has " + std::to_string(lat.size()));
         const auto sb = ja.value("sample_batch_size", std::vector<std::int64_t>(lat.size(), a.batch_size));
         const auto sw = ja.value("sample_worker", std::vector<std::int64_t>(lat.size(), 0));
-        if (sb.size() != lat.size() || sw.size() != lat.size())
-            throw std::runtime_error(where + ": \"sample_batch_size\" / \"sample_worker\" length differs from \"latency_ns\"");
+        const auto sp = ja.value("sample_process", std::vector<std::int64_t>(lat.size(), 0));
+        if (sb.size() != lat.size() || sw.size() != lat.size() || sp.size() != lat.size())
+            throw std::runtime_error(where + ": \"sample_batch_size\" / \"sample_worker\" / \"sample_process\" length differs from \"latency_ns\"");
         for (std::size_t k = 0; k < lat.size(); ++k)
-            a.samples.push_back({int(blocks[k]), int(k), int(sb[k]), int(sw[k]), lat[k]});
+            a.samples.push_back({int(blocks[k]), int(k), int(sb[k]), int(sw[k]), lat[k], int(sp[k])});
+        if (ja.contains("processes") && !ja["processes"].is_array())
+            throw std::runtime_error(where + ": field \"processes\" must be a list");
+        for (const auto& pj : ja.value("processes", json::array())) {
+            if (!pj.is_object())
+                throw std::runtime_error(where + ": every entry of \"processes\" must be an object");
+            ProcessInfo p;
+            p.replicate = pj.value("replicate", 0);
+            p.worker = pj.value("worker", 0);
+            p.pid = pj.value("pid", 0L);
+            p.load_ms = pj.value("load_ms", -1.0);
+            p.first_forward_ms = pj.value("first_forward_ms", -1.0);
+            p.minor_faults = pj.value("minor_faults", std::int64_t{0});
+            p.major_faults = pj.value("major_faults", std::int64_t{0});
+            p.fault_iters = pj.value("fault_iters", std::int64_t{0});
+            a.processes.push_back(p);
+        }
         if (ja.contains("sweep")) {
             a.batch_sizes.clear();
             for (const auto& pt : ja["sweep"]) {
@@ -332,6 +505,7 @@ RunResult fromResultsJson(const json& j) {
             MetricTick t;
             t.t_ms = m.value("t_ms", 0.0);
             t.worker = m.value("worker", 0);
+            t.process = m.value("process", 0);
             t.rss_bytes = m.value("rss_bytes", std::int64_t{0});
             t.tensor_bytes = m.value("tensor_bytes", std::int64_t{-1});
             t.tensor_peak_bytes = m.value("tensor_peak_bytes", std::int64_t{-1});
@@ -358,11 +532,11 @@ std::string csvField(const std::string& s) {
 
 std::string samplesCsv(const RunResult& run) {
     std::ostringstream os;
-    os << "arm,block,iteration,batch_size,latency_ns\n";
+    os << "arm,block,iteration,batch_size,latency_ns,process\n";
     for (const auto& a : run.arms)
         for (const auto& s : a.samples)
             os << csvField(a.name) << ',' << s.block << ',' << s.iter << ',' << s.batch_size << ','
-               << s.latency_ns << '\n';
+               << s.latency_ns << ',' << s.process << '\n';
     return os.str();
 }
 

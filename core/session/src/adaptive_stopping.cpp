@@ -4,6 +4,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pitlane::session {
@@ -33,10 +34,21 @@ bool ExperimentRunner::extendAdaptive() {
     const bool timedOnly = run.target_ci_pct <= 0 && run.max_time_ms > 0;  // "run for T ms"
     const bool wantMore = !minReached || !stable || timedOnly;
     if (wantMore && !capReached) {
+        if (run.processes > 1) {
+            // The CI's units are processes: only another round of fresh processes narrows it.
+            const int blocks = std::max(1, blocksPerPoint_ / run.processes);
+            queueRound(rounds_, nextBlock_, {std::vector<int>(std::size_t(blocks), run.block_iters)},
+                       false);
+            for (std::size_t i = 0; i < result_.arms.size(); ++i)
+                if (result_.arms[i].status == R::kPending)
+                    arms_[i].totalIters += blocks * run.block_iters;
+            nextBlock_ += blocks;
+            return true;
+        }
         for (std::size_t i = 0; i < result_.arms.size(); ++i) {
             if (result_.arms[i].status != R::kPending) continue;
             tasks_.push_back({Task::Block, int(i), nextBlock_, run.block_iters,
-                              result_.arms[i].batch_size});
+                              result_.arms[i].batch_size, rounds_ - 1});
             arms_[i].totalIters += run.block_iters;
         }
         ++nextBlock_;
@@ -44,8 +56,9 @@ bool ExperimentRunner::extendAdaptive() {
     }
     char rule[256];
     std::snprintf(rule, sizeof rule,
-                  "at least %d iterations, then rounds of %d until %s%s%s", run.iters,
-                  run.block_iters,
+                  "at least %d iterations in %d processes, then rounds of %s until %s%s%s",
+                  run.iters, run.processes,
+                  run.processes > 1 ? "fresh processes" : (std::to_string(run.block_iters) + " iterations").c_str(),
                   run.target_ci_pct > 0 ? "every median's 95% CI is within +-" : "",
                   run.target_ci_pct > 0 ? (QString::number(run.target_ci_pct) + " %").toStdString().c_str() : "",
                   run.max_time_ms > 0
@@ -55,6 +68,7 @@ bool ExperimentRunner::extendAdaptive() {
                         {"stable", stable},
                         {"measured_ms", elapsed},
                         {"rounds", nextBlock_},
+                        {"processes_per_arm", rounds_},
                         {"arms", perArm}};
     if (!stable)
         result_.stopping["message"] =

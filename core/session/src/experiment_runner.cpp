@@ -1,5 +1,6 @@
 #include "pitlane/session/experiment_runner.h"
 
+#include "pitlane/session/allocator.h"
 #include "pitlane/session/worker_process.h"
 
 #include <QCoreApplication>
@@ -8,6 +9,7 @@
 #include <QScopeGuard>
 
 #include <algorithm>
+#include <set>
 #include <csignal>
 #include <cstdio>
 
@@ -59,6 +61,8 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
         for (auto& a : arms_)
             for (auto& w : a.workers)
                 if (w.process && w.process->isRunning()) w.process->kill();
+        for (auto& p : retired_)
+            if (p->isRunning()) p->kill();
     });
 }
 
@@ -66,6 +70,7 @@ ExperimentRunner::~ExperimentRunner() {
     for (auto& a : arms_)
         for (auto& w : a.workers)
             if (w.process) w.process->disconnect(this);
+    for (auto& p : retired_) p->disconnect(this);
 }
 
 ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
@@ -86,6 +91,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     arms_.resize(preset.arms.size());
     tasks_.clear();
     current_.reset();
+    retired_.clear();
 
     const auto& run = preset.run;
     std::size_t maxSweep = 0;
@@ -102,61 +108,146 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         result_.arms.push_back(std::move(a));
         arms_[i].totalIters = run.iters * int(spec.knobs.batch_size.size());
         maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
-        tasks_.push_back({Task::Configure, int(i)});
     }
-    // For each sweep point: warm every arm up, then interleave blocks A B A B ...
-    const int blocks = (run.iters + run.block_iters - 1) / run.block_iters;
-    nextBlock_ = int(maxSweep) * blocks;
+    (void)maxSweep;
+    // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
+    // or one block per process when there are more processes than that (then the iterations are
+    // shared out evenly). Round r measures a contiguous share of the blocks.
+    const int processes = std::max(1, std::min(run.processes, run.iters));
+    const int natural = (run.iters + run.block_iters - 1) / run.block_iters;
+    std::vector<int> blockIters;
+    if (natural >= processes) {
+        for (int b = 0; b < natural; ++b)
+            blockIters.push_back(std::min(run.block_iters, run.iters - b * run.block_iters));
+    } else {
+        for (int b = 0; b < processes; ++b)
+            blockIters.push_back(run.iters / processes + (b < run.iters % processes ? 1 : 0));
+    }
+    blocksPerPoint_ = int(blockIters.size());
+    nextBlock_ = int(maxSweep) * blocksPerPoint_;
+    rounds_ = 0;
     measureClock_.invalidate();
-    for (std::size_t s = 0; s < maxSweep; ++s) {
-        if (run.warmup_iters > 0)
-            for (std::size_t i = 0; i < preset.arms.size(); ++i)
-                if (s < preset.arms[i].knobs.batch_size.size())
-                    tasks_.push_back({Task::Warmup, int(i), -1, run.warmup_iters,
-                                      preset.arms[i].knobs.batch_size[s]});
-        for (int b = 0; b < blocks; ++b) {
-            const int iters = std::min(run.block_iters, run.iters - b * run.block_iters);
-            for (std::size_t i = 0; i < preset.arms.size(); ++i)
-                if (s < preset.arms[i].knobs.batch_size.size())
-                    tasks_.push_back({Task::Block, int(i), int(s) * blocks + b, iters,
-                                      preset.arms[i].knobs.batch_size[s]});
-        }
-    }
-
-    for (std::size_t i = 0; i < arms_.size(); ++i) {
-        const int arm = int(i);
-        auto& st = arms_[i];
-        st.workers.resize(std::size_t(preset.arms[i].knobs.workers));
-        setPhase(arm, ArmPhase::Starting);
-        for (std::size_t k = 0; k < st.workers.size(); ++k) {
-            const int w = int(k);
-            auto& ws = st.workers[k];
-            ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
-            auto* proc = ws.process.get();
-            connect(proc, &WorkerProcess::eventReceived, this,
-                    [this, arm, w](const json& ev) { onEvent(arm, w, ev); });
-            connect(proc, &WorkerProcess::exited, this,
-                    [this, arm, w](int code, bool crashed) { onExited(arm, w, code, crashed); });
-            connect(proc, &WorkerProcess::startFailed, this, [this, arm, w](const QString& why) {
-                arms_[arm].workers[w].exited = true;
-                failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
-                if (current_ && current_->arm == arm) next();
-                finishIfDone();
-            });
-            connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
-                emit logMessage(arm, QStringLiteral("stderr"), l);
-            });
-            connect(proc, &WorkerProcess::malformedLine, this,
-                    [this, arm](const QString& line, const QString& why) {
-                        emit logMessage(arm, QStringLiteral("warning"),
-                                        QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
-                    });
-            proc->start();
-            result_.arms[i].worker_pids[k] = long(proc->pid());
-        }
-        result_.arms[i].pid = result_.arms[i].worker_pids.front();
+    for (int r = 0; r < processes; ++r) {
+        const int first = int(blockIters.size()) * r / processes;
+        const int last = int(blockIters.size()) * (r + 1) / processes;
+        std::vector<std::vector<int>> share(1);  // [0]: block iters, indexed from `first`
+        share[0].assign(blockIters.begin() + first, blockIters.begin() + last);
+        queueRound(r, first, share, true);
     }
     next();
+}
+
+// Queue round `round`: fresh processes for every arm, configured one at a time, warmed up, then
+// the given blocks (ids firstBlock.. within each sweep point) interleaved. Odd rounds take the
+// arms in reverse order, so no arm is always first after a start or always last (order balance).
+void ExperimentRunner::queueRound(int round, int firstBlock,
+                                  const std::vector<std::vector<int>>& blockIters,
+                                  bool allSweepPoints) {
+    const auto& preset = result_.preset;
+    const int n = int(preset.arms.size());
+    std::vector<int> order(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
+    tasks_.push_back({Task::StartRound, -1, -1, 0, 1, round});
+    for (int i : order) tasks_.push_back({Task::Configure, i, -1, 0, 1, round});
+    std::size_t maxSweep = 0;
+    for (const auto& a : preset.arms) maxSweep = std::max(maxSweep, a.knobs.batch_size.size());
+    if (!allSweepPoints) maxSweep = 1;
+    for (std::size_t s = 0; s < maxSweep; ++s) {
+        if (preset.run.warmup_iters > 0)
+            for (int i : order)
+                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
+                    tasks_.push_back({Task::Warmup, i, -1, preset.run.warmup_iters,
+                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round});
+        const auto& iters = blockIters.front();
+        for (std::size_t b = 0; b < iters.size(); ++b)
+            for (int i : order)
+                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
+                    tasks_.push_back({Task::Block, i,
+                                      int(s) * blocksPerPoint_ + firstBlock + int(b), iters[b],
+                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round});
+    }
+    rounds_ = std::max(rounds_, round + 1);
+}
+
+// The previous round's processes are told to quit and kept until they exit; every arm still
+// running gets fresh ones.
+void ExperimentRunner::startRound(int round) {
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        auto& st = arms_[i];
+        quitArm(int(i));
+        for (auto& w : st.workers)
+            if (w.process) retired_.push_back(std::move(w.process));
+        st.workers.clear();
+        if (result_.arms[i].status != R::kPending) continue;
+        spawnWorkers(int(i), round);
+    }
+}
+
+void ExperimentRunner::spawnWorkers(int arm, int round) {
+    auto& st = arms_[std::size_t(arm)];
+    auto& a = result_.arms[std::size_t(arm)];
+    const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
+    st.round = round;
+    st.workers.resize(std::size_t(knobs.workers));
+    setPhase(arm, ArmPhase::Starting);
+    const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
+    if (!launch.error.isEmpty()) {
+        for (auto& w : st.workers) w.exited = true;
+        failArm(arm, R::kFailed, protocol::code::kBadKnob,
+                "knob allocator: " + launch.error.toStdString());
+        return;
+    }
+    const QProcessEnvironment env =
+        withAllocator(QProcessEnvironment::systemEnvironment(), launch);
+    for (std::size_t k = 0; k < st.workers.size(); ++k) {
+        const int w = int(k);
+        auto& ws = st.workers[k];
+        R::ProcessInfo info;
+        info.replicate = round;
+        info.worker = w;
+        ws.procIndex = int(a.processes.size());
+        a.processes.push_back(info);
+        ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
+        ws.process->setEnvironment(env);
+        auto* proc = ws.process.get();
+        // Events of a retired round's process are told apart by their round.
+        connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round](const json& ev) {
+            if (arms_[std::size_t(arm)].round != round) {
+                if (ev.value("type", "") == protocol::kBye)
+                    result_.arms[std::size_t(arm)].peak_rss_bytes =
+                        std::max(result_.arms[std::size_t(arm)].peak_rss_bytes,
+                                 ev.value("peak_rss_bytes", std::int64_t{0}));
+                return;
+            }
+            onEvent(arm, w, ev);
+        });
+        connect(proc, &WorkerProcess::exited, this, [this, arm, w, round](int code, bool crashed) {
+            if (arms_[std::size_t(arm)].round != round) {
+                finishIfDone();
+                return;
+            }
+            onExited(arm, w, code, crashed);
+        });
+        connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round](const QString& why) {
+            if (arms_[std::size_t(arm)].round != round) return;
+            arms_[std::size_t(arm)].workers[std::size_t(w)].exited = true;
+            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+            if (current_ && current_->arm == arm) next();
+            finishIfDone();
+        });
+        connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+            emit logMessage(arm, QStringLiteral("stderr"), l);
+        });
+        connect(proc, &WorkerProcess::malformedLine, this,
+                [this, arm](const QString& line, const QString& why) {
+                    emit logMessage(arm, QStringLiteral("warning"),
+                                    QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
+                });
+        proc->start();
+        a.processes[std::size_t(ws.procIndex)].pid = long(proc->pid());
+        if (round == 0) a.worker_pids[k] = long(proc->pid());
+    }
+    if (round == 0) a.pid = a.worker_pids.front();
 }
 
 void ExperimentRunner::setPhase(int arm, ArmPhase p) {
@@ -213,6 +304,10 @@ void ExperimentRunner::next() {
     while (!tasks_.empty() && !stopping_) {
         Task t = tasks_.front();
         tasks_.pop_front();
+        if (t.kind == Task::StartRound) {
+            startRound(t.round);
+            continue;
+        }
         if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
         if (t.kind != Task::Configure && result_.arms[t.arm].sweep_failures.count(t.batchSize))
             continue;  // this point of the sweep failed (e.g. out of memory): go on with the next
@@ -301,14 +396,21 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     // Observers of armEvent read result(): announce the event only once it is stored there.
     const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
     try {
+        const bool firstRound = st.round == 0;
+        auto& proc = a.processes[std::size_t(ws.procIndex)];
         if (type == protocol::kHello) {
             ws.helloSeen = true;
-            if (worker == 0) a.environment = ev.value("environment", json::object());
-            a.worker_pids[worker] = ev.value("pid", a.worker_pids[worker]);
-            a.pid = a.worker_pids.front();
+            if (worker == 0 && firstRound) a.environment = ev.value("environment", json::object());
+            proc.pid = ev.value("pid", proc.pid);
+            if (firstRound) {
+                a.worker_pids[worker] = proc.pid;
+                a.pid = a.worker_pids.front();
+            }
             if (isCurrent) sendCurrent();
         } else if (type == protocol::kLoaded) {
-            if (worker == 0) {
+            proc.load_ms = ev.value("load_ms", -1.0);
+            proc.first_forward_ms = ev.value("first_forward_ms", -1.0);
+            if (worker == 0 && firstRound) {
                 a.loaded = ev;
                 a.loaded.erase("v");
                 a.loaded.erase("type");
@@ -317,8 +419,12 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             json applied = ev;
             applied.erase("v");
             applied.erase("type");
-            a.worker_applied[worker] = applied;
-            if (worker == 0) a.applied = applied;
+            if (firstRound) {
+                a.worker_applied[worker] = applied;
+                if (worker == 0) a.applied = applied;
+            } else {
+                checkApplied(arm, worker, applied);
+            }
             if (isCurrent && current_->kind == Task::Configure) {
                 taskDoneBy(arm, worker);
                 if (arm < int(arms_.size()) && !(current_ && current_->arm == arm))
@@ -327,14 +433,15 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
         } else if (type == protocol::kSamples) {
             const auto s = protocol::samplesFromJson(ev);
             if (s.phase == "warmup") {
-                // The cold curve of the first batch size, from the first worker.
-                if (worker != 0 || s.batch_size != a.batch_size) return;
+                // The cold curve of the first batch size, from the first worker of the first round.
+                if (worker != 0 || !firstRound || s.batch_size != a.batch_size) return;
                 a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
                 emit warmupAppended(arm);
             } else {
                 const int first = int(a.samples.size());
                 for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
-                    a.samples.push_back({s.block, first + int(k), s.batch_size, worker, s.latency_ns[k]});
+                    a.samples.push_back(
+                        {s.block, first + int(k), s.batch_size, worker, s.latency_ns[k], st.round});
                 st.doneIters += int(s.latency_ns.size());
                 emit samplesAppended(arm, first, int(s.latency_ns.size()));
             }
@@ -342,6 +449,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             R::MetricTick t;
             t.t_ms = elapsedMs();
             t.worker = worker;
+            t.process = st.round;
             t.rss_bytes = ev.value("rss_bytes", std::int64_t{0});
             t.peak_rss_bytes = ev.value("peak_rss_bytes", std::int64_t{0});
             t.tensor_bytes = ev.value("tensor_bytes", std::int64_t{-1});
@@ -353,6 +461,11 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             a.metrics.push_back(std::move(t));
             emit metricsAppended(arm);
         } else if (type == protocol::kBlockDone) {
+            if (ev.value("phase", std::string()) == "measure" && ev.contains("minor_faults")) {
+                proc.minor_faults += ev.value("minor_faults", std::int64_t{0});
+                proc.major_faults += ev.value("major_faults", std::int64_t{0});
+                proc.fault_iters += ev.value("iters", std::int64_t{0});
+            }
             if (isCurrent && current_->kind != Task::Configure) taskDoneBy(arm, worker);
         } else if (type == protocol::kWarning) {
             const auto msg = ev.value("message", std::string());
@@ -411,6 +524,28 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
     finishIfDone();
 }
 
+// Every replicate must have applied the same settings as the first: a knob read back differently
+// in a later process is a warning naming the field (the processes are then not replicates).
+void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
+    auto& a = result_.arms[std::size_t(arm)];
+    if (worker >= int(a.worker_applied.size())) return;
+    const json& ref = a.worker_applied[std::size_t(worker)];
+    if (!ref.is_object() || !applied.is_object()) return;
+    // Fields that name the process rather than a setting.
+    static const std::set<std::string> perProcess = {"pid", "process_threads", "parallel_info",
+                                                     "worker_index", "worker_count"};
+    for (const auto& [key, v] : applied.items()) {
+        if (perProcess.count(key) || (ref.contains(key) && ref[key] == v)) continue;
+        const std::string msg = "applied setting \"" + key + "\" differs between processes (" +
+                                (ref.contains(key) ? ref[key].dump() : std::string("absent")) +
+                                " in the first, " + v.dump() + " in replicate " +
+                                std::to_string(arms_[std::size_t(arm)].round + 1) + ")";
+        if (std::find(a.warnings.begin(), a.warnings.end(), msg) != a.warnings.end()) continue;
+        a.warnings.push_back(msg);
+        emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
+    }
+}
+
 void ExperimentRunner::stop() {
     if (!running_ || stopping_) return;
     stopping_ = true;
@@ -428,6 +563,8 @@ void ExperimentRunner::stop() {
                 w.process->requestStop();
             }
     }
+    for (auto& p : retired_)
+        if (p->isRunning()) p->requestStop();
     killTimer_.start(options_.stopGraceMs);
     finishIfDone();
 }
@@ -438,6 +575,8 @@ void ExperimentRunner::finishIfDone() {
     for (const auto& st : arms_)
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;
+    for (const auto& p : retired_)
+        if (p->isRunning()) return;
     finalize();
 }
 

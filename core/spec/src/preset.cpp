@@ -204,12 +204,14 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         if (!r.is_object()) throw SpecError(where, "run", "expected an object");
         static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
                                                       "event_timeout_ms", "seed", "min_time_ms",
-                                                      "max_time_ms", "target_ci_pct"};
+                                                      "max_time_ms", "target_ci_pct",
+                                                      "processes"};
         for (const auto& [key, v] : r.items())
             if (!runKeys.count(key))
                 throw SpecError(where, "run." + key,
                                 "unknown field (expected warmup_iters, iters, block_iters, "
-                                "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct)");
+                                "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct, "
+                                "processes)");
         p.run.warmup_iters = intField(r, "warmup_iters", p.run.warmup_iters, 0, where, "run");
         p.run.iters = intField(r, "iters", p.run.iters, 1, where, "run");
         p.run.block_iters = intField(r, "block_iters", std::min(p.run.block_iters, p.run.iters), 1,
@@ -217,6 +219,11 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         p.run.event_timeout_ms =
             intField(r, "event_timeout_ms", p.run.event_timeout_ms, 100, where, "run");
         p.run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run"));
+        p.run.processes = intField(r, "processes", p.run.processes, 1, where, "run");
+        if (p.run.processes > 64)
+            throw SpecError(where, "run.processes",
+                            "at most 64 worker processes per arm, got " +
+                                std::to_string(p.run.processes));
         p.run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run");
         p.run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run");
         if (r.contains("target_ci_pct")) {
@@ -230,6 +237,12 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
             throw SpecError(where, "run.max_time_ms",
                             "max_time_ms (" + std::to_string(p.run.max_time_ms) +
                                 ") is below min_time_ms (" + std::to_string(p.run.min_time_ms) + ")");
+        if (!r.contains("processes")) p.run.processes = std::min(p.run.processes, p.run.iters);
+        if (p.run.processes > p.run.iters)
+            throw SpecError(where, "run.processes",
+                            "processes (" + std::to_string(p.run.processes) +
+                                ") exceeds iters (" + std::to_string(p.run.iters) +
+                                "): every process needs at least one measured iteration");
         if (p.run.block_iters > p.run.iters)
             throw SpecError(where, "run.block_iters",
                             "block_iters (" + std::to_string(p.run.block_iters) +
@@ -301,6 +314,7 @@ json presetToJson(const Preset& p) {
     j["run"] = {{"warmup_iters", p.run.warmup_iters},
                 {"iters", p.run.iters},
                 {"block_iters", p.run.block_iters},
+                {"processes", p.run.processes},
                 {"event_timeout_ms", p.run.event_timeout_ms},
                 {"seed", p.run.seed}};
     if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;

@@ -1,15 +1,23 @@
 // A/B comparison: ratio of medians, seeded hierarchical bootstrap CI, Mann-Whitney p-value.
 //
-// CI method. Each resample draws block indices with replacement (the same indices for both arms
-// when they have the same number of blocks, so drift shared by interleaved blocks cancels), then
-// resamples the samples of every drawn block with replacement, pools them, and takes the ratio of
-// the two medians. With few blocks the plain percentile interval is too narrow (the bootstrap
-// spread is biased low by (k-1)/k and ignores that k block values carry only k-1 degrees of
-// freedom), which makes A/A tests fail far more often than 5 %. We therefore use Hesterberg's
-// "expanded percentile" interval: the tail probability is taken as P(Z > sqrt(k/(k-1)) * t_{k-1})
-// instead of (1 - confidence) / 2, where k is the number of independent units (blocks, or samples
-// when an arm has a single block). For k = 5 blocks and 95 % that reads the 0.10th and 99.90th
-// percentiles of the resampled ratios.
+// CI method. The design has three levels (Kalibera & Jones, "Rigorous benchmarking in reasonable
+// time", ISMM 2013): worker processes (replicates: a fresh process per arm and round, because a
+// process carries state no knob names -- measured here, glibc malloc made the same model run
+// 0.45 ms in one process and 4 ms in the next), interleaved blocks within a process, samples
+// within a block. Each resample draws process indices with replacement (the same replicate
+// indices for both arms when they have as many processes: replicate r of every arm ran in the
+// same round), then block indices within each drawn process (shared by a pair of processes with
+// as many blocks, so drift shared by interleaved blocks cancels), then samples within each
+// drawn block; pools them and takes the ratio of the two medians.
+//
+// With few units at the top level the plain percentile interval is too narrow (the bootstrap
+// spread is biased low by (k-1)/k and ignores that k values carry only k-1 degrees of freedom),
+// which makes A/A tests fail far more often than 5 %. We use Hesterberg's "expanded percentile"
+// interval: the tail probability is taken as P(Z > sqrt(k/(k-1)) * t_{k-1}) instead of
+// (1 - confidence) / 2, where k is the number of independent units (processes when every arm has
+// two or more, else blocks, else samples). For k = 5 and 95 % that reads the 0.10th and 99.90th
+// percentiles of the resampled ratios. Where that tail lies beyond what the replicates can show
+// (few processes), the interval is widened to its log-normal equivalent (bootInterval below).
 //
 // Random indices come from std::mt19937_64 with our own unbiased Lemire draw, so the same data
 // and seed give the same CI with every standard library.
@@ -19,7 +27,10 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <climits>
+#include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace pitlane::stats {
@@ -86,34 +97,175 @@ double safeRatio(double num, double den) {
     return 1;  // both zero: no difference
 }
 
-struct Arm {
-    std::vector<const std::vector<double>*> blocks;  // non-empty blocks only
+// One arm as the bootstrap sees it: processes (replicates), each a list of non-empty blocks.
+struct Proc {
+    std::vector<const std::vector<double>*> blocks;
     std::size_t total = 0;
-    std::size_t maxPooled = 0;  // largest pooled resample: k * largest block
+};
+struct Arm {
+    std::vector<Proc> procs;
+    std::size_t total = 0;
+    std::size_t blocks = 0;
+    std::size_t maxPooled = 0;  // largest pooled resample: processes * largest process
 };
 
 Arm collect(const BlockedSamples& s) {
     Arm a;
-    std::size_t largest = 0;
-    for (const auto& b : s.blocks) {
+    std::map<int, std::size_t> slot;  // replicate id -> index in procs, ascending ids
+    for (std::size_t i = 0; i < s.blocks.size(); ++i)
+        if (!s.blocks[i].empty()) slot.emplace(s.processOf(i), 0);
+    std::size_t n = 0;
+    for (auto& [id, idx] : slot) idx = n++;
+    a.procs.resize(n);
+    for (std::size_t i = 0; i < s.blocks.size(); ++i) {
+        const auto& b = s.blocks[i];
         if (b.empty()) continue;
-        a.blocks.push_back(&b);
+        Proc& p = a.procs[slot[s.processOf(i)]];
+        p.blocks.push_back(&b);
+        p.total += b.size();
         a.total += b.size();
-        largest = std::max(largest, b.size());
+        ++a.blocks;
     }
-    a.maxPooled = largest * a.blocks.size();
+    std::size_t largest = 0;
+    for (const auto& p : a.procs) largest = std::max(largest, p.total);
+    a.maxPooled = largest * a.procs.size();
     return a;
 }
 
-// One hierarchical resample of an arm into buf (cleared first), given drawn block indices.
-void resampleArm(const Arm& arm, const std::vector<std::size_t>& blockIdx, std::mt19937_64& rng,
-                 std::vector<double>& buf) {
-    buf.clear();
-    for (std::size_t bi : blockIdx) {
-        const std::vector<double>& block = *arm.blocks[bi];
-        const std::size_t m = block.size();
-        for (std::size_t j = 0; j < m; ++j) buf.push_back(block[drawIndex(rng, m)]);
+// Indices drawn with replacement: n draws from [0, n). A level of one unit draws nothing (the
+// only choice is 0), so a one-process arm consumes the generator exactly as a plain block
+// bootstrap does.
+void drawLevel(std::mt19937_64& rng, std::size_t n, std::vector<std::size_t>& out) {
+    out.resize(n);
+    if (n == 1) {
+        out[0] = 0;
+        return;
     }
+    for (auto& i : out) i = drawIndex(rng, n);
+}
+
+// One level-two draw of an arm: for each drawn process, the drawn blocks (pointers).
+using BlockDraw = std::vector<const std::vector<double>*>;
+
+// Draw processes, then blocks within each drawn process, for one arm or for a pair of arms.
+// Paired: the same process indices for both arms when they have as many processes, and within a
+// pair of processes the same block indices when those have as many blocks (interleaved blocks of
+// one round share the machine's drift).
+struct Scratch {
+    std::vector<std::size_t> procA, procB, blockA, blockB;
+};
+void drawBlocks(const Arm& a, const Arm* b, bool paired, std::mt19937_64& rng, Scratch& s,
+                BlockDraw& outA, BlockDraw& outB) {
+    outA.clear();
+    outB.clear();
+    drawLevel(rng, a.procs.size(), s.procA);
+    const bool pairProcs = b && paired && b->procs.size() == a.procs.size();
+    if (b) {
+        if (pairProcs) s.procB = s.procA;
+        else drawLevel(rng, b->procs.size(), s.procB);
+    }
+    for (std::size_t j = 0; j < s.procA.size(); ++j) {
+        const Proc& pa = a.procs[s.procA[j]];
+        drawLevel(rng, pa.blocks.size(), s.blockA);
+        for (std::size_t bi : s.blockA) outA.push_back(pa.blocks[bi]);
+        if (!pairProcs) continue;
+        const Proc& pb = b->procs[s.procB[j]];
+        if (pb.blocks.size() == pa.blocks.size()) s.blockB = s.blockA;
+        else drawLevel(rng, pb.blocks.size(), s.blockB);
+        for (std::size_t bi : s.blockB) outB.push_back(pb.blocks[bi]);
+    }
+    if (b && !pairProcs) {
+        for (std::size_t j = 0; j < s.procB.size(); ++j) {
+            const Proc& pb = b->procs[s.procB[j]];
+            drawLevel(rng, pb.blocks.size(), s.blockB);
+            for (std::size_t bi : s.blockB) outB.push_back(pb.blocks[bi]);
+        }
+    }
+}
+
+// Samples with replacement within every drawn block, pooled into buf (cleared first).
+void resampleSamples(const BlockDraw& blocks, std::mt19937_64& rng, std::vector<double>& buf) {
+    buf.clear();
+    for (const auto* block : blocks) {
+        const std::size_t m = block->size();
+        for (std::size_t j = 0; j < m; ++j) buf.push_back((*block)[drawIndex(rng, m)]);
+    }
+}
+
+// The independent units behind a CI: processes when every arm has at least two, else blocks,
+// else samples. `count` is the smallest count of that level over the arms.
+struct Units {
+    std::size_t count = 0;
+    const char* name = "samples";
+};
+Units unitsOf(const std::vector<const Arm*>& arms) {
+    std::size_t procs = SIZE_MAX, blocks = SIZE_MAX, samples = SIZE_MAX;
+    for (const Arm* a : arms) {
+        procs = std::min(procs, a->procs.size());
+        blocks = std::min(blocks, a->blocks);
+        samples = std::min(samples, a->total);
+    }
+    if (procs >= 2) return {procs, "processes"};
+    if (blocks >= 2) return {blocks, "blocks"};
+    return {samples, "samples"};
+}
+
+// Tail probability of the expanded percentile interval for k units (Hesterberg): the percentile
+// bootstrap is too narrow with few units, by sqrt((k-1)/k) in spread and by using z instead of
+// t_{k-1}; reading the percentiles at P(Z > sqrt(k/(k-1)) * t_{k-1}) corrects both.
+double expandedTail(std::size_t k, double confidence) {
+    double tail = (1 - confidence) / 2;
+    if (k >= 2 && confidence > 0 && confidence < 1) {
+        const double kk = static_cast<double>(k);
+        tail = normalSf(std::sqrt(kk / (kk - 1)) * studentTQuantile(1 - tail, kk - 1));
+    }
+    return tail;
+}
+
+// The interval from sorted bootstrap replicates of a positive statistic: the expanded percentile
+// interval, widened where needed to its normal-theory equivalent on the log scale,
+//   exp(log(point) +- sqrt(k/(k-1)) * t_{k-1} * sd(log replicates)).
+// With few units the expanded tail lies beyond what the replicates can show (3 processes: a tail
+// of 7e-8, while the replicates take at most 10 distinct process draws and their range covers
+// the true ratio only 75 % of the time), so the percentile interval alone is far too narrow; the
+// log-normal form keeps the t interval's coverage there and is no wider than the percentile one
+// when the replicates are plentiful and symmetric.
+struct Interval {
+    double low = 0, high = 0;
+    bool widened = false;
+};
+Interval bootInterval(const std::vector<double>& sorted, double point, std::size_t k,
+                      double confidence, double tail) {
+    Interval iv;
+    iv.low = percentileSorted(sorted, 100 * tail);
+    iv.high = percentileSorted(sorted, 100 * (1 - tail));
+    if (k < 2 || !(point > 0) || !std::isfinite(point) || !(confidence > 0 && confidence < 1))
+        return iv;
+    double sum = 0, sum2 = 0;
+    std::size_t n = 0;
+    for (double v : sorted) {
+        if (!(v > 0) || !std::isfinite(v)) continue;
+        const double l = std::log(v);
+        sum += l;
+        sum2 += l * l;
+        ++n;
+    }
+    if (n < 2) return iv;
+    const double mean = sum / double(n);
+    const double sd = std::sqrt(std::max(0.0, (sum2 - double(n) * mean * mean) / double(n - 1)));
+    const double kk = static_cast<double>(k);
+    const double half =
+        std::sqrt(kk / (kk - 1)) * studentTQuantile(1 - (1 - confidence) / 2, kk - 1) * sd;
+    const double lo = point * std::exp(-half), hi = point * std::exp(half);
+    if (lo < iv.low) {
+        iv.low = lo;
+        iv.widened = true;
+    }
+    if (hi > iv.high) {
+        iv.high = hi;
+        iv.widened = true;
+    }
+    return iv;
 }
 
 // Blocks larger than this are represented by this many of their quantiles in the bootstrap (not
@@ -124,6 +276,7 @@ constexpr std::size_t kMaxBootstrapBlock = 2000;
 
 BlockedSamples thinned(const BlockedSamples& s, bool* changed) {
     BlockedSamples out;
+    out.process = s.process;
     for (const auto& b : s.blocks) {
         if (b.size() <= kMaxBootstrapBlock) {
             out.blocks.push_back(b);
@@ -183,19 +336,13 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     }
     c.ratio = medA / medB;
 
-    const std::size_t kA = a.blocks.size();
-    const std::size_t kB = b.blocks.size();
-    const bool paired = options.paired && kA == kB;
-    const std::size_t kMin = std::min(kA, kB);
-    // Independent units behind the CI: blocks, or samples when an arm is a single block.
-    const std::size_t units = kMin >= 2 ? kMin : std::min(a.total, b.total);
+    const Units units = unitsOf({&a, &b});
+    c.units = units.count;
+    c.unit = units.name;
+    const bool pairedProcs = options.paired && a.procs.size() == b.procs.size();
+    const bool multiProcess = a.procs.size() > 1 || b.procs.size() > 1;
     const double confidence = std::clamp(options.confidence, 0.0, 1.0);
-    double tail = (1 - confidence) / 2;
-    if (units >= 2 && confidence > 0 && confidence < 1) {
-        const double k = static_cast<double>(units);
-        const double t = studentTQuantile(1 - tail, k - 1);
-        tail = normalSf(std::sqrt(k / (k - 1)) * t);
-    }
+    const double tail = expandedTail(units.count, confidence);
 
     const int resamples = std::max(1, options.resamples);
     std::mt19937_64 rng(options.seed);
@@ -203,21 +350,23 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     std::vector<double> bufA, bufB;
     bufA.reserve(a.maxPooled);
     bufB.reserve(b.maxPooled);
-    std::vector<std::size_t> idxA(kA), idxB(kB);
+    Scratch scratch;
+    BlockDraw drawA, drawB, ignored;
     for (int r = 0; r < resamples; ++r) {
-        for (auto& i : idxA) i = drawIndex(rng, kA);
-        if (paired) {
-            idxB = idxA;
+        if (pairedProcs) {
+            drawBlocks(a, &b, true, rng, scratch, drawA, drawB);
         } else {
-            for (auto& i : idxB) i = drawIndex(rng, kB);
+            drawBlocks(a, nullptr, false, rng, scratch, drawA, ignored);
+            drawBlocks(b, nullptr, false, rng, scratch, drawB, ignored);
         }
-        resampleArm(a, idxA, rng, bufA);
-        resampleArm(b, idxB, rng, bufB);
+        resampleSamples(drawA, rng, bufA);
+        resampleSamples(drawB, rng, bufB);
         ratios[static_cast<std::size_t>(r)] = safeRatio(medianInPlace(bufA), medianInPlace(bufB));
     }
     std::sort(ratios.begin(), ratios.end());
-    c.ci_low = percentileSorted(ratios, 100 * tail);
-    c.ci_high = percentileSorted(ratios, 100 * (1 - tail));
+    const Interval iv = bootInterval(ratios, c.ratio, units.count, confidence, tail);
+    c.ci_low = iv.low;
+    c.ci_high = iv.high;
 
     const bool faster = c.ratio > 1 && c.ci_low > 1;
     const bool slower = c.ratio < 1 && c.ci_high < 1;
@@ -225,20 +374,30 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
 
     // Method, in words.
     std::string design;
-    if (kA == 1 && kB == 1) {
+    const std::size_t kA = a.blocks, kB = b.blocks;
+    if (multiProcess) {
+        design = sformat(
+            "three-level hierarchical bootstrap, %s (%zu vs %zu worker processes, %zu vs %zu "
+            "blocks: processes drawn with replacement%s, then blocks with replacement within each "
+            "drawn process, then samples with replacement within each block)",
+            pairedProcs ? "paired by replicate" : "unpaired", a.procs.size(), b.procs.size(), kA,
+            kB, pairedProcs ? " (the same replicate indices for both arms)" : " independently per arm");
+    } else if (kA == 1 && kB == 1) {
         design =
             "plain iid bootstrap (one block per arm, so samples are treated as independent; "
             "autocorrelated samples make this CI too narrow)";
-    } else if (paired) {
+    } else if (pairedProcs && kA == kB) {
         design = sformat(
-            "hierarchical bootstrap paired by block (%zu blocks per arm: the same block indices "
-            "are drawn with replacement for both arms, then samples with replacement within each "
-            "block)",
+            "hierarchical bootstrap paired by block (one process per arm, %zu blocks per arm: the "
+            "same block indices are drawn with replacement for both arms, then samples with "
+            "replacement within each block; the process level is not seen: run.processes > 1 "
+            "lets the CI see it)",
             kA);
     } else {
         design = sformat(
-            "hierarchical bootstrap, unpaired (%zu vs %zu blocks: block indices drawn with "
-            "replacement independently per arm, then samples with replacement within each block)",
+            "hierarchical bootstrap, unpaired (one process per arm, %zu vs %zu blocks: block "
+            "indices drawn with replacement independently per arm, then samples with replacement "
+            "within each block)",
             kA, kB);
     }
     const std::string level = confidenceLabel(confidence);
@@ -248,11 +407,13 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
                                   : sformat("percentiles %.3g and %.5g of the resampled ratios",
                                             100 * tail, 100 * (1 - tail));
     std::string interval = which;
-    if (units >= 2) {
+    if (units.count >= 2) {
         interval = sformat(
-            "expanded percentile interval for %zu independent %s (Student t, %zu "
-            "df): %s",
-            units, kMin >= 2 ? "blocks" : "samples", units - 1, which.c_str());
+            "expanded percentile interval for %zu independent %s (Student t, %zu df): %s, "
+            "widened to exp(log ratio +- sqrt(k/(k-1)) t sd(log resampled ratio)) where that is "
+            "wider%s",
+            units.count, units.name, units.count - 1, which.c_str(),
+            iv.widened ? " (it was here)" : " (it was not here)");
     }
     c.method = sformat(
         "ratio of pooled medians (baseline / arm); %s CI: %s, %d resamples, seed %llu; %s. "
@@ -295,28 +456,25 @@ MedianCi medianCi(const BlockedSamples& samples, const CompareOptions& options) 
     if (arm.total == 0) return ci;
     std::vector<double> pooled = samples.pooled();
     ci.median = medianInPlace(pooled);
-    const std::size_t k = arm.blocks.size();
-    const std::size_t units = k >= 2 ? k : arm.total;
+    const Units units = unitsOf({&arm});
     const double confidence = std::clamp(options.confidence, 0.0, 1.0);
-    double tail = (1 - confidence) / 2;
-    if (units >= 2 && confidence > 0 && confidence < 1) {  // the same expanded interval as compare
-        const double kk = static_cast<double>(units);
-        tail = normalSf(std::sqrt(kk / (kk - 1)) * studentTQuantile(1 - tail, kk - 1));
-    }
+    const double tail = expandedTail(units.count, confidence);  // the same interval as compare
     const int resamples = std::max(1, options.resamples);
     std::mt19937_64 rng(options.seed);
     std::vector<double> medians(static_cast<std::size_t>(resamples));
     std::vector<double> buf;
     buf.reserve(arm.maxPooled);
-    std::vector<std::size_t> idx(k);
+    Scratch scratch;
+    BlockDraw draw, ignored;
     for (int r = 0; r < resamples; ++r) {
-        for (auto& i : idx) i = drawIndex(rng, k);
-        resampleArm(arm, idx, rng, buf);
+        drawBlocks(arm, nullptr, false, rng, scratch, draw, ignored);
+        resampleSamples(draw, rng, buf);
         medians[static_cast<std::size_t>(r)] = medianInPlace(buf);
     }
     std::sort(medians.begin(), medians.end());
-    ci.low = percentileSorted(medians, 100 * tail);
-    ci.high = percentileSorted(medians, 100 * (1 - tail));
+    const Interval iv = bootInterval(medians, ci.median, units.count, confidence, tail);
+    ci.low = iv.low;
+    ci.high = iv.high;
     if (ci.median > 0)
         ci.half_width_pct = 100 * std::max(ci.median - ci.low, ci.high - ci.median) / ci.median;
     return ci;

@@ -144,6 +144,75 @@ std::vector<double> BlockedSamples::pooled() const {
     return out;
 }
 
+std::size_t BlockedSamples::processCount() const {
+    std::vector<int> seen;
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+        if (!blocks[i].empty()) seen.push_back(processOf(i));
+    std::sort(seen.begin(), seen.end());
+    return static_cast<std::size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+}
+
+VarianceShares varianceShares(const BlockedSamples& samples) {
+    VarianceShares v;
+    // Per process: its blocks' (n, sum of logs); per block: n, sum of logs, sum of squared logs.
+    struct Acc {
+        double n = 0, sum = 0;
+    };
+    std::vector<std::pair<int, std::size_t>> order;  // (process, block index)
+    double grandN = 0, grandSum = 0;
+    std::vector<Acc> blockAcc(samples.blocks.size());
+    std::vector<double> ssWithinBlock(samples.blocks.size(), 0);
+    for (std::size_t i = 0; i < samples.blocks.size(); ++i) {
+        const auto& b = samples.blocks[i];
+        if (b.empty()) continue;
+        Acc& acc = blockAcc[i];
+        for (double x : b) {
+            if (!(x > 0)) continue;
+            acc.n += 1;
+            acc.sum += std::log(x);
+        }
+        if (acc.n == 0) continue;
+        const double mean = acc.sum / acc.n;
+        for (double x : b)
+            if (x > 0) ssWithinBlock[i] += (std::log(x) - mean) * (std::log(x) - mean);
+        order.emplace_back(samples.processOf(i), i);
+        grandN += acc.n;
+        grandSum += acc.sum;
+    }
+    if (grandN < 2) return v;
+    const double grandMean = grandSum / grandN;
+    std::sort(order.begin(), order.end());
+    double ssProc = 0, ssBlock = 0, ssWithin = 0;
+    for (std::size_t s = 0; s < order.size();) {
+        std::size_t e = s;
+        Acc proc;
+        while (e < order.size() && order[e].first == order[s].first) {
+            proc.n += blockAcc[order[e].second].n;
+            proc.sum += blockAcc[order[e].second].sum;
+            ++e;
+        }
+        const double procMean = proc.sum / proc.n;
+        ssProc += proc.n * (procMean - grandMean) * (procMean - grandMean);
+        for (std::size_t i = s; i < e; ++i) {
+            const Acc& b = blockAcc[order[i].second];
+            const double bMean = b.sum / b.n;
+            ssBlock += b.n * (bMean - procMean) * (bMean - procMean);
+            ssWithin += ssWithinBlock[order[i].second];
+        }
+        ++v.processes;
+        v.blocks += e - s;
+        s = e;
+    }
+    v.n = static_cast<std::size_t>(grandN);
+    const double total = ssProc + ssBlock + ssWithin;
+    if (!(total > 0)) return v;
+    v.computed = true;
+    v.between_processes = ssProc / total;
+    v.between_blocks = ssBlock / total;
+    v.within_blocks = ssWithin / total;
+    return v;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Distribution helpers
 

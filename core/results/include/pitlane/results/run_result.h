@@ -33,11 +33,33 @@ struct Sample {
     int batch_size = 1;
     int worker = 0;  // which of the arm's concurrent workers measured it
     std::int64_t latency_ns = 0;
+    int process = 0;  // replicate (round) whose fresh worker process measured it
+};
+
+// One worker process of an arm: replicate r (the round) x worker k (the `workers` knob).
+struct ProcessInfo {
+    int replicate = 0;
+    int worker = 0;
+    long pid = 0;
+    double load_ms = -1, first_forward_ms = -1;  // its own cold costs (-1: not reported)
+    // Page faults across the timed loops of its measured blocks (block_done), and the
+    // iterations they cover.
+    std::int64_t minor_faults = 0, major_faults = 0, fault_iters = 0;
+    double minorFaultsPerIter() const { return fault_iters > 0 ? double(minor_faults) / double(fault_iters) : -1; }
+    double majorFaultsPerIter() const { return fault_iters > 0 ? double(major_faults) / double(fault_iters) : -1; }
+};
+
+// A process's measured figures at the arm's first batch size.
+struct ProcessSummary {
+    ProcessInfo info;
+    std::size_t n = 0;
+    double median_ns = 0;
 };
 
 struct MetricTick {
     double t_ms = 0;  // since the orchestrator started the run
     int worker = 0;
+    int process = 0;  // replicate
     std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
     std::int64_t tensor_bytes = -1, tensor_peak_bytes = -1;  // -1: not reported
     double cpu_s = 0;
@@ -65,6 +87,7 @@ struct ArmResult {
     int workers = 1;                                // concurrent worker processes
     std::vector<json> worker_applied;               // applied event of each worker
     std::vector<long> worker_pids;
+    std::vector<ProcessInfo> processes;             // every worker process, in start order
 
     // Samples of one batch size (and one worker, or all when worker < 0).
     std::vector<double> latencies(int batchSize, int worker = -1) const;
@@ -95,6 +118,19 @@ struct RunResult {
 };
 
 stats::Summary summarize(const ArmResult& arm);
+// Per worker process: its median and n at the arm's first batch size (processes list order).
+std::vector<ProcessSummary> processSummaries(const ArmResult& arm);
+// Page faults per measured iteration over every process of the arm (-1: not reported).
+double minorFaultsPerIter(const ArmResult& arm);
+double majorFaultsPerIter(const ArmResult& arm);
+// How the arm's variance splits between processes, blocks and samples (first batch size).
+stats::VarianceShares varianceShares(const ArmResult& arm);
+// Warnings about the process level of one arm: processes that disagree (naming the likely cause
+// when the page faults point at it, and what to do) and page faults every iteration.
+std::vector<std::string> processWarnings(const ArmResult& arm);
+// Thresholds of those warnings.
+inline constexpr double kProcessSpreadWarn = 1.25;    // slowest / fastest process median
+inline constexpr double kFaultsPerIterWarn = 8.0;     // minor page faults per iteration
 // When warmup really ended (stats::detectSteadyState on the warmup against the measured median).
 stats::SteadyState steadyState(const ArmResult& arm);
 // Sum over concurrent workers of each worker's throughput (items/s) at the arm's first size.
@@ -108,7 +144,7 @@ json toResultsJson(const RunResult& run);
 // Re-import a results JSON (schema 1). Throws std::runtime_error naming the field on bad input.
 RunResult fromResultsJson(const json& j);
 
-// CSV: arm,block,iteration,batch_size,latency_ns (one row per measured sample).
+// CSV: arm,block,iteration,batch_size,latency_ns,process (one row per measured sample).
 std::string samplesCsv(const RunResult& run);
 // The comparison table printed by pitlane-cli.
 std::string comparisonTable(const RunResult& run);

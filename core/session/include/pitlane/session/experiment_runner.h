@@ -1,7 +1,10 @@
 #pragma once
-// Runs an experiment: one worker process per arm, configured one at a time (so cold costs are
-// not measured under contention), then measured in interleaved blocks A B A B ... so drift hits
-// every arm. Shared by pitlane-cli and the window. QtCore only.
+// Runs an experiment in rounds of fresh worker processes (run.processes replicates per arm, in
+// order-balanced rounds A1 B1, B2 A2, ...). In each round every arm gets a new process (K for the
+// `workers` knob), configured one at a time (so cold costs are not measured under contention),
+// warmed up, then measured in interleaved blocks A B A B ... so drift hits every arm; the
+// measured blocks are shared out among the rounds. Shared by pitlane-cli and the window.
+// QtCore only.
 #include "pitlane/results/run_result.h"
 #include "pitlane/spec/preset.h"
 
@@ -59,14 +62,16 @@ signals:
 
 private:
     struct Task {
-        enum Kind { Configure, Warmup, Block } kind;
-        int arm;
+        enum Kind { StartRound, Configure, Warmup, Block } kind;
+        int arm;  // -1 for StartRound (every arm)
         int block = -1;
         int iters = 0;
         int batchSize = 1;
+        int round = 0;
     };
     struct WorkerState {
         std::unique_ptr<WorkerProcess> process;
+        int procIndex = -1;  // in result().arms[arm].processes
         bool helloSeen = false;
         bool quitting = false;
         bool exited = false;
@@ -74,13 +79,19 @@ private:
         bool taskDone = false;  // ... and it finished it
     };
     struct ArmState {
-        std::vector<WorkerState> workers;  // `workers` knob: K concurrent processes
+        std::vector<WorkerState> workers;  // this round's: `workers` knob, K concurrent processes
+        int round = -1;                    // the replicate its current workers belong to
         ArmPhase phase = ArmPhase::Pending;
         int doneIters = 0, totalIters = 0;
     };
 
     void onEvent(int arm, int worker, const nlohmann::json& ev);
     void onExited(int arm, int worker, int code, bool crashed);
+    void startRound(int round);
+    void spawnWorkers(int arm, int round);
+    void queueRound(int round, int firstBlock, const std::vector<std::vector<int>>& blockIters,
+                    bool allSweepPoints);
+    void checkApplied(int arm, int worker, const nlohmann::json& applied);
     void taskDoneBy(int arm, int worker);
     void quitArm(int arm);
     void setPhase(int arm, ArmPhase p);
@@ -106,6 +117,10 @@ private:
     QElapsedTimer clock_;
     int timeoutMs_ = 60000;
     int nextBlock_ = 0;                 // index of the next adaptive round's blocks
+    int rounds_ = 0;                    // replicate rounds queued so far
+    int blocksPerPoint_ = 0;            // blocks per arm and sweep point (fixed part)
+    // Processes of finished rounds, told to quit: kept until they exit.
+    std::vector<std::unique_ptr<WorkerProcess>> retired_;
     QElapsedTimer measureClock_;        // since the first measured block was sent
 };
 

@@ -53,6 +53,10 @@ struct Knobs {
     std::optional<bool> profiling_executor;  // TorchScript profiling executor on/off
     std::optional<bool> fuser;               // NNC fuser on/off
     bool cuda_graph = false;                 // capture the forward once, replay it (CUDA only)
+    // Heap allocator of the worker process: "system" (glibc malloc), "jemalloc", "tcmalloc".
+    // Applied by the orchestrator (LD_PRELOAD when it starts the worker, session/allocator.h);
+    // the worker reads back from /proc/self/maps what is really mapped.
+    std::string allocator = "system";
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };
@@ -61,6 +65,12 @@ struct RunSettings {
     int warmup_iters = 5;
     int iters = 50;        // measured iterations per arm
     int block_iters = 10;  // interleaving block size
+    // Fresh worker processes per arm (replicates), run in order-balanced rounds (A1 B1, B2 A2,
+    // ...), each with its own warmup; the measured blocks are shared out among them. A process
+    // carries state no knob names (allocator thresholds, address-space layout), so the CI must
+    // see the process level (DESIGN.md "Measurement"; pyperf's worker processes, JMH's forks).
+    static constexpr int kDefaultProcesses = 3;
+    int processes = kDefaultProcesses;
     int event_timeout_ms = 60000;  // a worker silent this long is declared hung ("timeout")
     // Adaptive / timed stopping (DESIGN.md "Stopping"): after `iters`, keep adding rounds of
     // blocks until every arm's median CI half-width is within target_ci_pct and min_time_ms has

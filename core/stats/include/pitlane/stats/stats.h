@@ -26,11 +26,32 @@ struct Summary {
 // latencies in nanoseconds; batch_size = items per iteration.
 Summary summarize(const std::vector<double>& latencies_ns, int batch_size = 1);
 
-// Samples of one arm grouped by interleaving block (A B A B ...), in block order.
+// Samples of one arm grouped by interleaving block (A B A B ...), in block order, and the blocks
+// grouped by the worker process (replicate) that measured them: `process[i]` is the replicate of
+// `blocks[i]`. Empty `process`: every block came from one process.
 struct BlockedSamples {
     std::vector<std::vector<double>> blocks;
+    std::vector<int> process;
     std::vector<double> pooled() const;
+    int processOf(std::size_t block) const { return block < process.size() ? process[block] : 0; }
+    // Distinct replicates that measured at least one sample.
+    std::size_t processCount() const;
 };
+
+// How the variance of one arm's latencies splits over the levels of the design (Kalibera & Jones
+// 2013): a nested ANOVA decomposition of the total sum of squares of log latency into between
+// processes, between blocks of one process, and within blocks. The shares add up to 1. Log scale
+// so that a ratio means the same at every latency; shares of squares, not variance-component
+// estimates (each level's share also carries the sampling noise of the level below).
+struct VarianceShares {
+    bool computed = false;  // false: fewer than 2 samples or no spread at all
+    double between_processes = 0, between_blocks = 0, within_blocks = 0;
+    std::size_t processes = 0, blocks = 0, n = 0;
+    static constexpr const char* kEstimator =
+        "nested ANOVA sums of squares of log latency (process / block within process / sample "
+        "within block), as shares of the total";
+};
+VarianceShares varianceShares(const BlockedSamples& samples);
 
 struct MannWhitney {
     double u = 0;  // U statistic of the first sample
@@ -61,10 +82,13 @@ struct Comparison {
     bool significant = false;  // CI excludes 1 and p < alpha
     std::string method;        // how the CI was computed, in words
     std::string verdict;       // "B is 1.42x faster (95% CI 1.38-1.46)" / "no significant ..."
+    std::size_t units = 0;     // independent units behind the CI (processes, blocks or samples)
+    std::string unit;          // "processes", "blocks" or "samples"
 };
 
-// Ratio of medians with a seeded hierarchical (block, then sample) bootstrap CI paired by block,
-// plus the Mann-Whitney U p-value on the pooled samples.
+// Ratio of medians with a seeded hierarchical bootstrap CI (process, then block within the
+// process, then sample within the block; paired by replicate and by block where the arms have the
+// same counts), plus the Mann-Whitney U p-value on the pooled samples. See compare.cpp.
 Comparison compare(const std::string& baselineName, const BlockedSamples& baseline,
                    const std::string& armName, const BlockedSamples& arm,
                    const CompareOptions& options = {});
