@@ -3,12 +3,16 @@
 #include "gui_test_support.h"
 
 #include "command_line.h"
+#include "pitlane/spec/preset.h"
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
 #include "pitlane/widgets/knob_form.h"
 #include "pitlane/widgets/setup_panel.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QStandardItemModel>
 
 using namespace pitlane;
 using json = nlohmann::json;
@@ -99,6 +103,42 @@ private slots:
                            {{"shape", {16}}, {"dtype", "int64"}}}));
         QCOMPARE(widgets::inputText(in), QStringLiteral("3x224x224 float32; 16 int64"));
         QVERIFY(widgets::parseInputText(QStringLiteral("  ")).is_null());
+    }
+
+    void knobFormAllocatorRoundTripsAndDisablesMissingLibraries() {
+        {
+            widgets::KnobForm form;
+            auto* combo = form.findChild<QComboBox*>(QStringLiteral("allocator"));
+            QVERIFY(combo);
+            QCOMPARE(combo->count(), 3);
+            // The default stays out of the knobs JSON; a named or changed value is written.
+            form.setKnobs(json::object());
+            QCOMPARE(combo->currentData().toString(), QStringLiteral("system"));
+            QVERIFY(!form.knobsJson().contains("allocator"));
+            form.setKnobs({{"allocator", "jemalloc"}});
+            QCOMPARE(combo->currentData().toString(), QStringLiteral("jemalloc"));
+            QCOMPARE(form.knobsJson()["allocator"], json("jemalloc"));
+            QSignalSpy changed(&form, &widgets::KnobForm::changed);
+            combo->setCurrentIndex(combo->findData(QStringLiteral("tcmalloc")));
+            QCOMPARE(changed.count(), 1);
+            QCOMPARE(form.knobsJson()["allocator"], json("tcmalloc"));
+            // What the form writes is a valid preset knob.
+            QCOMPARE(spec::parseKnobs(form.knobsJson(), "<test>", "knobs").allocator,
+                     std::string("tcmalloc"));
+        }
+        // A library that is not there: its entry is disabled and says what to install.
+        qputenv("PITLANE_JEMALLOC", "/nonexistent/libjemalloc.so.2");
+        widgets::KnobForm form;
+        qunsetenv("PITLANE_JEMALLOC");
+        auto* combo = form.findChild<QComboBox*>(QStringLiteral("allocator"));
+        QVERIFY(combo);
+        auto* items = qobject_cast<QStandardItemModel*>(combo->model());
+        QVERIFY(items);
+        const int je = combo->findData(QStringLiteral("jemalloc"));
+        QVERIFY(!items->item(je)->isEnabled());
+        QVERIFY2(items->item(je)->toolTip().contains(QLatin1String("libjemalloc2")),
+                 qPrintable(items->item(je)->toolTip()));
+        QVERIFY(items->item(combo->findData(QStringLiteral("system")))->isEnabled());
     }
 
     void commandLine() {

@@ -69,6 +69,7 @@ std::map<std::string, ConfiguredWorker> configureAll(const std::vector<WorkerReq
     for (const auto& r : requests) {
         auto& cw = out[r.label];
         cw.driver = std::make_unique<WorkerDriver>();
+        if (!r.env.isEmpty()) cw.driver->process().setEnvironment(r.env);
         cw.driver->process().start();
     }
     // Configure each worker as soon as it has said hello; done when every one has answered.

@@ -7,6 +7,8 @@
 #include "pitlane/results/run_result.h"
 #include "pitlane/spec/preset.h"
 
+#include <QProcessEnvironment>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +28,8 @@ struct WorkerRequest {
     std::string model;
     json knobs;
     json input = nullptr;  // null: the model's sidecar input
+    // The worker's environment (e.g. session::withAllocator(...)); empty: this process's.
+    QProcessEnvironment env = {};
 };
 
 // A worker after its configure: `reply` is the applied event or the error event (null when

@@ -181,6 +181,29 @@ TEST_F(PresetTest, UnknownKnobListsTheKnownOnes) {
     expectError(j, "arms[1].knobs.threads", "intra_op_threads");
 }
 
+TEST_F(PresetTest, AllocatorKnobNamesTheFieldAndTheAcceptedValues) {
+    auto j = twoArms();
+    j["arms"][1]["knobs"]["allocator"] = "mimalloc";
+    expectError(j, "arms[1].knobs.allocator", "unknown value \"mimalloc\"");
+    expectError(j, "arms[1].knobs.allocator", "system, jemalloc, tcmalloc");
+    j["arms"][1]["knobs"]["allocator"] = true;
+    expectError(j, "arms[1].knobs.allocator", "expected a string");
+
+    auto ok = twoArms();
+    ok["arms"][0]["knobs"]["allocator"] = "jemalloc";
+    ok["arms"][1]["knobs"]["allocator"] = "tcmalloc";
+    const Preset p = parsePreset(ok, presetFile, modelDir);
+    EXPECT_EQ(p.arms[0].knobs.allocator, "jemalloc");
+    EXPECT_EQ(p.arms[1].knobs.allocator, "tcmalloc");
+    EXPECT_EQ(pitlane::spec::Knobs{}.allocator, "system");
+    // Round trip through what the orchestrator sends to the worker.
+    const auto again = pitlane::spec::parseKnobs(pitlane::spec::knobsToJson(p.arms[1].knobs),
+                                                 "<configure>", "knobs");
+    EXPECT_EQ(again.allocator, "tcmalloc");
+    EXPECT_EQ(pitlane::spec::knobsToJson(pitlane::spec::Knobs{}).value("allocator", ""),
+              "system");
+}
+
 TEST_F(PresetTest, JitFreezeNeedsEvalMode) {
     for (const char* jit : {"freeze", "freeze_optimize"}) {
         auto j = twoArms();
@@ -256,7 +279,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadKnob{"host_sync_each_iter", "no", "host_sync_each_iter", "expected true or false"},
         BadKnob{"input_on_host", 0, "input_on_host", "expected true or false"},
         BadKnob{"profiling_executor", "on", "profiling_executor", "expected true or false"},
-        BadKnob{"fuser", 1, "fuser", "expected true or false"}));
+        BadKnob{"fuser", 1, "fuser", "expected true or false"},
+        BadKnob{"allocator", "glibc", "allocator",
+                "unknown value \"glibc\" (expected one of system, jemalloc, tcmalloc)"}));
 
 TEST_F(PresetTest, EveryGoodKnobValueIsAccepted) {
     auto j = twoArms();
@@ -278,9 +303,11 @@ TEST_F(PresetTest, EveryGoodKnobValueIsAccepted) {
                              {"host_sync_each_iter", true},
                              {"input_on_host", true},
                              {"profiling_executor", false},
-                             {"fuser", false}};
+                             {"fuser", false},
+                             {"allocator", "jemalloc"}};
     const auto p = parsePreset(j, presetFile, modelDir);
     const auto& k = p.arms[1].knobs;
+    EXPECT_EQ(k.allocator, "jemalloc");
     EXPECT_EQ(k.device, "cuda:1");
     EXPECT_EQ(k.batch_size, (std::vector<int>{1, 8}));
     EXPECT_TRUE(k.batchSweep());

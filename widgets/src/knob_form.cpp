@@ -1,5 +1,6 @@
 #include "pitlane/widgets/knob_form.h"
 
+#include "pitlane/session/allocator.h"
 #include "pitlane/spec/preset.h"
 
 #include <QCheckBox>
@@ -77,6 +78,13 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     memoryFormat_ = choice({QStringLiteral("contiguous"), QStringLiteral("channels_last")},
                            tr("Memory layout of 4-D inputs (and the model)"));
     form_->addRow(tr("Memory format"), memoryFormat_);
+    allocator_ =
+        choice({QStringLiteral("system"), QStringLiteral("jemalloc"), QStringLiteral("tcmalloc")},
+               tr("Heap allocator of the worker process: glibc malloc (system), or "
+                  "jemalloc / tcmalloc preloaded (LD_PRELOAD) when the worker starts"));
+    allocator_->setObjectName(QStringLiteral("allocator"));
+    form_->addRow(tr("Allocator"), allocator_);
+    updateAllocators();
 
     addSection(tr("Batch and threads"));
     batch_ = new QLineEdit(this);
@@ -193,6 +201,22 @@ QComboBox* KnobForm::optionalBool(const QString& tip) {
     return c;
 }
 
+void KnobForm::updateAllocators() {
+    auto* items = qobject_cast<QStandardItemModel*>(allocator_->model());
+    if (!items) return;
+    for (int i = 0; i < allocator_->count(); ++i) {
+        const QString name = allocator_->itemData(i).toString();
+        const auto launch = session::allocatorLaunch(name.toStdString());
+        items->item(i)->setEnabled(launch.error.isEmpty());
+        if (!launch.error.isEmpty())
+            items->item(i)->setToolTip(tr("Disabled: %1").arg(launch.error));
+        else if (!launch.preload.isEmpty())
+            items->item(i)->setToolTip(tr("Worker started with LD_PRELOAD=%1").arg(launch.preload));
+        else
+            items->item(i)->setToolTip(tr("glibc malloc, as the worker starts without preloads"));
+    }
+}
+
 QString KnobForm::armName() const {
     return name_->text().trimmed();
 }
@@ -236,6 +260,7 @@ void KnobForm::setKnobs(const json& knobs) {
     selectValue(jit_, QString::fromStdString(k.jit));
     selectValue(precision_, QString::fromStdString(k.precision));
     selectValue(memoryFormat_, QString::fromStdString(k.memory_format));
+    selectValue(allocator_, QString::fromStdString(k.allocator));
     batch_->setText(intListText(k.batch_size));
     intra_->setValue(k.intra_op_threads.value_or(0));
     inter_->setValue(k.inter_op_threads);
@@ -276,6 +301,7 @@ json KnobForm::knobsJson() const {
     putOptional(j, "cudnn_deterministic", cudnnDeterministic_);
     putOptional(j, "allow_tf32", allowTf32_);
     j["memory_format"] = memoryFormat_->currentData().toString().toStdString();
+    j["allocator"] = allocator_->currentData().toString().toStdString();
     j["workers"] = workers_->value();
     j["host_sync_each_iter"] = hostSync_->isChecked();
     j["input_on_host"] = inputOnHost_->isChecked();

@@ -36,6 +36,36 @@ bool Engine::configure(const json& cmd) {
     const auto seed = arm.value("seed", std::uint64_t{0});
     auto& k = d.knobs;
 
+    // 0. Allocator: chosen when the process started (LD_PRELOAD), so only checked here. Never
+    // measure a different allocator than the arm asked for.
+    const json allocator = mappedAllocator();
+    if (allocator["name"] != k.allocator) {
+        const std::string mappedName = allocator["name"];
+        const std::string path = allocator["path"];
+        const char* preload = std::getenv("LD_PRELOAD");
+        std::string msg =
+            "allocator \"" + k.allocator + "\" requested, but malloc in this worker comes from " +
+            (path.empty() ? std::string("an unknown library") : path) + " (" + mappedName + "): ";
+        if (k.allocator == "system")
+            msg += "another allocator was preloaded from outside (LD_PRELOAD=" +
+                   std::string(preload ? preload : "") +
+                   "); unset LD_PRELOAD or set the allocator knob to what you preload";
+        else
+            msg += "the worker must be started with " +
+                   std::string(k.allocator == "jemalloc" ? "libjemalloc.so.2"
+                                                         : "libtcmalloc_minimal.so.4") +
+                   " preloaded (LD_PRELOAD); pitlane does that when it starts the worker for "
+                   "this knob";
+        d.sink.error(code::kBadKnob, msg,
+                     {{"knob", "allocator"},
+                      {"field", "knobs.allocator"},
+                      {"requested", k.allocator},
+                      {"mapped", mappedName},
+                      {"path", path},
+                      {"ld_preload", preload ? preload : ""}});
+        return false;
+    }
+
     // 1. Device.
     if (k.device != "cpu") {
         const int index = std::stoi(k.device.substr(5));
@@ -333,6 +363,11 @@ bool Engine::configure(const json& cmd) {
     const auto blas = mappedBlas();
     a["blas"] = blas["name"];
     a["blas_path"] = blas["path"];
+    a["allocator"] = allocator["name"];
+    a["allocator_path"] = allocator["path"];
+    a["allocator_conf"] = allocator["conf"];
+    a["allocator_options"] = allocator["options"];
+    a["allocator_mapped"] = allocator["mapped"];
     a["cudnn"] = {{"enabled", ctx.userEnabledCuDNN()},
                   {"benchmark", ctx.benchmarkCuDNN()},
                   {"deterministic", ctx.deterministicCuDNN()},

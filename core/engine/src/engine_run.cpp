@@ -57,6 +57,8 @@ bool Engine::runBlock(const json& cmd) {
         return d.sink.emit(ev);
     };
 
+    // Page faults of the block: read once before and once after the timed loop, never inside it.
+    const PageFaults faults0 = readPageFaults();
     const auto blockStart = Clock::now();
     auto lastFlush = blockStart;
     std::size_t variant = 0;
@@ -103,6 +105,7 @@ bool Engine::runBlock(const json& cmd) {
                      {{"batch_size", bs}});
         return false;
     }
+    const PageFaults faults1 = readPageFaults();
     if (!flush()) return false;
     auto done = protocol::makeEvent(protocol::kBlockDone);
     done["block"] = block;
@@ -110,6 +113,13 @@ bool Engine::runBlock(const json& cmd) {
     done["iters"] = lat.size();
     done["batch_size"] = bs;
     done["wall_ms"] = msSince(blockStart);
+    // The whole process (every thread) during the block; per iteration = block / iters.
+    const auto minor = faults1.minor - faults0.minor, major = faults1.major - faults0.major;
+    done["minor_faults"] = minor;
+    done["major_faults"] = major;
+    const double n = lat.empty() ? 1.0 : double(lat.size());
+    done["minor_faults_per_iter"] = lat.empty() ? 0.0 : double(minor) / n;
+    done["major_faults_per_iter"] = lat.empty() ? 0.0 : double(major) / n;
     if (stopRequested()) done["stopped"] = true;
     return d.sink.emit(done);
 }

@@ -88,6 +88,8 @@ void MetricsSampler::loop() {
         e["cpu_sys_s"] = cpu.sys_s;
         e["ctx_voluntary"] = cpu.voluntary_ctx;
         e["ctx_involuntary"] = cpu.involuntary_ctx;
+        e["minor_faults"] = cpu.minor_faults;  // cumulative, the whole process
+        e["major_faults"] = cpu.major_faults;
         e["migrations"] = readMigrations();
         auto& tc = tensorCounters();
         if (tc.installed.load()) {

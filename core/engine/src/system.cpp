@@ -1,11 +1,16 @@
 #include "pitlane/engine/system.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
 
 #include <algorithm>
 #include <csignal>
@@ -138,7 +143,15 @@ ProcCpu readCpu() {
     c.sys_s = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     c.voluntary_ctx = ru.ru_nvcsw;
     c.involuntary_ctx = ru.ru_nivcsw;
+    c.minor_faults = ru.ru_minflt;
+    c.major_faults = ru.ru_majflt;
     return c;
+}
+
+PageFaults readPageFaults() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return {ru.ru_minflt, ru.ru_majflt};
 }
 
 std::vector<CoreTimes> readCoreTimes() {
@@ -208,6 +221,137 @@ json mappedBlas() {
         }
     }
     return {{"name", name}, {"path", chosen}, {"mapped", std::vector<std::string>(paths.begin(), paths.end())}};
+}
+
+namespace {
+
+std::string allocatorKind(const std::string& path) {
+    const auto file = path.substr(path.rfind('/') + 1);
+    if (file.find("jemalloc") != std::string::npos) return "jemalloc";
+    if (file.find("tcmalloc") != std::string::npos) return "tcmalloc";
+    if (file.find("mimalloc") != std::string::npos) return "mimalloc";
+    if (file.rfind("libc.so", 0) == 0 || file.rfind("libc-", 0) == 0) return "system";
+    return "";
+}
+
+std::string canonical(const std::string& path) {
+    char buf[PATH_MAX];
+    return realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+json jemallocOptions() {
+    using Mallctl = int (*)(const char*, void*, std::size_t*, void*, std::size_t);
+    auto mallctl = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"));
+    json o = json::object();
+    if (!mallctl) return o;
+    auto str = [&](const char* name) {
+        const char* v = nullptr;
+        std::size_t n = sizeof(v);
+        if (mallctl(name, &v, &n, nullptr, 0) == 0 && v) o[name] = v;
+    };
+    auto ssize = [&](const char* name) {
+        ssize_t v = 0;
+        std::size_t n = sizeof(v);
+        if (mallctl(name, &v, &n, nullptr, 0) == 0) o[name] = static_cast<std::int64_t>(v);
+    };
+    auto size = [&](const char* name) {
+        std::size_t v = 0, n = sizeof(v);
+        if (mallctl(name, &v, &n, nullptr, 0) == 0) o[name] = static_cast<std::uint64_t>(v);
+    };
+    auto boolean = [&](const char* name) {
+        bool v = false;
+        std::size_t n = sizeof(v);
+        if (mallctl(name, &v, &n, nullptr, 0) == 0) o[name] = v;
+    };
+    auto uns = [&](const char* name) {
+        unsigned v = 0;
+        std::size_t n = sizeof(v);
+        if (mallctl(name, &v, &n, nullptr, 0) == 0) o[name] = v;
+    };
+    str("version");
+    ssize("opt.dirty_decay_ms");
+    ssize("opt.muzzy_decay_ms");
+    boolean("opt.background_thread");
+    boolean("background_thread");  // running now
+    size("opt.oversize_threshold");
+    str("opt.metadata_thp");
+    str("opt.thp");
+    uns("opt.narenas");
+    return o;
+}
+
+json tcmallocOptions() {
+    json o = json::object();
+    using Version = const char* (*)(int*, int*, const char**);
+    if (auto v = reinterpret_cast<Version>(dlsym(RTLD_DEFAULT, "tc_version"))) {
+        int major = 0, minor = 0;
+        const char* patch = nullptr;
+        if (const char* s = v(&major, &minor, &patch)) o["version"] = s;
+    }
+    using Numeric = int (*)(const char*, std::size_t*);
+    if (auto get =
+            reinterpret_cast<Numeric>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"))) {
+        std::size_t value = 0;
+        if (get("tcmalloc.max_total_thread_cache_bytes", &value))
+            o["tcmalloc.max_total_thread_cache_bytes"] = static_cast<std::uint64_t>(value);
+    }
+    return o;
+}
+
+}  // namespace
+
+json mappedAllocator() {
+    // Every allocator library mapped, as the kernel names it.
+    std::set<std::string> mapped;
+    {
+        std::ifstream f("/proc/self/maps");
+        std::string line;
+        while (std::getline(f, line)) {
+            const auto slash = line.find('/');
+            if (slash == std::string::npos) continue;
+            const auto path = line.substr(slash);
+            if (!allocatorKind(path).empty()) mapped.insert(path);
+        }
+    }
+    // The library whose malloc the program's calls reach: the first definition in the global
+    // lookup scope (the executable, then LD_PRELOAD, then the libraries in load order).
+    std::string path, name = "other";
+    Dl_info info{};
+    void* sym = dlsym(RTLD_DEFAULT, "malloc");
+    if (sym && dladdr(sym, &info) && info.dli_fname) {
+        path = info.dli_fname;
+        const auto real = canonical(path);
+        for (const auto& m : mapped)
+            if (canonical(m) == real) path = m;  // the name /proc/self/maps gives it
+        const auto kind = allocatorKind(path);
+        if (!kind.empty() && kind != "mimalloc") name = kind;
+    }
+    json conf = json::object();
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry = *e;
+        const auto eq = entry.find('=');
+        if (eq == std::string::npos) continue;
+        const auto key = entry.substr(0, eq);
+        const bool mine =
+            name == "jemalloc"   ? key == "MALLOC_CONF"
+            : name == "tcmalloc" ? key.rfind("TCMALLOC_", 0) == 0
+            : name == "system"
+                ? (key.rfind("MALLOC_", 0) == 0 && key != "MALLOC_CONF") || key == "GLIBC_TUNABLES"
+                : false;
+        if (mine) conf[key] = entry.substr(eq + 1);
+    }
+    json options = json::object();
+    if (name == "jemalloc")
+        options = jemallocOptions();
+    else if (name == "tcmalloc")
+        options = tcmallocOptions();
+    else if (name == "system")
+        options["version"] = std::string("glibc ") + gnu_get_libc_version();
+    return {{"name", name},
+            {"path", path},
+            {"mapped", std::vector<std::string>(mapped.begin(), mapped.end())},
+            {"conf", conf},
+            {"options", options}};
 }
 
 namespace {

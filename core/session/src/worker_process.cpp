@@ -35,6 +35,10 @@ WorkerProcess::~WorkerProcess() {
     }
 }
 
+void WorkerProcess::setEnvironment(const QProcessEnvironment& env) {
+    process_.setProcessEnvironment(env);
+}
+
 void WorkerProcess::start() {
     if (!QFileInfo(program_).isExecutable()) {
         exitedReported_ = true;

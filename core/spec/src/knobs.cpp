@@ -50,7 +50,7 @@ const std::vector<std::string> kKnobNames = {
     "device", "mode", "grad", "jit", "precision", "batch_size", "intra_op_threads",
     "inter_op_threads", "affinity", "cudnn_enabled", "cudnn_benchmark", "cudnn_deterministic",
     "allow_tf32", "memory_format", "workers", "host_sync_each_iter", "input_on_host",
-    "profiling_executor", "fuser", "cuda_graph"};
+    "profiling_executor", "fuser", "cuda_graph", "allocator"};
 
 }  // namespace
 
@@ -139,6 +139,8 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
             k.fuser = boolean(v, where, f);
         } else if (key == "cuda_graph") {
             k.cuda_graph = boolean(v, where, f);
+        } else if (key == "allocator") {
+            k.allocator = oneOf(v, {"system", "jemalloc", "tcmalloc"}, where, f);
         } else {
             throw SpecError(where, f, "unknown knob (known knobs: " + joined(kKnobNames) + ")");
         }
@@ -185,6 +187,7 @@ json knobsToJson(const Knobs& k) {
     if (k.profiling_executor) j["profiling_executor"] = *k.profiling_executor;
     if (k.fuser) j["fuser"] = *k.fuser;
     if (k.cuda_graph) j["cuda_graph"] = true;
+    j["allocator"] = k.allocator;
     return j;
 }
 

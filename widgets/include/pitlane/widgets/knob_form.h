@@ -51,10 +51,13 @@ private:
     QComboBox* optionalBool(const QString& tip);
     void addSection(const QString& title);
     void watch(QWidget* w);
+    // Disables the allocator entries whose library is missing; the reason is their tooltip.
+    void updateAllocators();
 
     QFormLayout* form_;
     QLineEdit* name_;
     QComboBox *device_, *mode_, *grad_, *jit_, *precision_, *memoryFormat_, *affinity_;
+    QComboBox* allocator_;
     QLineEdit *batch_, *cores_;
     QSpinBox *intra_, *inter_, *workers_;
     QComboBox *cudnnEnabled_, *cudnnBenchmark_, *cudnnDeterministic_, *allowTf32_;

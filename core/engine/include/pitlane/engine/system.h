@@ -37,8 +37,16 @@ ProcMemory readMemory();
 struct ProcCpu {
     double user_s = 0, sys_s = 0;
     std::int64_t voluntary_ctx = 0, involuntary_ctx = 0;
+    std::int64_t minor_faults = 0, major_faults = 0;  // cumulative, the whole process
 };
 ProcCpu readCpu();
+
+// Page faults of the whole process so far (getrusage RUSAGE_SELF, every thread): minor = a page
+// mapped without I/O (e.g. fresh zero pages after an mmap), major = one that needed I/O.
+struct PageFaults {
+    std::int64_t minor = 0, major = 0;
+};
+PageFaults readPageFaults();
 
 // Per-core busy/total jiffies from /proc/stat ("cpuN" lines).
 struct CoreTimes {
@@ -52,6 +60,18 @@ std::int64_t readMigrations();
 
 // Which BLAS is mapped into this process: {"name": "openblas"|"reference"|"mkl"|..., "path"}.
 json mappedBlas();
+
+// Which heap allocator serves this process's malloc, read back from the process itself: the
+// library that defines the `malloc` the program's calls resolve to (dlsym + dladdr), named by
+// its path in /proc/self/maps.
+//   name:    "jemalloc" | "tcmalloc" | "system" (glibc) | "other"
+//   path:    that library's path as mapped (for "system" the libc path)
+//   mapped:  every allocator library mapped into the process (jemalloc, tcmalloc, mimalloc, libc)
+//   conf:    the environment that configures it, name -> value, whichever are set: MALLOC_CONF
+//            (jemalloc), TCMALLOC_* (tcmalloc), MALLOC_* and GLIBC_TUNABLES (system)
+//   options: what the allocator reports of itself (jemalloc: version and opt.* through mallctl,
+//            so a MALLOC_CONF it did not take shows; tcmalloc: version; glibc: version)
+json mappedAllocator();
 
 // SIGTERM / SIGINT ask the worker to stop: the timing loop flushes what it measured, the worker
 // says bye and exits 0. (SIGKILL is the orchestrator's last resort.)

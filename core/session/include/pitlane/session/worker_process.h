@@ -15,6 +15,9 @@ public:
     explicit WorkerProcess(QString program, QStringList arguments = {}, QObject* parent = nullptr);
     ~WorkerProcess() override;
 
+    // The environment the worker is started with (default: this process's). Takes effect at
+    // the next start(); see allocator.h for the allocator knob's LD_PRELOAD.
+    void setEnvironment(const QProcessEnvironment& env);
     void start();
     bool send(const nlohmann::json& command);
     void requestStop();  // SIGTERM: the worker flushes what it measured and says bye
