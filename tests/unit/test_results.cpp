@@ -207,17 +207,17 @@ TEST(SamplesCsv, OneRowPerSamplePlusHeader) {
     std::vector<std::string> rows;
     while (std::getline(is, line)) rows.push_back(line);
     ASSERT_EQ(rows.size(), 30u + 14u + 1u);
-    EXPECT_EQ(rows[0], "arm,block,iteration,batch_size,latency_ns");
-    EXPECT_EQ(rows[1], "A,0,0,1," + std::to_string(run.arms[0].samples[0].latency_ns));
-    EXPECT_EQ(rows.back(), "B,1,13,1," + std::to_string(run.arms[1].samples[13].latency_ns));
+    EXPECT_EQ(rows[0], "arm,block,iteration,batch_size,latency_ns,process");
+    EXPECT_EQ(rows[1], "A,0,0,1," + std::to_string(run.arms[0].samples[0].latency_ns) + ",0");
+    EXPECT_EQ(rows.back(), "B,1,13,1," + std::to_string(run.arms[1].samples[13].latency_ns) + ",0");
     for (std::size_t i = 1; i < rows.size(); ++i)
-        EXPECT_EQ(std::count(rows[i].begin(), rows[i].end(), ','), 4) << rows[i];
+        EXPECT_EQ(std::count(rows[i].begin(), rows[i].end(), ','), 5) << rows[i];
     EXPECT_EQ(csv.back(), '\n');
 }
 
 TEST(SamplesCsv, EmptyRunIsJustTheHeader) {
     R::RunResult run;
-    EXPECT_EQ(R::samplesCsv(run), "arm,block,iteration,batch_size,latency_ns\n");
+    EXPECT_EQ(R::samplesCsv(run), "arm,block,iteration,batch_size,latency_ns,process\n");
 }
 
 TEST(Format, DurationsAndBytes) {
@@ -256,4 +256,88 @@ TEST(ResultsMemo, ComparisonsAreReusedUntilSamplesChange) {
     // Renaming an arm (as a cross-run comparison does) also invalidates it.
     run.arms[1].name = "#2 B";
     EXPECT_EQ(pitlane::results::compareArms(run).front().arm, "#2 B");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process replicates in the results
+
+namespace {
+// Arm "A" measured by 3 processes of 2 blocks x 10 samples; process `slow` runs `factor` x slower
+// and takes `slowFaults` minor faults per iteration (others 1).
+R::ArmResult replicatedArm(int slow, double factor, std::int64_t slowFaults) {
+    R::ArmResult a;
+    a.name = "A";
+    a.status = R::kOk;
+    a.applied = {{"allocator", "system"}};
+    int iter = 0;
+    for (int p = 0; p < 3; ++p) {
+        R::ProcessInfo info;
+        info.replicate = p;
+        info.pid = 1000 + p;
+        info.load_ms = 10 + p;
+        info.fault_iters = 20;
+        info.minor_faults = 20 * (p == slow ? slowFaults : 1);
+        a.processes.push_back(info);
+        for (int b = 0; b < 2; ++b)
+            for (int i = 0; i < 10; ++i)
+                a.samples.push_back({p * 2 + b, iter++, 1, 0,
+                                     std::int64_t((p == slow ? factor : 1.0) * (1000000 + 1000 * i)), p});
+    }
+    return a;
+}
+}  // namespace
+
+TEST(Processes, ResultsJsonCarriesProcessesVarianceAndFaultsAndReadsThemBack) {
+    R::RunResult run;
+    run.preset_json = {{"name", "p"}};
+    run.arms = {replicatedArm(2, 4.0, 60)};
+    const json j = R::toResultsJson(run);
+    const auto& arm = j["arms"][0];
+    ASSERT_EQ(arm["processes"].size(), 3u);
+    for (int p = 0; p < 3; ++p) {
+        const auto& pj = arm["processes"][std::size_t(p)];
+        EXPECT_EQ(pj["pid"], 1000 + p);
+        EXPECT_EQ(pj["replicate"], p);
+        EXPECT_EQ(pj["n"], 20);
+        // Independent: median of 1000000 + 1000*i over i = 0..9 twice is 1004500 (x factor).
+        EXPECT_DOUBLE_EQ(pj["median_ns"].get<double>(), (p == 2 ? 4.0 : 1.0) * 1004500);
+        EXPECT_DOUBLE_EQ(pj["minor_faults_per_iter"].get<double>(), p == 2 ? 60.0 : 1.0);
+    }
+    EXPECT_NEAR(arm["summary"]["minor_faults_per_iter"].get<double>(), (60.0 + 1 + 1) / 3, 1e-12);
+    const auto& v = arm["variance"];
+    EXPECT_EQ(v["processes"], 3);
+    EXPECT_EQ(v["blocks"], 6);
+    const double sum = v["between_processes"].get<double>() + v["between_blocks"].get<double>() +
+                       v["within_blocks"].get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_GT(v["between_processes"].get<double>(), 0.95);
+    EXPECT_EQ(arm["sample_process"].size(), 60u);
+
+    const auto back = R::fromResultsJson(j);
+    ASSERT_EQ(back.arms[0].processes.size(), 3u);
+    EXPECT_EQ(back.arms[0].processes[2].minor_faults, 1200);
+    EXPECT_EQ(back.arms[0].samples[59].process, 2);
+    const auto again = R::toResultsJson(back);
+    EXPECT_EQ(again["arms"][0]["processes"], arm["processes"]);
+    EXPECT_EQ(again["arms"][0]["variance"], arm["variance"]);
+}
+
+TEST(Processes, DisagreeingProcessesAreExplainedByTheirPageFaults) {
+    const auto w = R::processWarnings(replicatedArm(2, 4.0, 60));
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_NE(w[0].find("A: its 3 worker processes disagree"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("4.00x apart"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("60 minor page faults per iteration against 1.0"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("allocator \"jemalloc\""), std::string::npos) << w[0];
+    EXPECT_NE(w[1].find("21 minor page faults per iteration"), std::string::npos) << w[1];
+}
+
+TEST(Processes, DisagreementWithoutAFaultDifferenceSaysSo) {
+    const auto w = R::processWarnings(replicatedArm(1, 1.5, 1));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("Page faults do not explain it"), std::string::npos) << w[0];
+}
+
+TEST(Processes, AgreeingProcessesWarnNothing) {
+    EXPECT_TRUE(R::processWarnings(replicatedArm(0, 1.1, 1)).empty());
 }

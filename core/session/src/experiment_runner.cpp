@@ -44,16 +44,20 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
     qRegisterMetaType<ArmPhase>();
     watchdog_.setSingleShot(true);
     connect(&watchdog_, &QTimer::timeout, this, [this] {
-        if (!current_) return;
-        const int arm = current_->arm;
-        failArm(arm, R::kTimeout, "timeout",
-                allHello(arm) ? "no event from the worker for " + std::to_string(timeoutMs_) +
-                                    " ms (run.event_timeout_ms): it was declared hung and killed"
-                              : "the worker did not start (no hello) within " +
-                                    std::to_string(startupTimeoutMs()) +
-                                    " ms: it was declared hung and killed");
-        for (auto& w : arms_[arm].workers)
-            if (w.process) w.process->kill();
+        if (active_.empty()) return;
+        std::vector<int> hung;
+        for (const auto& t : active_)
+            if (!t.finished) hung.push_back(t.arm);
+        for (int arm : hung) {
+            failArm(arm, R::kTimeout, "timeout",
+                    allHello(arm) ? "no event from the worker for " + std::to_string(timeoutMs_) +
+                                        " ms (run.event_timeout_ms): it was declared hung and killed"
+                                  : "the worker did not start (no hello) within " +
+                                        std::to_string(startupTimeoutMs()) +
+                                        " ms: it was declared hung and killed");
+            for (auto& w : arms_[arm].workers)
+                if (w.process) w.process->kill();
+        }
         next();
     });
     killTimer_.setSingleShot(true);
@@ -90,7 +94,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     arms_.clear();
     arms_.resize(preset.arms.size());
     tasks_.clear();
-    current_.reset();
+    active_.clear();
     retired_.clear();
 
     const auto& run = preset.run;
@@ -147,8 +151,16 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
     const int n = int(preset.arms.size());
     std::vector<int> order(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
+    // Later replicates on CPU configure and warm up all arms at once: their cold costs are not
+    // reported (the first round's, measured one arm at a time, are), and warmup only has to
+    // bring each process to its steady state. On CUDA they stay one at a time (cudnn.benchmark
+    // picks algorithms by timing them during the first forwards).
+    bool cpuOnly = true;
+    for (const auto& a : preset.arms)
+        if (a.knobs.device != "cpu") cpuOnly = false;
+    const bool concurrent = round > 0 && cpuOnly;
     tasks_.push_back({Task::StartRound, -1, -1, 0, 1, round});
-    for (int i : order) tasks_.push_back({Task::Configure, i, -1, 0, 1, round});
+    for (int i : order) tasks_.push_back({Task::Configure, i, -1, 0, 1, round, concurrent});
     std::size_t maxSweep = 0;
     for (const auto& a : preset.arms) maxSweep = std::max(maxSweep, a.knobs.batch_size.size());
     if (!allSweepPoints) maxSweep = 1;
@@ -157,7 +169,8 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
             for (int i : order)
                 if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
                     tasks_.push_back({Task::Warmup, i, -1, preset.run.warmup_iters,
-                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round});
+                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round,
+                                      concurrent});
         const auto& iters = blockIters.front();
         for (std::size_t b = 0; b < iters.size(); ++b)
             for (int i : order)
@@ -232,7 +245,7 @@ void ExperimentRunner::spawnWorkers(int arm, int round) {
             if (arms_[std::size_t(arm)].round != round) return;
             arms_[std::size_t(arm)].workers[std::size_t(w)].exited = true;
             failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
-            if (current_ && current_->arm == arm) next();
+            abandon(arm);
             finishIfDone();
         });
         connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
@@ -295,12 +308,32 @@ bool ExperimentRunner::allHello(int arm) const {
 }
 
 void ExperimentRunner::armTimer() {
-    watchdog_.start(current_ && !allHello(current_->arm) ? startupTimeoutMs() : timeoutMs_);
+    bool starting = false;
+    for (const auto& t : active_)
+        if (!t.finished && !allHello(t.arm)) starting = true;
+    watchdog_.start(starting ? startupTimeoutMs() : timeoutMs_);
+}
+
+ExperimentRunner::Task* ExperimentRunner::activeFor(int arm) {
+    for (auto& t : active_)
+        if (t.arm == arm && !t.finished) return &t;
+    return nullptr;
+}
+
+// The arm's part of the active task ended without finishing (it failed): go on once the rest of
+// a concurrent group is done.
+void ExperimentRunner::abandon(int arm) {
+    Task* t = activeFor(arm);
+    if (!t) return;
+    t->finished = true;
+    for (const auto& m : active_)
+        if (!m.finished) return;
+    next();
 }
 
 void ExperimentRunner::next() {
     watchdog_.stop();
-    current_.reset();
+    active_.clear();
     while (!tasks_.empty() && !stopping_) {
         Task t = tasks_.front();
         tasks_.pop_front();
@@ -311,8 +344,19 @@ void ExperimentRunner::next() {
         if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
         if (t.kind != Task::Configure && result_.arms[t.arm].sweep_failures.count(t.batchSize))
             continue;  // this point of the sweep failed (e.g. out of memory): go on with the next
-        current_ = t;
-        for (auto& w : arms_[t.arm].workers) w.sent = w.taskDone = false;
+        active_.push_back(t);
+        // A concurrent task takes its neighbours of the same kind and round along.
+        while (t.concurrent && !tasks_.empty() && tasks_.front().concurrent &&
+               tasks_.front().kind == t.kind && tasks_.front().round == t.round) {
+            const Task m = tasks_.front();
+            tasks_.pop_front();
+            if (result_.arms[m.arm].status != R::kPending) continue;
+            if (m.kind != Task::Configure && result_.arms[m.arm].sweep_failures.count(m.batchSize))
+                continue;
+            active_.push_back(m);
+        }
+        for (const auto& m : active_)
+            for (auto& w : arms_[m.arm].workers) w.sent = w.taskDone = false;
         sendCurrent();
         return;
     }
@@ -336,10 +380,14 @@ void ExperimentRunner::next() {
 }
 
 void ExperimentRunner::sendCurrent() {
-    if (!current_) return;
-    const Task& t = *current_;
-    auto& st = arms_[t.arm];
+    if (active_.empty()) return;
     armTimer();
+    for (auto& t : active_)
+        if (!t.finished) sendTask(t);
+}
+
+void ExperimentRunner::sendTask(Task& t) {
+    auto& st = arms_[t.arm];
     const auto& p = result_.preset;
     json cmd;
     if (t.kind == Task::Configure) {
@@ -360,7 +408,7 @@ void ExperimentRunner::sendCurrent() {
         setPhase(t.arm, t.kind == Task::Warmup ? ArmPhase::WarmingUp : ArmPhase::Measuring);
         for (std::size_t i = 0; i < arms_.size(); ++i)
             if (int(i) != t.arm && result_.arms[i].status == R::kPending &&
-                arms_[i].phase == ArmPhase::Measuring)
+                arms_[i].phase == ArmPhase::Measuring && !activeFor(int(i)))
                 setPhase(int(i), ArmPhase::Waiting);
     }
     // Every worker of the arm gets the task at once (K concurrent workers); one that has not
@@ -379,10 +427,15 @@ void ExperimentRunner::sendCurrent() {
 }
 
 void ExperimentRunner::taskDoneBy(int arm, int worker) {
-    if (!current_ || current_->arm != arm) return;
+    Task* t = activeFor(arm);
+    if (!t) return;
     arms_[arm].workers[worker].taskDone = true;
     for (const auto& w : arms_[arm].workers)
         if (!w.taskDone) return;
+    t->finished = true;
+    if (t->kind == Task::Configure) setPhase(arm, ArmPhase::Ready);
+    for (const auto& m : active_)
+        if (!m.finished) return;
     next();
 }
 
@@ -391,7 +444,8 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     auto& a = result_.arms[arm];
     auto& ws = arms_[arm].workers[worker];
     auto& st = arms_[arm];
-    const bool isCurrent = current_ && current_->arm == arm;
+    Task* const task = activeFor(arm);
+    const bool isCurrent = task != nullptr;
     if (isCurrent && type != protocol::kMetrics) armTimer();
     // Observers of armEvent read result(): announce the event only once it is stored there.
     const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
@@ -406,7 +460,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
                 a.worker_pids[worker] = proc.pid;
                 a.pid = a.worker_pids.front();
             }
-            if (isCurrent) sendCurrent();
+            if (isCurrent) sendTask(*task);
         } else if (type == protocol::kLoaded) {
             proc.load_ms = ev.value("load_ms", -1.0);
             proc.first_forward_ms = ev.value("first_forward_ms", -1.0);
@@ -425,11 +479,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             } else {
                 checkApplied(arm, worker, applied);
             }
-            if (isCurrent && current_->kind == Task::Configure) {
-                taskDoneBy(arm, worker);
-                if (arm < int(arms_.size()) && !(current_ && current_->arm == arm))
-                    setPhase(arm, ArmPhase::Ready);
-            }
+            if (isCurrent && task->kind == Task::Configure) taskDoneBy(arm, worker);
         } else if (type == protocol::kSamples) {
             const auto s = protocol::samplesFromJson(ev);
             if (s.phase == "warmup") {
@@ -466,7 +516,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
                 proc.major_faults += ev.value("major_faults", std::int64_t{0});
                 proc.fault_iters += ev.value("iters", std::int64_t{0});
             }
-            if (isCurrent && current_->kind != Task::Configure) taskDoneBy(arm, worker);
+            if (isCurrent && task->kind != Task::Configure) taskDoneBy(arm, worker);
         } else if (type == protocol::kWarning) {
             const auto msg = ev.value("message", std::string());
             if (std::find(a.warnings.begin(), a.warnings.end(), msg) != a.warnings.end())
@@ -475,18 +525,18 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
             emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
         } else if (type == protocol::kError) {
             const auto e = protocol::errorFromJson(ev);
-            if (isCurrent && current_->kind != Task::Configure && a.batch_sizes.size() > 1 &&
+            if (isCurrent && task->kind != Task::Configure && a.batch_sizes.size() > 1 &&
                 e.code == protocol::code::kOutOfMemory) {
                 // One point of the sweep failed: record it, the sweep goes on.
-                a.sweep_failures[current_->batchSize] = e;
+                a.sweep_failures[task->batchSize] = e;
                 emit logMessage(arm, QStringLiteral("warning"),
                                 QString::fromStdString(a.name + ": batch size " +
-                                                       std::to_string(current_->batchSize) +
+                                                       std::to_string(task->batchSize) +
                                                        " failed: " + e.message));
                 taskDoneBy(arm, worker);
             } else {
                 failArm(arm, R::kFailed, e.code, e.message);
-                if (isCurrent) next();
+                abandon(arm);
             }
         } else if (type == protocol::kBye) {
             a.peak_rss_bytes = std::max(a.peak_rss_bytes, ev.value("peak_rss_bytes", std::int64_t{0}));
@@ -519,7 +569,7 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
                     "worker exited with code " + std::to_string(code) + " before finishing" +
                         (tail.empty() ? "" : "; last stderr: " + tail));
         }
-        if (current_ && current_->arm == arm) next();
+        abandon(arm);
     }
     finishIfDone();
 }
@@ -571,7 +621,7 @@ void ExperimentRunner::stop() {
 
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
-    if (!stopping_ && (current_ || !tasks_.empty())) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty())) return;
     for (const auto& st : arms_)
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;

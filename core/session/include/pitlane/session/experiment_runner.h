@@ -68,6 +68,10 @@ private:
         int iters = 0;
         int batchSize = 1;
         int round = 0;
+        // Runs together with the neighbouring tasks of the same kind and round (configure and
+        // warmup of later replicates on CPU: nothing of theirs is reported as a cold cost).
+        bool concurrent = false;
+        bool finished = false;
     };
     struct WorkerState {
         std::unique_ptr<WorkerProcess> process;
@@ -98,6 +102,9 @@ private:
     void failArm(int arm, const std::string& status, const std::string& code, const std::string& message);
     void next();
     void sendCurrent();
+    void sendTask(Task& t);
+    Task* activeFor(int arm);
+    void abandon(int arm);
     void finishIfDone();
     void finalize();
     bool extendAdaptive();
@@ -109,7 +116,7 @@ private:
     results::RunResult result_;
     std::vector<ArmState> arms_;
     std::deque<Task> tasks_;
-    std::optional<Task> current_;
+    std::vector<Task> active_;  // the task being run (several when concurrent)
     bool running_ = false;
     bool stopping_ = false;
     bool finalizing_ = false;
