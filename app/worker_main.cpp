@@ -45,8 +45,11 @@ int main(int argc, char** argv) {
     hello["environment"] = manifest;
     if (!sink.emit(hello)) return 0;
 
+    // The sampler starts with the first command, not at hello: the session starts the worker
+    // processes of later replicates ahead of their turn, and an idle worker must cost nothing
+    // (no thread waking every period) while other processes are measured.
     engine::MetricsSampler sampler(sink, metricsPeriodMs);
-    sampler.start();
+    bool samplerStarted = false;
 
     int malformed = 0;
     std::string line;
@@ -61,6 +64,10 @@ int main(int argc, char** argv) {
             continue;
         }
         const auto name = (*cmd)["cmd"].get<std::string>();
+        if (!samplerStarted && name != protocol::kQuit) {
+            sampler.start();
+            samplerStarted = true;
+        }
         try {
             if (name == protocol::kConfigure) {
                 eng.configure(*cmd);

@@ -62,18 +62,26 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
     });
     killTimer_.setSingleShot(true);
     connect(&killTimer_, &QTimer::timeout, this, [this] {
-        for (auto& a : arms_)
+        for (auto& a : arms_) {
             for (auto& w : a.workers)
                 if (w.process && w.process->isRunning()) w.process->kill();
+            for (auto& [r, ws] : a.ahead)
+                for (auto& w : ws)
+                    if (w.process && w.process->isRunning()) w.process->kill();
+        }
         for (auto& p : retired_)
             if (p->isRunning()) p->kill();
     });
 }
 
 ExperimentRunner::~ExperimentRunner() {
-    for (auto& a : arms_)
+    for (auto& a : arms_) {
         for (auto& w : a.workers)
             if (w.process) w.process->disconnect(this);
+        for (auto& [r, ws] : a.ahead)
+            for (auto& w : ws)
+                if (w.process) w.process->disconnect(this);
+    }
     for (auto& p : retired_) p->disconnect(this);
 }
 
@@ -182,68 +190,164 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
     rounds_ = std::max(rounds_, round + 1);
 }
 
+// Worker processes are started ahead of their round, several rounds at once (up to
+// kAheadProcesses processes): libtorch's start-up (~0.7 s of CPU each here, in the static
+// initialisers of Debian's libtorch and its ~300 libraries) then happens once, in parallel,
+// before anything is measured, instead of between rounds. An idle worker only waits on its stdin
+// (its sampler starts with its first command), so it does not disturb the processes measured.
+// Configure waits until every started process has said hello, so cold costs are never measured
+// next to another process's start-up.
+constexpr int kAheadProcesses = 16;
+
+void ExperimentRunner::quitWorkers(std::vector<WorkerState>& workers) {
+    for (auto& w : workers)
+        if (w.process && w.process->isRunning() && !w.quitting) {
+            w.quitting = true;
+            w.process->send(protocol::makeCommand(protocol::kQuit));
+        }
+}
+
 // The previous round's processes are told to quit and kept until they exit; every arm still
-// running gets fresh ones.
+// running takes this round's processes (started ahead, or now).
 void ExperimentRunner::startRound(int round) {
+    int perRound = 0;
+    for (const auto& a : result_.preset.arms) perRound += a.knobs.workers;
+    const int rounds = std::max(1, std::min(rounds_ - round, kAheadProcesses / std::max(1, perRound)));
     for (std::size_t i = 0; i < arms_.size(); ++i) {
         auto& st = arms_[i];
-        quitArm(int(i));
+        quitWorkers(st.workers);
         for (auto& w : st.workers)
             if (w.process) retired_.push_back(std::move(w.process));
         st.workers.clear();
-        if (result_.arms[i].status != R::kPending) continue;
-        spawnWorkers(int(i), round);
+        if (result_.arms[i].status != R::kPending) {
+            for (auto& [r, ws] : st.ahead) {
+                quitWorkers(ws);
+                for (auto& w : ws)
+                    if (w.process) retired_.push_back(std::move(w.process));
+            }
+            st.ahead.clear();
+            continue;
+        }
+        if (!st.ahead.count(round)) {
+            // Check the allocator once per arm before starting anything.
+            const AllocatorLaunch launch = allocatorLaunch(result_.preset.arms[i].knobs.allocator);
+            if (!launch.error.isEmpty()) {
+                failArm(int(i), R::kFailed, protocol::code::kBadKnob,
+                        "knob allocator: " + launch.error.toStdString());
+                continue;
+            }
+            for (int r = round; r < round + rounds; ++r)
+                if (!st.ahead.count(r)) st.ahead[r] = spawnWorkers(int(i), r);
+        }
     }
+    for (std::size_t i = 0; i < arms_.size(); ++i)
+        if (result_.arms[i].status == R::kPending && arms_[i].ahead.count(round)) activate(int(i), round);
 }
 
-void ExperimentRunner::spawnWorkers(int arm, int round) {
+// The round's workers become the arm's current ones: their processes enter the results, and
+// what they said while waiting (hello, or an early death) is handled now.
+void ExperimentRunner::activate(int arm, int round) {
     auto& st = arms_[std::size_t(arm)];
     auto& a = result_.arms[std::size_t(arm)];
-    const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
+    st.workers = std::move(st.ahead[round]);
+    st.ahead.erase(round);
     st.round = round;
-    st.workers.resize(std::size_t(knobs.workers));
     setPhase(arm, ArmPhase::Starting);
-    const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
-    if (!launch.error.isEmpty()) {
-        for (auto& w : st.workers) w.exited = true;
-        failArm(arm, R::kFailed, protocol::code::kBadKnob,
-                "knob allocator: " + launch.error.toStdString());
-        return;
-    }
-    const QProcessEnvironment env =
-        withAllocator(QProcessEnvironment::systemEnvironment(), launch);
     for (std::size_t k = 0; k < st.workers.size(); ++k) {
-        const int w = int(k);
         auto& ws = st.workers[k];
         R::ProcessInfo info;
         info.replicate = round;
-        info.worker = w;
+        info.worker = int(k);
+        info.pid = ws.process ? long(ws.process->pid()) : 0;
         ws.procIndex = int(a.processes.size());
         a.processes.push_back(info);
+        if (round == 0) a.worker_pids[k] = info.pid;
+    }
+    if (round == 0) a.pid = a.worker_pids.front();
+    for (std::size_t k = 0; k < st.workers.size(); ++k) {
+        if (a.status != R::kPending) break;
+        auto& ws = st.workers[k];
+        if (!ws.bufferedHello.is_null()) {
+            ws.helloSeen = false;
+            onEvent(arm, int(k), ws.bufferedHello);
+            ws.bufferedHello = nullptr;
+        }
+        if (ws.exitedEarly) onExited(arm, int(k), ws.exitCode, ws.exitCrashed);
+    }
+}
+
+bool ExperimentRunner::startupSettled() const {
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        if (result_.arms[i].status != R::kPending) continue;
+        for (const auto& w : arms_[i].workers)
+            if (!w.helloSeen && !w.exited) return false;
+        for (const auto& [r, ws] : arms_[i].ahead)
+            for (const auto& w : ws)
+                if (!w.helloSeen && !w.exited && !w.exitedEarly) return false;
+    }
+    return true;
+}
+
+std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
+    const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
+    std::vector<WorkerState> workers(std::size_t(knobs.workers));
+    const QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
+                                                  allocatorLaunch(knobs.allocator));
+    // A worker's own state: in the arm's current round, started ahead, or retired.
+    auto ahead = [this, arm, round](int w) -> WorkerState* {
+        auto& st = arms_[std::size_t(arm)];
+        auto it = st.ahead.find(round);
+        return it != st.ahead.end() && w < int(it->second.size()) ? &it->second[std::size_t(w)] : nullptr;
+    };
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+        const int w = int(k);
+        auto& ws = workers[k];
         ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
         ws.process->setEnvironment(env);
         auto* proc = ws.process.get();
-        // Events of a retired round's process are told apart by their round.
-        connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round](const json& ev) {
-            if (arms_[std::size_t(arm)].round != round) {
-                if (ev.value("type", "") == protocol::kBye)
-                    result_.arms[std::size_t(arm)].peak_rss_bytes =
-                        std::max(result_.arms[std::size_t(arm)].peak_rss_bytes,
-                                 ev.value("peak_rss_bytes", std::int64_t{0}));
+        connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
+            auto& st = arms_[std::size_t(arm)];
+            if (st.round == round) {
+                onEvent(arm, w, ev);
                 return;
             }
-            onEvent(arm, w, ev);
+            const std::string type = ev.value("type", "");
+            if (WorkerState* ws = ahead(w)) {
+                if (type == protocol::kHello) {
+                    ws->bufferedHello = ev;
+                    ws->helloSeen = true;
+                    sendCurrent();  // a configure may have waited for every start-up to end
+                }
+                return;
+            }
+            if (type == protocol::kBye)
+                result_.arms[std::size_t(arm)].peak_rss_bytes =
+                    std::max(result_.arms[std::size_t(arm)].peak_rss_bytes,
+                             ev.value("peak_rss_bytes", std::int64_t{0}));
         });
-        connect(proc, &WorkerProcess::exited, this, [this, arm, w, round](int code, bool crashed) {
-            if (arms_[std::size_t(arm)].round != round) {
+        connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {
+            if (arms_[std::size_t(arm)].round == round) {
+                onExited(arm, w, code, crashed);
+                return;
+            }
+            if (WorkerState* ws = ahead(w)) {
+                ws->exitedEarly = true;
+                ws->exitCode = code;
+                ws->exitCrashed = crashed;
+                sendCurrent();
+            }
+            finishIfDone();
+        });
+        connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round, ahead](const QString& why) {
+            auto& st = arms_[std::size_t(arm)];
+            if (st.round != round) {
+                if (WorkerState* ws = ahead(w)) ws->exitedEarly = ws->exited = true;
+                failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+                abandon(arm);
                 finishIfDone();
                 return;
             }
-            onExited(arm, w, code, crashed);
-        });
-        connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round](const QString& why) {
-            if (arms_[std::size_t(arm)].round != round) return;
-            arms_[std::size_t(arm)].workers[std::size_t(w)].exited = true;
+            st.workers[std::size_t(w)].exited = true;
             failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
             abandon(arm);
             finishIfDone();
@@ -257,10 +361,8 @@ void ExperimentRunner::spawnWorkers(int arm, int round) {
                                     QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
                 });
         proc->start();
-        a.processes[std::size_t(ws.procIndex)].pid = long(proc->pid());
-        if (round == 0) a.worker_pids[k] = long(proc->pid());
     }
-    if (round == 0) a.pid = a.worker_pids.front();
+    return workers;
 }
 
 void ExperimentRunner::setPhase(int arm, ArmPhase p) {
@@ -280,20 +382,19 @@ void ExperimentRunner::failArm(int arm, const std::string& status, const std::st
                     QString::fromStdString(result_.arms[arm].name + " " + status + ": " + message));
     quitArm(arm);
     QTimer::singleShot(2000, this, [this, arm] {
-        if (arm < int(arms_.size()))
-            for (auto& w : arms_[arm].workers)
+        if (arm >= int(arms_.size())) return;
+        for (auto& w : arms_[arm].workers)
+            if (w.process) w.process->kill();
+        for (auto& [r, ws] : arms_[arm].ahead)
+            for (auto& w : ws)
                 if (w.process) w.process->kill();
     });
     emit armFinished(arm);
 }
 
 void ExperimentRunner::quitArm(int arm) {
-    for (auto& w : arms_[arm].workers) {
-        if (w.process && w.process->isRunning() && !w.quitting) {
-            w.quitting = true;
-            w.process->send(protocol::makeCommand(protocol::kQuit));
-        }
-    }
+    quitWorkers(arms_[arm].workers);
+    for (auto& [r, ws] : arms_[arm].ahead) quitWorkers(ws);
 }
 
 // A worker that has not said hello is still loading libtorch (seconds on a busy machine, and
@@ -308,7 +409,7 @@ bool ExperimentRunner::allHello(int arm) const {
 }
 
 void ExperimentRunner::armTimer() {
-    bool starting = false;
+    bool starting = !startupSettled();
     for (const auto& t : active_)
         if (!t.finished && !allHello(t.arm)) starting = true;
     watchdog_.start(starting ? startupTimeoutMs() : timeoutMs_);
@@ -388,6 +489,7 @@ void ExperimentRunner::sendCurrent() {
 
 void ExperimentRunner::sendTask(Task& t) {
     auto& st = arms_[t.arm];
+    if (t.kind == Task::Configure && !startupSettled()) return;  // sent when the last hello comes
     const auto& p = result_.preset;
     json cmd;
     if (t.kind == Task::Configure) {
@@ -460,7 +562,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
                 a.worker_pids[worker] = proc.pid;
                 a.pid = a.worker_pids.front();
             }
-            if (isCurrent) sendTask(*task);
+            if (!active_.empty()) sendCurrent();  // a task may have waited for this start-up
         } else if (type == protocol::kLoaded) {
             proc.load_ms = ev.value("load_ms", -1.0);
             proc.first_forward_ms = ev.value("first_forward_ms", -1.0);
@@ -612,6 +714,12 @@ void ExperimentRunner::stop() {
                 w.quitting = true;
                 w.process->requestStop();
             }
+        for (auto& [r, ws] : arms_[i].ahead)
+            for (auto& w : ws)
+                if (w.process && w.process->isRunning()) {
+                    w.quitting = true;
+                    w.process->requestStop();
+                }
     }
     for (auto& p : retired_)
         if (p->isRunning()) p->requestStop();
@@ -622,9 +730,13 @@ void ExperimentRunner::stop() {
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
     if (!stopping_ && (!active_.empty() || !tasks_.empty())) return;
-    for (const auto& st : arms_)
+    for (const auto& st : arms_) {
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;
+        for (const auto& [r, ws] : st.ahead)
+            for (const auto& w : ws)
+                if (w.process && w.process->isRunning()) return;
+    }
     for (const auto& p : retired_)
         if (p->isRunning()) return;
     finalize();

@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -76,6 +77,10 @@ private:
     struct WorkerState {
         std::unique_ptr<WorkerProcess> process;
         int procIndex = -1;  // in result().arms[arm].processes
+        // Started ahead of its round: its hello (and an early exit) wait here until the round.
+        nlohmann::json bufferedHello;
+        bool exitedEarly = false, exitCrashed = false;
+        int exitCode = 0;
         bool helloSeen = false;
         bool quitting = false;
         bool exited = false;
@@ -85,6 +90,7 @@ private:
     struct ArmState {
         std::vector<WorkerState> workers;  // this round's: `workers` knob, K concurrent processes
         int round = -1;                    // the replicate its current workers belong to
+        std::map<int, std::vector<WorkerState>> ahead;  // later rounds' workers, started early
         ArmPhase phase = ArmPhase::Pending;
         int doneIters = 0, totalIters = 0;
     };
@@ -92,7 +98,10 @@ private:
     void onEvent(int arm, int worker, const nlohmann::json& ev);
     void onExited(int arm, int worker, int code, bool crashed);
     void startRound(int round);
-    void spawnWorkers(int arm, int round);
+    std::vector<WorkerState> spawnWorkers(int arm, int round);
+    void activate(int arm, int round);
+    bool startupSettled() const;
+    static void quitWorkers(std::vector<WorkerState>& workers);
     void queueRound(int round, int firstBlock, const std::vector<std::vector<int>>& blockIters,
                     bool allSweepPoints);
     void checkApplied(int arm, int worker, const nlohmann::json& applied);
