@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -167,6 +168,17 @@ TEST(CliHistory, SurvivesSigkillMidRunWithEverySampleReceived) {
         EXPECT_EQ(arm.error->code, "interrupted");
         EXPECT_FALSE(arm.environment.empty());
         EXPECT_FALSE(arm.applied.empty());
+        // Its worker processes were written as they reported: the pid the CLI printed, the
+        // model load, and the page faults of every block the CLI had said was done.
+        ASSERT_FALSE(arm.processes.empty());
+        std::int64_t faultIters = 0;
+        for (const auto& proc : arm.processes) {
+            EXPECT_NE(std::find(workers.begin(), workers.end(), qint64(proc.pid)), workers.end())
+                << "process pid " << proc.pid << " was not printed by the CLI";
+            faultIters += proc.fault_iters;
+        }
+        EXPECT_GT(arm.processes[0].load_ms, 0);
+        EXPECT_GE(faultIters, said) << "page faults of reported blocks are missing";
     }
     EXPECT_GE(s.sampleCount(runs[0].id), printed);
     std::cout << "killed after " << blocksDone << " blocks: the CLI had reported " << printed

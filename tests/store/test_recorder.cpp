@@ -75,7 +75,34 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
         EXPECT_EQ(loaded.samples[i].batch_size, live.samples[i].batch_size) << i;
         EXPECT_EQ(loaded.samples[i].worker, live.samples[i].worker) << i;
         EXPECT_EQ(loaded.samples[i].latency_ns, live.samples[i].latency_ns) << i;
+        EXPECT_EQ(loaded.samples[i].process, live.samples[i].process) << i;
     }
+    // Every worker process: identity, cold costs, page faults; and what is derived from them.
+    ASSERT_EQ(loaded.processes.size(), live.processes.size());
+    for (std::size_t i = 0; i < live.processes.size(); ++i) {
+        const auto &l = live.processes[i], &s = loaded.processes[i];
+        EXPECT_EQ(s.replicate, l.replicate) << i;
+        EXPECT_EQ(s.worker, l.worker) << i;
+        EXPECT_EQ(s.pid, l.pid) << i;
+        EXPECT_DOUBLE_EQ(s.load_ms, l.load_ms) << i;
+        EXPECT_DOUBLE_EQ(s.first_forward_ms, l.first_forward_ms) << i;
+        EXPECT_EQ(s.minor_faults, l.minor_faults) << i;
+        EXPECT_EQ(s.major_faults, l.major_faults) << i;
+        EXPECT_EQ(s.fault_iters, l.fault_iters) << i;
+    }
+    const auto ps = results::processSummaries(live), pl = results::processSummaries(loaded);
+    ASSERT_EQ(pl.size(), ps.size());
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+        EXPECT_EQ(pl[i].n, ps[i].n) << i;
+        EXPECT_DOUBLE_EQ(pl[i].median_ns, ps[i].median_ns) << i;
+    }
+    EXPECT_DOUBLE_EQ(results::minorFaultsPerIter(loaded), results::minorFaultsPerIter(live));
+    const auto vs = results::varianceShares(live), vl = results::varianceShares(loaded);
+    EXPECT_EQ(vl.computed, vs.computed);
+    EXPECT_DOUBLE_EQ(vl.between_processes, vs.between_processes);
+    EXPECT_DOUBLE_EQ(vl.between_blocks, vs.between_blocks);
+    EXPECT_DOUBLE_EQ(vl.within_blocks, vs.within_blocks);
+    EXPECT_EQ(results::processWarnings(loaded), results::processWarnings(live));
     ASSERT_EQ(loaded.metrics.size(), live.metrics.size());
     for (std::size_t i = 0; i < live.metrics.size(); ++i) {
         EXPECT_DOUBLE_EQ(loaded.metrics[i].t_ms, live.metrics[i].t_ms);
@@ -84,6 +111,7 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
         EXPECT_DOUBLE_EQ(loaded.metrics[i].cpu_s, live.metrics[i].cpu_s);
         EXPECT_EQ(loaded.metrics[i].core_util_pct, live.metrics[i].core_util_pct);
         EXPECT_EQ(loaded.metrics[i].worker, live.metrics[i].worker);
+        EXPECT_EQ(loaded.metrics[i].process, live.metrics[i].process);
         EXPECT_EQ(loaded.metrics[i].raw, live.metrics[i].raw);
     }
 }
@@ -113,7 +141,16 @@ TEST_F(History, RecordedRunLoadsBackIdentical) {
     EXPECT_EQ(loaded->started_at, live.started_at);
     EXPECT_DOUBLE_EQ(loaded->wall_s, live.wall_s);
     ASSERT_EQ(loaded->arms.size(), 2u);
-    for (std::size_t i = 0; i < 2; ++i) expectSameArm(live.arms[i], loaded->arms[i]);
+    for (std::size_t i = 0; i < 2; ++i) {
+        // Three fresh processes per arm (the default run.processes), each with its own samples.
+        ASSERT_EQ(live.arms[i].processes.size(), 3u);
+        for (const auto& p : results::processSummaries(live.arms[i])) {
+            EXPECT_GT(p.info.pid, 0);
+            EXPECT_GT(p.n, 0u);
+            EXPECT_GT(p.info.fault_iters, 0);
+        }
+        expectSameArm(live.arms[i], loaded->arms[i]);
+    }
     EXPECT_EQ(store.sampleCount(id), 600);
     // The verdict of the stored run is the verdict of the live one.
     const auto a = results::compareArms(live), b = results::compareArms(*loaded);

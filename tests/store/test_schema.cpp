@@ -122,7 +122,7 @@ TEST(Schema, MigratesV1RunsToV2KeepingEveryRow) {
 
     RunStore s;
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
-    EXPECT_EQ(s.schemaVersion(), 2);
+    EXPECT_EQ(s.schemaVersion(), RunStore::kSchemaVersion);
     const auto run = s.loadRun(7);
     ASSERT_TRUE(run) << s.lastError().toStdString();
     EXPECT_EQ(run->preset.name, "old run");
@@ -139,6 +139,191 @@ TEST(Schema, MigratesV1RunsToV2KeepingEveryRow) {
     EXPECT_EQ(a.metrics[0].rss_bytes, 1048576);
     EXPECT_EQ(a.metrics[0].core_util_pct, (std::vector<double>{50, 25}));
     EXPECT_EQ(pitlane::results::summarize(a).n, 30u);
+    // One round of one worker: one process, the arm's pid.
+    ASSERT_EQ(a.processes.size(), 1u);
+    EXPECT_EQ(a.processes[0].pid, 1234);
+    EXPECT_EQ(a.processes[0].replicate, 0);
+    EXPECT_EQ(pitlane::results::processSummaries(a)[0].n, 30u);
+}
+
+// A run as a v2 build wrote it (two concurrent workers, no process column or table): after the
+// migration every sample and tick reads as replicate 0, each worker is one process, and new runs
+// store their processes in the same file.
+TEST(Schema, MigratesV2RunsToV3WithOneProcessPerWorker) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("v2.sqlite"));
+    QString err;
+    ASSERT_TRUE(pitlane::store::migrateSchema(path, 2, &err)) << err.toStdString();
+    ASSERT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 2);
+    ASSERT_FALSE(hasTable(path, QStringLiteral("processes")));
+    QStringList rows = {
+        QStringLiteral(
+            "INSERT INTO experiments (id, started_at, finished_at, name, model, preset) "
+            "VALUES (3, '2025-01-02T03:04:05Z', '2025-01-02T03:05:00Z', 'v2 run', 'mlp', "
+            "'{\"name\": \"v2 run\", \"model\": \"mlp\"}')"),
+        QStringLiteral(
+            "INSERT INTO arms (id, experiment, idx, name, status, pid, workers, worker_pids, "
+            "loaded) VALUES (30, 3, 0, 'A', 'ok', 500, 2, '[500, 501]', "
+            "'{\"load_ms\": 12.5, \"first_forward_ms\": 3.25}')"),
+        QStringLiteral("INSERT INTO metrics (arm, t_ms, rss, worker) VALUES (30, 100, 4096, 1)")};
+    for (int i = 0; i < 40; ++i)
+        rows << QStringLiteral(
+                    "INSERT INTO samples (arm, block, iter, batch_size, worker, latency_ns) "
+                    "VALUES (30, %1, %2, 1, %3, %4)")
+                    .arg(i / 10)
+                    .arg(i)
+                    .arg(i % 2)
+                    .arg(1000 + (i % 2) * 500 + i);
+    rawExec(path, rows);
+
+    RunStore s;
+    ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
+    EXPECT_EQ(s.schemaVersion(), 3);
+    EXPECT_TRUE(hasTable(path, QStringLiteral("processes")));
+    const auto run = s.loadRun(3);
+    ASSERT_TRUE(run) << s.lastError().toStdString();
+    const auto& a = run->arms.at(0);
+    ASSERT_EQ(a.samples.size(), 40u);
+    for (const auto& smp : a.samples) EXPECT_EQ(smp.process, 0);
+    ASSERT_EQ(a.metrics.size(), 1u);
+    EXPECT_EQ(a.metrics[0].process, 0);
+    EXPECT_EQ(a.metrics[0].worker, 1);
+    ASSERT_EQ(a.processes.size(), 2u);
+    EXPECT_EQ(a.processes[0].pid, 500);
+    EXPECT_EQ(a.processes[1].pid, 501);
+    EXPECT_EQ(a.processes[1].worker, 1);
+    EXPECT_DOUBLE_EQ(a.processes[0].load_ms, 12.5);
+    EXPECT_DOUBLE_EQ(a.processes[0].first_forward_ms, 3.25);
+    EXPECT_DOUBLE_EQ(a.processes[1].load_ms, -1);  // only worker 0 reported its cold costs
+    EXPECT_EQ(pitlane::results::minorFaultsPerIter(a), -1);  // v2 stored no page faults
+    const auto ps = pitlane::results::processSummaries(a);
+    ASSERT_EQ(ps.size(), 2u);
+    EXPECT_EQ(ps[0].n, 20u);
+    EXPECT_EQ(ps[1].n, 20u);
+    EXPECT_LT(ps[0].median_ns, ps[1].median_ns);
+}
+
+namespace {
+
+// Two arms of three replicates each; arm B's middle process is slow and faults every iteration.
+pitlane::results::RunResult replicatedRun() {
+    pitlane::results::RunResult r;
+    r.preset.name = "replicates";
+    r.preset.model = "mlp";
+    r.started_at = "2026-01-01T00:00:00Z";
+    for (int arm = 0; arm < 2; ++arm) {
+        pitlane::results::ArmResult a;
+        a.name = arm ? "B" : "A";
+        a.status = pitlane::results::kOk;
+        int iter = 0;
+        for (int p = 0; p < 3; ++p) {
+            pitlane::results::ProcessInfo info;
+            info.replicate = p;
+            info.pid = 1000 + 10 * arm + p;
+            info.load_ms = 20.5 + p;
+            info.first_forward_ms = 4.25 + p;
+            const bool slow = arm == 1 && p == 1;
+            info.fault_iters = 20;
+            info.minor_faults = slow ? 20 * 150 : 3;
+            info.major_faults = p;
+            a.processes.push_back(info);
+            for (int b = 0; b < 2; ++b)
+                for (int k = 0; k < 10; ++k, ++iter)
+                    a.samples.push_back({2 * p + b, iter, 1, 0,
+                                         (slow ? 2'000'000 : 1'000'000) + 1000 * k + 300 * b, p});
+        }
+        pitlane::results::MetricTick t;
+        t.t_ms = 10;
+        t.process = 2;
+        t.rss_bytes = 1 << 20;
+        a.metrics.push_back(t);
+        r.arms.push_back(std::move(a));
+    }
+    return r;
+}
+
+qint64 rawCount(const QString& path, const QString& table) {
+    return rawValue(path, QStringLiteral("SELECT count(*) FROM %1").arg(table)).toLongLong();
+}
+
+}  // namespace
+
+TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    RunStore s;
+    ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
+    const auto run = replicatedRun();
+    const auto id = s.importRun(run, QStringLiteral("test"));
+    ASSERT_TRUE(id) << s.lastError().toStdString();
+    EXPECT_EQ(rawCount(path, QStringLiteral("processes")), 6);
+    const auto back = s.loadRun(*id);
+    ASSERT_TRUE(back) << s.lastError().toStdString();
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto &a = run.arms[i], &b = back->arms[i];
+        SCOPED_TRACE(a.name);
+        ASSERT_EQ(b.samples.size(), a.samples.size());
+        for (std::size_t k = 0; k < a.samples.size(); ++k)
+            ASSERT_EQ(b.samples[k].process, a.samples[k].process) << k;
+        ASSERT_EQ(b.metrics.size(), 1u);
+        EXPECT_EQ(b.metrics[0].process, 2);
+        ASSERT_EQ(b.processes.size(), 3u);
+        for (std::size_t p = 0; p < 3; ++p) {
+            EXPECT_EQ(b.processes[p].replicate, a.processes[p].replicate);
+            EXPECT_EQ(b.processes[p].worker, a.processes[p].worker);
+            EXPECT_EQ(b.processes[p].pid, a.processes[p].pid);
+            EXPECT_DOUBLE_EQ(b.processes[p].load_ms, a.processes[p].load_ms);
+            EXPECT_DOUBLE_EQ(b.processes[p].first_forward_ms, a.processes[p].first_forward_ms);
+            EXPECT_EQ(b.processes[p].minor_faults, a.processes[p].minor_faults);
+            EXPECT_EQ(b.processes[p].major_faults, a.processes[p].major_faults);
+            EXPECT_EQ(b.processes[p].fault_iters, a.processes[p].fault_iters);
+        }
+        // What the views derive: per-process medians, faults per iteration, variance shares.
+        const auto ja = pitlane::results::toResultsJson(run)["arms"][i];
+        const auto jb = pitlane::results::toResultsJson(*back)["arms"][i];
+        EXPECT_EQ(jb["processes"], ja["processes"]);
+        EXPECT_EQ(jb["variance"], ja["variance"]);
+        EXPECT_EQ(jb["sample_process"], ja["sample_process"]);
+        EXPECT_EQ(jb["summary"], ja["summary"]);
+        EXPECT_EQ(pitlane::results::processWarnings(b), pitlane::results::processWarnings(a));
+    }
+    EXPECT_TRUE(pitlane::results::varianceShares(back->arms[1]).between_processes > 0.9);
+    EXPECT_EQ(pitlane::results::processWarnings(back->arms[1]).size(), 2u);  // spread, faults
+
+    // Deleting the run deletes its processes.
+    ASSERT_TRUE(s.deleteRun(*id));
+    EXPECT_EQ(rawCount(path, QStringLiteral("processes")), 0);
+}
+
+// The recorder rewrites a process's row as it reports more (pid, load, faults block by block):
+// updateProcesses(first) replaces rows [first, end) and leaves the others alone.
+TEST(Schema, UpdateProcessesReplacesTheTail) {
+    QTemporaryDir dir;
+    RunStore s;
+    ASSERT_TRUE(s.open(dir.filePath(QStringLiteral("h.sqlite")))) << s.lastError().toStdString();
+    auto run = replicatedRun();
+    auto& a = run.arms[0];
+    auto procs = a.processes;
+    a.processes.clear();
+    const auto rec = s.beginRun(run, QStringLiteral("test"));
+    ASSERT_TRUE(rec) << s.lastError().toStdString();
+    const qint64 armId = rec->armIds[0];
+    std::vector<pitlane::results::ProcessInfo> live(procs.begin(), procs.begin() + 2);
+    live[1].fault_iters = 0;
+    ASSERT_TRUE(s.updateProcesses(armId, live, 0)) << s.lastError().toStdString();
+    live[1].fault_iters = 20;
+    live.push_back(procs[2]);
+    live[0].pid = 42;  // not rewritten: before `first`
+    ASSERT_TRUE(s.updateProcesses(armId, live, 1)) << s.lastError().toStdString();
+    const auto back = s.loadRun(rec->id);
+    ASSERT_TRUE(back) << s.lastError().toStdString();
+    const auto& b = back->arms[0];
+    ASSERT_EQ(b.processes.size(), 3u);
+    EXPECT_EQ(b.processes[0].pid, procs[0].pid);
+    EXPECT_EQ(b.processes[1].fault_iters, 20);
+    EXPECT_EQ(b.processes[2].pid, procs[2].pid);
+    // The arm had no samples yet: nothing is derived for the empty arm B.
+    EXPECT_TRUE(back->arms[1].processes.empty());
 }
 
 TEST(Schema, FailedMigrationRollsBackToV0) {

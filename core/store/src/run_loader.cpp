@@ -61,6 +61,21 @@ void fillSweepAndWorkers(results::ArmResult& a, const QSqlQuery& q) {
                 f.value("code", std::string()), f.value("message", std::string()), {}};
 }
 
+// An arm stored without process rows (schema v2, or imported from a results JSON that predates
+// replicates): it ran one round, one process per worker; only worker 0 reported its cold costs.
+void deriveProcesses(results::ArmResult& a) {
+    for (int w = 0; w < a.workers; ++w) {
+        results::ProcessInfo p;
+        p.worker = w;
+        p.pid = std::size_t(w) < a.worker_pids.size() ? a.worker_pids[std::size_t(w)] : 0;
+        if (w == 0 && a.loaded.is_object()) {
+            p.load_ms = a.loaded.value("load_ms", -1.0);
+            p.first_forward_ms = a.loaded.value("first_forward_ms", -1.0);
+        }
+        a.processes.push_back(p);
+    }
+}
+
 }  // namespace
 
 std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
@@ -86,14 +101,17 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         "sweep_failures FROM arms WHERE experiment = ? ORDER BY idx"));
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
-    QSqlQuery samples(db), metrics(db), events(db);
+    QSqlQuery samples(db), metrics(db), events(db), processes(db);
     samples.prepare(
-        QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns FROM samples "
+        QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                        "WHERE arm = ? ORDER BY rowid"));
     metrics.prepare(
         QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-                       "cpu_s, core_util, worker, raw FROM metrics WHERE arm = ? "
+                       "cpu_s, core_util, worker, raw, process FROM metrics WHERE arm = ? "
                        "ORDER BY rowid"));
+    processes.prepare(QStringLiteral(
+        "SELECT replicate, worker, pid, load_ms, first_forward_ms, minor_faults, major_faults, "
+        "fault_iters FROM processes WHERE arm = ? ORDER BY idx"));
     events.prepare(QStringLiteral(
         "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
     while (arms.next()) {
@@ -131,7 +149,7 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
                 continue;
             }
             a.samples.push_back({block, samples.value(1).toInt(), samples.value(2).toInt(),
-                                 samples.value(3).toInt(), ns});
+                                 samples.value(3).toInt(), ns, samples.value(5).toInt()});
         }
         metrics.bindValue(0, armId);
         if (!metrics.exec()) return fail(what, metrics.lastError().text()), std::nullopt;
@@ -149,9 +167,25 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
                     if (v.is_number()) t.core_util_pct.push_back(v.get<double>());
             t.worker = metrics.value(7).toInt();
             t.raw = parseJsonText(metrics.value(8).toString());
+            t.process = metrics.value(9).toInt();
             a.peak_rss_bytes = std::max<std::int64_t>(a.peak_rss_bytes, t.peak_rss_bytes);
             a.metrics.push_back(std::move(t));
         }
+        processes.bindValue(0, armId);
+        if (!processes.exec()) return fail(what, processes.lastError().text()), std::nullopt;
+        while (processes.next()) {
+            results::ProcessInfo p;
+            p.replicate = processes.value(0).toInt();
+            p.worker = processes.value(1).toInt();
+            p.pid = long(processes.value(2).toLongLong());
+            p.load_ms = processes.value(3).toDouble();
+            p.first_forward_ms = processes.value(4).toDouble();
+            p.minor_faults = processes.value(5).toLongLong();
+            p.major_faults = processes.value(6).toLongLong();
+            p.fault_iters = processes.value(7).toLongLong();
+            a.processes.push_back(p);
+        }
+        if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
         events.bindValue(0, armId);
         if (!events.exec()) return fail(what, events.lastError().text()), std::nullopt;
         while (events.next()) a.warnings.push_back(events.value(0).toString().toStdString());

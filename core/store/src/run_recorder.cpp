@@ -38,15 +38,21 @@ bool RunRecorder::ensureBegun() {
     workerErrorSeen_.assign(n, false);
     warmupStored_.assign(n, 0);
     warmupBatch_.assign(n, 1);
+    storedProcesses_.assign(n, {});
     emit runStarted(run_.id);
     return true;
 }
 
-// armEvent is sent before the runner folds the event into result(), so arm rows are rewritten
-// after it: at the next signal the runner sends after processing, or on the next loop turn.
+// Arm rows (kilobytes of JSON each) are rewritten at most once per loop turn: at the next signal
+// the runner sends, or on the next loop turn. armEvent comes once the runner has folded the
+// event into result(), and the flush reads result() later still.
 void RunRecorder::markDirty(int arm) {
     if (std::size_t(arm) >= dirty_.size()) return;
     dirty_[std::size_t(arm)] = true;
+    scheduleFlush();
+}
+
+void RunRecorder::scheduleFlush() {
     if (flushQueued_) return;
     flushQueued_ = true;
     QTimer::singleShot(0, this, [this] { flushDirty(); });
@@ -61,6 +67,31 @@ void RunRecorder::flushDirty() {
             dirty_[i] = false;
             check(store_->updateArm(run_.armIds[i], arms[i]));
         }
+    for (std::size_t i = 0; i < run_.armIds.size() && i < arms.size(); ++i) syncProcesses(i);
+}
+
+namespace {
+bool sameProcess(const results::ProcessInfo& a, const results::ProcessInfo& b) {
+    return a.replicate == b.replicate && a.worker == b.worker && a.pid == b.pid &&
+           a.load_ms == b.load_ms && a.first_forward_ms == b.first_forward_ms &&
+           a.minor_faults == b.minor_faults && a.major_faults == b.major_faults &&
+           a.fault_iters == b.fault_iters;
+}
+}  // namespace
+
+// Writes the processes that changed since the last write: from the first that differs (the
+// current round's are the last ones; earlier rounds are final).
+void RunRecorder::syncProcesses(std::size_t arm) {
+    if (!runner_ || arm >= storedProcesses_.size() || arm >= runner_->result().arms.size()) return;
+    const auto& live = runner_->result().arms[arm].processes;
+    auto& stored = storedProcesses_[arm];
+    std::size_t first = 0;
+    while (first < live.size() && first < stored.size() && sameProcess(live[first], stored[first]))
+        ++first;
+    if (first == live.size()) return;
+    const bool ok = store_->updateProcesses(run_.armIds[arm], live, first);
+    check(ok);
+    if (ok) stored = live;
 }
 
 void RunRecorder::attach(ExperimentRunner* runner) {
@@ -84,6 +115,10 @@ void RunRecorder::attach(ExperimentRunner* runner) {
         if (type == protocol::kHello || type == protocol::kLoaded || type == protocol::kApplied ||
             type == protocol::kError || type == protocol::kBye)
             markDirty(arm);
+        // A process's pid, cold costs and page faults, committed before anyone else hears of the
+        // event (pitlane-cli's "block done" line): only its row, not the arm's.
+        if (type == protocol::kHello || type == protocol::kLoaded || type == protocol::kBlockDone)
+            syncProcesses(std::size_t(arm));
     });
     connect(runner, &ExperimentRunner::samplesAppended, this,
             [this](int arm, int first, int count) {
@@ -109,6 +144,7 @@ void RunRecorder::attach(ExperimentRunner* runner) {
         if (!ensureBegun()) return;
         const auto& a = runner_->result().arms[std::size_t(arm)];
         check(store_->updateArm(armId(arm), a));
+        syncProcesses(std::size_t(arm));
         // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
         if (a.error && !workerErrorSeen_[std::size_t(arm)])
             check(store_->appendEvent(run_.id, armId(arm), runner_->elapsedMs(),

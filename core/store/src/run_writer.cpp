@@ -105,7 +105,7 @@ struct Inserter {
                  std::size_t count) {
         // Multi-row INSERTs: a fast stream appends thousands of rows per event on the UI thread,
         // and one statement per row spends most of its time in QtSql's per-call overhead.
-        constexpr std::size_t kRowsPerStatement = 150;  // 6 values each, under SQLite's 999
+        constexpr std::size_t kRowsPerStatement = 140;  // 7 values each, under SQLite's 999
         const std::size_t end = std::min(first + count, s.size());
         QSqlQuery full(db);
         bool fullPrepared = false;
@@ -115,9 +115,10 @@ struct Inserter {
             QSqlQuery& q = rows == kRowsPerStatement ? full : partial;
             if (rows != kRowsPerStatement || !fullPrepared) {
                 QString sql = QStringLiteral(
-                    "INSERT INTO samples (arm, block, iter, batch_size, worker, latency_ns) VALUES ");
+                    "INSERT INTO samples (arm, block, iter, batch_size, worker, latency_ns, "
+                    "process) VALUES ");
                 for (std::size_t r = 0; r < rows; ++r)
-                    sql += r ? QStringLiteral(",(?,?,?,?,?,?)") : QStringLiteral("(?,?,?,?,?,?)");
+                    sql += r ? QStringLiteral(",(?,?,?,?,?,?,?)") : QStringLiteral("(?,?,?,?,?,?,?)");
                 if (!q.prepare(sql)) return exec(q);
                 if (rows == kRowsPerStatement) fullPrepared = true;
             }
@@ -128,6 +129,7 @@ struct Inserter {
                 q.addBindValue(s[i].batch_size);
                 q.addBindValue(s[i].worker);
                 q.addBindValue(qint64(s[i].latency_ns));
+                q.addBindValue(s[i].process);
             }
             if (!exec(q)) return false;
         }
@@ -153,7 +155,7 @@ struct Inserter {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
             "INSERT INTO metrics (arm, t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-            "cpu_s, core_util, worker, raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+            "cpu_s, core_util, worker, raw, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(armId);
         q.addBindValue(t.t_ms);
         q.addBindValue(qint64(t.rss_bytes));
@@ -164,7 +166,31 @@ struct Inserter {
         q.addBindValue(jsonText(json(t.core_util_pct)));
         q.addBindValue(t.worker);
         q.addBindValue(jsonText(t.raw.is_object() ? t.raw : json::object()));
+        q.addBindValue(t.process);
         return exec(q);
+    }
+
+    // Processes [first, end) of an arm, by index: a row is replaced as its process reports more.
+    bool processes(qint64 armId, const std::vector<results::ProcessInfo>& p, std::size_t first) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral(
+            "INSERT OR REPLACE INTO processes (arm, idx, replicate, worker, pid, load_ms, "
+            "first_forward_ms, minor_faults, major_faults, fault_iters) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        for (std::size_t i = first; i < p.size(); ++i) {
+            q.addBindValue(armId);
+            q.addBindValue(qint64(i));
+            q.addBindValue(p[i].replicate);
+            q.addBindValue(p[i].worker);
+            q.addBindValue(qint64(p[i].pid));
+            q.addBindValue(p[i].load_ms);
+            q.addBindValue(p[i].first_forward_ms);
+            q.addBindValue(qint64(p[i].minor_faults));
+            q.addBindValue(qint64(p[i].major_faults));
+            q.addBindValue(qint64(p[i].fault_iters));
+            if (!exec(q)) return false;
+        }
+        return true;
     }
 
     bool event(qint64 runId, qint64 armId, double tMs, const json& ev) {
@@ -244,6 +270,15 @@ bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
     return true;
 }
 
+bool RunStore::updateProcesses(qint64 armId, const std::vector<results::ProcessInfo>& processes,
+                               std::size_t first) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    if (!ins.processes(armId, processes, first) || !tx.commit())
+        return fail(QStringLiteral("record processes"), ins.error);
+    return true;
+}
+
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
     Inserter ins{database(connection_), {}};
     if (!ins.event(runId, armId, tMs, event))
@@ -259,7 +294,8 @@ bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
     q.addBindValue(runId);
     if (!ins.exec(q)) return fail(QStringLiteral("finish run"), ins.error);
     for (std::size_t i = 0; q.next() && i < run.arms.size(); ++i)
-        if (!ins.updateArm(q.value(0).toLongLong(), run.arms[i]))
+        if (!ins.updateArm(q.value(0).toLongLong(), run.arms[i]) ||
+            !ins.processes(q.value(0).toLongLong(), run.arms[i].processes, 0))
             return fail(QStringLiteral("finish run"), ins.error);
     if (!ins.finish(runId, run) || !tx.commit())
         return fail(QStringLiteral("finish run"), ins.error);
@@ -276,7 +312,8 @@ std::optional<qint64> RunStore::importRun(const results::RunResult& run, const Q
         const auto& a = run.arms[i];
         const auto armId = ins.arm(*id, int(i), a);
         if (!armId || !ins.samples(*armId, a.samples, 0, a.samples.size()) ||
-            !ins.warmup(*armId, a.warmup_ns, 0, a.batch_size))
+            !ins.warmup(*armId, a.warmup_ns, 0, a.batch_size) ||
+            !ins.processes(*armId, a.processes, 0))
             return failed();
         for (const auto& m : a.metrics)
             if (!ins.metric(*armId, m)) return failed();

@@ -87,11 +87,36 @@ const char* const kV2[] = {
     "ALTER TABLE metrics ADD COLUMN raw TEXT NOT NULL DEFAULT '{}'",
 };
 
+// v2 -> v3: process replicates (run.processes fresh workers per arm, in rounds). Each sample's
+// and metric tick's replicate, and one row per worker process of an arm (idx: its place in the
+// arm's start order) with its identity, its own cold costs and the page faults of its measured
+// blocks. Medians per process are not stored: they are the samples'. Rows written by v2 read as
+// replicate 0; a v2 arm has no process rows (the loader derives one per worker).
+const char* const kV3[] = {
+    "ALTER TABLE samples ADD COLUMN process INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE metrics ADD COLUMN process INTEGER NOT NULL DEFAULT 0",
+    // load_ms / first_forward_ms -1: not reported (the process failed before loading).
+    R"(CREATE TABLE processes (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        replicate INTEGER NOT NULL DEFAULT 0,
+        worker INTEGER NOT NULL DEFAULT 0,
+        pid INTEGER NOT NULL DEFAULT 0,
+        load_ms REAL NOT NULL DEFAULT -1,
+        first_forward_ms REAL NOT NULL DEFAULT -1,
+        minor_faults INTEGER NOT NULL DEFAULT 0,
+        major_faults INTEGER NOT NULL DEFAULT 0,
+        fault_iters INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (arm, idx)))",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
 };
-const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1}, {kV2, sizeof kV2 / sizeof *kV2}};
+const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
+                       {kV2, sizeof kV2 / sizeof *kV2},
+                       {kV3, sizeof kV3 / sizeof *kV3}};
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace

@@ -1,8 +1,8 @@
 #pragma once
 // Records an ExperimentRunner's run into a RunStore as it happens, from the runner's signals
 // alone: the experiment and arm rows when it starts, every samples event in its own transaction
-// the moment it is appended, metric ticks, warnings and errors, arm statuses, and the verdict
-// when it finishes. A SIGKILL of the process loses nothing the runner had already appended.
+// the moment it is appended, metric ticks, warnings and errors, arm statuses, each worker
+// process (pid, cold costs, page faults) as it reports, and the verdict when it finishes. A SIGKILL of the process loses nothing the runner had already appended.
 #include "pitlane/store/run_store.h"
 
 #include <QObject>
@@ -36,7 +36,9 @@ signals:
 private:
     bool ensureBegun();
     void markDirty(int arm);
+    void scheduleFlush();
     void flushDirty();
+    void syncProcesses(std::size_t arm);
     void check(bool ok);
     qint64 armId(int arm) const;
 
@@ -51,6 +53,7 @@ private:
     std::vector<bool> workerErrorSeen_;
     std::vector<std::size_t> warmupStored_;
     std::vector<int> warmupBatch_;
+    std::vector<std::vector<results::ProcessInfo>> storedProcesses_;  // as last written, per arm
 };
 
 }  // namespace pitlane::store

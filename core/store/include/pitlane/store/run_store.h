@@ -52,7 +52,7 @@ struct CrossRunComparison {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -82,7 +82,10 @@ public:
     QList<RunInfo> listRuns() const;
     std::optional<RunInfo> runInfo(qint64 id) const;
     // The run as recorded. Arms still "pending" in a run whose recorder died are reported as
-    // "cancelled" with error code "interrupted"; every sample stored is kept.
+    // "cancelled" with error code "interrupted"; every sample stored is kept. An arm with samples
+    // but no process rows (written before schema v3, or imported from a results JSON without
+    // "processes") gets one process per worker (replicate 0, the worker's pid): one round of
+    // workers is all such runs had.
     std::optional<results::RunResult> loadRun(qint64 id) const;
     bool deleteRun(qint64 id);
     bool renameRun(qint64 id, const QString& label);
@@ -103,6 +106,10 @@ public:
     bool appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs, std::size_t first,
                       int batchSize);
     bool appendMetric(qint64 armId, const results::MetricTick& tick);
+    // Writes (inserts or replaces) the arm's processes [first, end) by their index: a process's
+    // pid, cold costs and page faults arrive over its life, and only the current round changes.
+    bool updateProcesses(qint64 armId, const std::vector<results::ProcessInfo>& processes,
+                         std::size_t first = 0);
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
     bool finishRun(qint64 runId, const results::RunResult& run);
