@@ -5,9 +5,17 @@
 set -euo pipefail
 BIN="${1:-$(dirname "$0")/../build/bin}"
 SECS="${2:-10}"
+# The sampler starts with the worker's first command: configure the bundled mlp, then stay idle.
+CONFIGURE=$(python3 - "$BIN/models/mlp" <<'PY'
+import json, sys
+side = json.load(open(sys.argv[1] + ".json"))
+print(json.dumps({"v": 1, "cmd": "configure", "arm": {"name": "idle", "model_path": sys.argv[1] + ".pt",
+                  "input": side["input"], "knobs": {"intra_op_threads": 1}, "seed": 0}}))
+PY
+)
 for period in 100 10; do
   start=$(date +%s.%N)
-  bye=$( (sleep "$SECS"; echo '{"v":1,"cmd":"quit"}') | "$BIN/pitlane-worker" --metrics-ms "$period" 2>/dev/null | grep '"type":"bye"')
+  bye=$( (echo "$CONFIGURE"; sleep "$SECS"; echo '{"v":1,"cmd":"quit"}') | "$BIN/pitlane-worker" --metrics-ms "$period" 2>/dev/null | grep '"type":"bye"')
   end=$(date +%s.%N)
   python3 - "$bye" "$start" "$end" "$period" <<'PY'
 import json, sys
