@@ -750,3 +750,27 @@ TEST(VarianceSharesTest, NestedSumsOfSquaresMatchAHandComputation) {
     flat.blocks = {{5, 5}, {5}};
     EXPECT_FALSE(varianceShares(flat).computed);  // no spread at all
 }
+
+// The verdict says why a small pooled p-value is not a difference when processes are the units.
+TEST(CompareProcesses, DisagreeingProcessesAreNamedInTheVerdict) {
+    BlockedSamples A, B;
+    const std::vector<double> a = {4.0e6, 0.5e6, 4.2e6}, b = {4.1e6, 4.0e6, 0.45e6};
+    std::mt19937_64 rng(5);
+    for (int p = 0; p < 3; ++p)
+        for (int blk = 0; blk < 2; ++blk) {
+            std::vector<double> va, vb;
+            for (int i = 0; i < 30; ++i) {
+                va.push_back(a[std::size_t(p)] * std::exp(0.02 * normal01(rng)));
+                vb.push_back(b[std::size_t(p)] * 1.05 * std::exp(0.02 * normal01(rng)));
+            }
+            A.blocks.push_back(va);
+            B.blocks.push_back(vb);
+            A.process.push_back(p);
+            B.process.push_back(p);
+        }
+    const Comparison c = compare("A", A, "B", B);
+    EXPECT_FALSE(c.significant) << c.verdict;
+    EXPECT_LT(c.p_value, 0.05);
+    EXPECT_NE(c.verdict.find("not consistently from process to process"), std::string::npos)
+        << c.verdict;
+}

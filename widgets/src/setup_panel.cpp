@@ -95,7 +95,11 @@ SetupPanel::SetupPanel(QWidget* parent)
     iters_ = runSpin(this, 1, "iters", tr("Measured iterations per arm"));
     blockIters_ =
         runSpin(this, 1, "blockIters", tr("Iterations per interleaved block (A B A B ...)"));
-    validation_->setObjectName(QStringLiteral("validationLabel"));
+    processes_ = runSpin(this, 1, "processes",
+                         tr("Fresh worker processes per arm (replicates, each with its own "
+                            "warmup): the CI counts processes, so processes that disagree keep "
+                            "it wide"));
+    processes_->setRange(1, 64);    validation_->setObjectName(QStringLiteral("validationLabel"));
     validation_->setWordWrap(true);
     validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -111,7 +115,8 @@ SetupPanel::SetupPanel(QWidget* parent)
     runLayout->setVerticalSpacing(1);
     int column = 0;
     for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
-                               std::pair{tr("Block"), blockIters_}}) {
+                               std::pair{tr("Block"), blockIters_},
+                               std::pair{tr("Processes"), processes_}}) {
         auto* l = new QLabel(label, runBox);
         l->setBuddy(spin);
         l->setToolTip(spin->toolTip());
@@ -143,7 +148,7 @@ SetupPanel::SetupPanel(QWidget* parent)
     };
     connect(name_, &QLineEdit::textChanged, this, edited);
     connect(input_, &QLineEdit::textChanged, this, edited);
-    for (auto* s : {warmup_, iters_, blockIters_})
+    for (auto* s : {warmup_, iters_, blockIters_, processes_})
         connect(s, &QSpinBox::valueChanged, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
     connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
@@ -190,6 +195,7 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     warmup_->setValue(intOr("warmup_iters", defaults.warmup_iters));
     iters_->setValue(intOr("iters", defaults.iters));
     blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
+    processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
     arms_->setArms(raw_.value("arms", json::array()));
     updateInputPlaceholder();
     loading_ = false;
@@ -214,6 +220,12 @@ json SetupPanel::presetJson() const {
     run["warmup_iters"] = warmup_->value();
     run["iters"] = iters_->value();
     run["block_iters"] = blockIters_->value();
+    // Written when the preset had it or the user changed it: an untouched default stays implicit
+    // (so it follows `iters` the way the parser's default does).
+    const spec::RunSettings defaults;
+    if (run.contains("processes") ||
+        processes_->value() != std::min(defaults.processes, iters_->value()))
+        run["processes"] = processes_->value();
     j["run"] = run;
     j["arms"] = arms_->armsJson();
     return j;

@@ -439,11 +439,19 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
             "%.2f-%.2f)",
             A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
         // A tiny pooled p-value next to a CI containing 1 looks like a contradiction: say why.
-        if (c.p_value < options.alpha)
+        const std::string p =
+            c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value);
+        if (c.p_value < options.alpha && units.name == std::string("processes"))
+            c.verdict += sformat(
+                "; the samples differ (Mann-Whitney p %s) but not consistently from process "
+                "to process: the worker processes of one arm differ as much as the arms do, so "
+                "the state of a process can explain it",
+                p.c_str());
+        else if (c.p_value < options.alpha)
             c.verdict += sformat(
                 "; the samples differ (Mann-Whitney p %s) but not consistently from block "
                 "to block, so machine drift can explain it",
-                c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value).c_str());
+                p.c_str());
     }
     return c;
 }

@@ -66,7 +66,7 @@ private:
     QLineEdit* name_;
     ModelPanel* model_;
     QLineEdit* input_;
-    QSpinBox *warmup_, *iters_, *blockIters_;
+    QSpinBox *warmup_, *iters_, *blockIters_, *processes_;
     ArmEditor* arms_;
     QLabel* validation_;
     QTimer validateTimer_;
