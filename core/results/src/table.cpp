@@ -1,6 +1,7 @@
 // The plain-text comparison table of pitlane-cli.
 #include "pitlane/results/run_result.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -16,6 +17,67 @@ std::string num(double v, const char* fmt) {
     char buf[64];
     std::snprintf(buf, sizeof buf, fmt, v);
     return buf;
+}
+// Minor page faults per measured iteration ("-": not reported).
+std::string faults(double perIter) {
+    if (perIter < 0) return "-";
+    return num(perIter, perIter < 10 ? "%.2f" : perIter < 100 ? "%.1f" : "%.0f");
+}
+
+// Below the arm table: each arm's process medians in run order, how far apart they are and how
+// the variance splits, so a verdict that counts processes as its units can be read.
+void processBlock(std::ostringstream& os, const RunResult& run) {
+    constexpr std::size_t kPerLine = 8;
+    std::size_t nameW = 0, cellW = 0, most = 0;
+    bool any = false;
+    for (const auto& a : run.arms) {
+        const auto ps = processSummaries(a);
+        for (const auto& p : ps) {
+            any |= p.n > 0;
+            cellW = std::max(cellW, (p.n ? formatDuration(p.median_ns) : std::string("-")).size());
+        }
+        if (ps.empty()) continue;
+        nameW = std::max(nameW, a.name.size());
+        most = std::max(most, ps.size());
+    }
+    if (!any) return;
+    const std::size_t perLine = std::min(most, kPerLine);
+    os << "\n";
+    for (const auto& a : run.arms) {
+        const auto ps = processSummaries(a);
+        if (ps.empty()) continue;
+        const std::string indent(nameW + 2 + 10, ' ');
+        os << pad(a.name, nameW, false) << "  processes:";
+        double lo = 0, hi = 0;
+        std::size_t measured = 0;
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+            if (i && i % kPerLine == 0) os << "\n" << indent;
+            const auto& p = ps[i];
+            os << "  " << pad(p.n ? formatDuration(p.median_ns) : "-", cellW);
+            if (!p.n || p.median_ns <= 0) continue;
+            lo = measured ? std::min(lo, p.median_ns) : p.median_ns;
+            hi = measured ? std::max(hi, p.median_ns) : p.median_ns;
+            ++measured;
+        }
+        // Short rows are padded so the notes line up.
+        const std::size_t last = ps.size() % kPerLine ? ps.size() % kPerLine : kPerLine;
+        if (last < perLine) os << std::string((perLine - last) * (cellW + 2), ' ');
+        std::vector<std::string> notes;
+        if (measured >= 2) notes.push_back(num(hi / lo, "%.2fx apart"));
+        const auto shares = varianceShares(a);
+        if (shares.computed)
+            notes.push_back("between processes " + num(100 * shares.between_processes, "%.0f%%") +
+                            " / blocks " + num(100 * shares.between_blocks, "%.0f%%") +
+                            " / within " + num(100 * shares.within_blocks, "%.0f%%"));
+        if (!notes.empty()) {
+            os << "  (" << notes[0];
+            for (std::size_t i = 1; i < notes.size(); ++i) os << "; " << notes[i];
+            os << ")";
+        }
+        os << "\n";
+    }
+    os << "(median of each worker process, in run order; shares of the variance of log latency "
+          "between processes / between blocks / within blocks, by nested ANOVA)\n";
 }
 }  // namespace
 
@@ -35,7 +97,7 @@ std::string comparisonTable(const RunResult& run) {
     }
     const std::vector<std::pair<std::string, std::size_t>> cols = {
         {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
-        {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}};
+        {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};
     for (std::size_t i = 0; i < cols.size(); ++i)
         os << pad(cols[i].first, cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     for (const auto& a : run.arms) {
@@ -46,10 +108,12 @@ std::string comparisonTable(const RunResult& run) {
                                           s.n ? formatDuration(s.p99) : "-",
                                           s.n ? num(100 * s.cov, "%.1f%%") : "-",
                                           s.n ? num(a.workers > 1 ? aggregateThroughput(a) : s.throughput_per_s, "%.1f") : "-",
-                                          a.peak_rss_bytes ? formatBytes(double(a.peak_rss_bytes)) : "-"};
+                                          a.peak_rss_bytes ? formatBytes(double(a.peak_rss_bytes)) : "-",
+                                          faults(minorFaultsPerIter(a))};
         for (std::size_t i = 0; i < cols.size(); ++i)
             os << pad(cells[i], cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     }
+    processBlock(os, run);
     for (const auto& a : run.arms) {
         if (a.batch_sizes.size() < 2) continue;
         os << "\n" << a.name << ": batch-size sweep\n"
