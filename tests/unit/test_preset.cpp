@@ -463,3 +463,39 @@ TEST_F(PresetTest, KnobsToJsonParsesBackToTheSameKnobs) {
 }
 
 }  // namespace
+
+TEST_F(PresetTest, ProcessesDefaultToThreeUpToSixAndAloneMeanExactly) {
+    const Preset d = parsePreset(twoArms(), presetFile, modelDir);
+    EXPECT_EQ(d.run.processes, 3);
+    EXPECT_EQ(d.run.max_processes, 6);
+    json j = twoArms();
+    j["run"]["processes"] = 5;
+    const Preset exact = parsePreset(j, presetFile, modelDir);
+    EXPECT_EQ(exact.run.processes, 5);
+    EXPECT_EQ(exact.run.max_processes, 5);
+    j["run"]["max_processes"] = 9;
+    EXPECT_EQ(parsePreset(j, presetFile, modelDir).run.max_processes, 9);
+    // Fewer iterations than the default processes: the default shrinks, a stated value does not.
+    json few = twoArms();
+    few["run"] = {{"iters", 2}, {"block_iters", 1}};
+    EXPECT_EQ(parsePreset(few, presetFile, modelDir).run.processes, 2);
+    // Round trip through presetToJson keeps both.
+    const json back = presetToJson(parsePreset(j, presetFile, modelDir));
+    EXPECT_EQ(back["run"]["processes"], 5);
+    EXPECT_EQ(back["run"]["max_processes"], 9);
+}
+
+TEST_F(PresetTest, BadProcessCountsNameTheFieldAndTheReason) {
+    json j = twoArms();
+    j["run"]["processes"] = 0;
+    expectError(j, "run.processes", "between 1 and");
+    j["run"]["processes"] = 65;
+    expectError(j, "run.processes", "at most 64");
+    j["run"]["processes"] = 21;
+    expectError(j, "run.processes", "exceeds iters");
+    j["run"]["processes"] = 4;
+    j["run"]["max_processes"] = 3;
+    expectError(j, "run.max_processes", "below processes");
+    j["run"]["max_processes"] = "six";
+    expectError(j, "run.max_processes", "integer");
+}

@@ -387,6 +387,7 @@ json toResultsJson(const RunResult& run) {
         j["arms"].push_back(arm);
     }
     if (!run.stopping.empty()) j["stopping"] = run.stopping;
+    if (!run.replication.empty()) j["replication"] = run.replication;
     j["comparisons"] = json::array();
     for (const auto& c : compareArms(run))
         j["comparisons"].push_back({{"baseline", c.baseline},
@@ -433,6 +434,7 @@ RunResult fromResultsJson(const json& j) {
     r.started_at = j.value("started_at", std::string());
     r.wall_s = j.value("wall_s", 0.0);
     r.stopping = j.value("stopping", json::object());
+    r.replication = j.value("replication", json::object());
     const auto& arms = need(j, "arms", "results");
     if (!arms.is_array()) throw std::runtime_error("results: field \"arms\" must be a list");
     for (std::size_t i = 0; i < arms.size(); ++i) {

@@ -78,4 +78,60 @@ bool ExperimentRunner::extendAdaptive() {
     return false;
 }
 
+// Replication (run.processes .. run.max_processes): after the first `processes` rounds, another
+// round of fresh processes is added while any arm's comparison with the baseline is inconclusive:
+// neither significant nor tight (its CI within 1/1.1 .. 1.1) at the interim confidence 97.5 %.
+// The stricter interim level pays for looking more than once (simulated in tests/stats: A/A
+// false positives stay below 5 % with a bimodal process effect). The last round is judged by the
+// reported 95 % CI.
+bool ExperimentRunner::extendProcesses() {
+    const auto& run = result_.preset.run;
+    if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) return false;
+    constexpr double kInterimConfidence = 0.975, kTight = 1.1;
+    const auto& base = result_.arms.front();
+    const auto baseBlocks = base.blocked();
+    json reasons = json::array();
+    for (std::size_t i = 1; i < result_.arms.size(); ++i) {
+        const auto& a = result_.arms[i];
+        if (a.status != R::kPending || a.samples.empty() || base.samples.empty()) continue;
+        stats::CompareOptions o;
+        o.confidence = kInterimConfidence;
+        const auto c = stats::compare(base.name, baseBlocks, a.name, a.blocked(), o);
+        const bool tight = c.ci_low >= 1 / kTight && c.ci_high <= kTight;
+        if (c.significant || tight) continue;
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "%s vs %s after %d processes: ratio %.3f, 97.5%% CI %.3f-%.3f (neither "
+                      "significant nor within 1/%.1f-%.1f)",
+                      a.name.c_str(), base.name.c_str(), rounds_, c.ratio, c.ci_low, c.ci_high,
+                      kTight, kTight);
+        reasons.push_back(buf);
+    }
+    auto& rep = result_.replication;
+    rep["processes_min"] = run.processes;
+    rep["processes_max"] = run.max_processes;
+    rep["rule"] =
+        "run.processes rounds of fresh worker processes, then one more while a comparison is "
+        "neither significant nor within 1/1.1-1.1 at 97.5 % confidence, up to run.max_processes";
+    if (!rep.contains("extensions")) rep["extensions"] = json::array();
+    rep["processes"] = rounds_;
+    if (reasons.empty() || rounds_ >= run.max_processes) {
+        if (!reasons.empty())
+            rep["stopped"] = "run.max_processes reached while still inconclusive";
+        return false;
+    }
+    rep["extensions"].push_back(reasons);
+    const int blocks = std::max(1, blocksPerPoint_ / std::max(1, run.processes));
+    queueRound(rounds_, nextBlock_, {std::vector<int>(std::size_t(blocks), run.block_iters)}, false);
+    rep["processes"] = rounds_;
+    for (std::size_t i = 0; i < result_.arms.size(); ++i)
+        if (result_.arms[i].status == R::kPending) arms_[i].totalIters += blocks * run.block_iters;
+    nextBlock_ += blocks;
+    emit logMessage(-1, QStringLiteral("info"),
+                    QStringLiteral("adding replicate %1 (fresh processes): %2")
+                        .arg(rounds_)
+                        .arg(QString::fromStdString(reasons.front().get<std::string>())));
+    return true;
+}
+
 }  // namespace pitlane::session

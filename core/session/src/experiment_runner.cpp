@@ -462,7 +462,7 @@ void ExperimentRunner::next() {
         return;
     }
     if (stopping_) return;
-    if (result_.preset.run.adaptive() && extendAdaptive()) {
+    if (result_.preset.run.adaptive() ? extendAdaptive() : extendProcesses()) {
         next();
         return;
     }

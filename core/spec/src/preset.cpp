@@ -205,13 +205,13 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
                                                       "event_timeout_ms", "seed", "min_time_ms",
                                                       "max_time_ms", "target_ci_pct",
-                                                      "processes"};
+                                                      "processes", "max_processes"};
         for (const auto& [key, v] : r.items())
             if (!runKeys.count(key))
                 throw SpecError(where, "run." + key,
                                 "unknown field (expected warmup_iters, iters, block_iters, "
                                 "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct, "
-                                "processes)");
+                                "processes, max_processes)");
         p.run.warmup_iters = intField(r, "warmup_iters", p.run.warmup_iters, 0, where, "run");
         p.run.iters = intField(r, "iters", p.run.iters, 1, where, "run");
         p.run.block_iters = intField(r, "block_iters", std::min(p.run.block_iters, p.run.iters), 1,
@@ -238,6 +238,16 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
                             "max_time_ms (" + std::to_string(p.run.max_time_ms) +
                                 ") is below min_time_ms (" + std::to_string(p.run.min_time_ms) + ")");
         if (!r.contains("processes")) p.run.processes = std::min(p.run.processes, p.run.iters);
+        p.run.max_processes = r.contains("processes") ? p.run.processes : p.run.max_processes;
+        p.run.max_processes = intField(r, "max_processes", p.run.max_processes, 1, where, "run");
+        if (p.run.max_processes > 64)
+            throw SpecError(where, "run.max_processes",
+                            "at most 64 worker processes per arm, got " +
+                                std::to_string(p.run.max_processes));
+        if (p.run.max_processes < p.run.processes)
+            throw SpecError(where, "run.max_processes",
+                            "max_processes (" + std::to_string(p.run.max_processes) +
+                                ") is below processes (" + std::to_string(p.run.processes) + ")");
         if (p.run.processes > p.run.iters)
             throw SpecError(where, "run.processes",
                             "processes (" + std::to_string(p.run.processes) +
@@ -315,6 +325,7 @@ json presetToJson(const Preset& p) {
                 {"iters", p.run.iters},
                 {"block_iters", p.run.block_iters},
                 {"processes", p.run.processes},
+                {"max_processes", p.run.max_processes},
                 {"event_timeout_ms", p.run.event_timeout_ms},
                 {"seed", p.run.seed}};
     if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;

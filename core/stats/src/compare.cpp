@@ -223,13 +223,14 @@ double expandedTail(std::size_t k, double confidence) {
 }
 
 // The interval from sorted bootstrap replicates of a positive statistic: the expanded percentile
-// interval, widened where needed to its normal-theory equivalent on the log scale,
-//   exp(log(point) +- sqrt(k/(k-1)) * t_{k-1} * sd(log replicates)).
-// With few units the expanded tail lies beyond what the replicates can show (3 processes: a tail
-// of 7e-8, while the replicates take at most 10 distinct process draws and their range covers
-// the true ratio only 75 % of the time), so the percentile interval alone is far too narrow; the
-// log-normal form keeps the t interval's coverage there and is no wider than the percentile one
-// when the replicates are plentiful and symmetric.
+// interval, widened to its normal-theory equivalent on the log scale,
+//   exp(log(point) +- sqrt(k/(k-1)) * t_{k-1} * sd(log replicates)),
+// where the expanded tail lies beyond what k units can show. The most extreme resample (every
+// draw the same unit) has probability k^(1-k); with a tail smaller than that (k <= 5 at 95 %:
+// 3 processes ask for a tail of 7e-8, while their draws take at most 10 distinct values whose
+// range covers the true ratio only 75 % of the time) the percentiles are just the extremes and
+// far too narrow, and the log-normal form keeps the t interval's coverage. From k = 6 on the
+// percentiles are used as they are.
 struct Interval {
     double low = 0, high = 0;
     bool widened = false;
@@ -241,6 +242,8 @@ Interval bootInterval(const std::vector<double>& sorted, double point, std::size
     iv.high = percentileSorted(sorted, 100 * (1 - tail));
     if (k < 2 || !(point > 0) || !std::isfinite(point) || !(confidence > 0 && confidence < 1))
         return iv;
+    const double kk0 = static_cast<double>(k);
+    if (tail >= std::pow(kk0, 1 - kk0)) return iv;  // the percentiles can show this tail
     double sum = 0, sum2 = 0;
     std::size_t n = 0;
     for (double v : sorted) {
@@ -409,11 +412,11 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     std::string interval = which;
     if (units.count >= 2) {
         interval = sformat(
-            "expanded percentile interval for %zu independent %s (Student t, %zu df): %s, "
-            "widened to exp(log ratio +- sqrt(k/(k-1)) t sd(log resampled ratio)) where that is "
-            "wider%s",
+            "expanded percentile interval for %zu independent %s (Student t, %zu df): %s%s",
             units.count, units.name, units.count - 1, which.c_str(),
-            iv.widened ? " (it was here)" : " (it was not here)");
+            iv.widened ? ", widened to exp(log ratio +- sqrt(k/(k-1)) t sd(log resampled "
+                         "ratio)) because so few units cannot show that tail"
+                       : "");
     }
     c.method = sformat(
         "ratio of pooled medians (baseline / arm); %s CI: %s, %d resamples, seed %llu; %s. "

@@ -104,6 +104,7 @@ struct RunResult {
     double wall_s = 0;
     std::vector<ArmResult> arms;
     json stopping = json::object();  // adaptive / timed stopping: rule, stable, per-arm CI width
+    json replication = json::object();  // processes run, the rule, why rounds were added
     bool interleaved = true;  // false for arms gathered from different runs (no block pairing)
     // compareArms() memo: the bootstrap is the costly part of every view and export of a run, and
     // the table, JSON, HTML, Markdown and store would each redo it. Samples are append-only, so

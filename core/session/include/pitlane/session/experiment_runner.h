@@ -117,6 +117,7 @@ private:
     void finishIfDone();
     void finalize();
     bool extendAdaptive();
+    bool extendProcesses();
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;

@@ -69,8 +69,13 @@ struct RunSettings {
     // ...), each with its own warmup; the measured blocks are shared out among them. A process
     // carries state no knob names (allocator thresholds, address-space layout), so the CI must
     // see the process level (DESIGN.md "Measurement"; pyperf's worker processes, JMH's forks).
+    // `processes` rounds always run; while a comparison is still inconclusive (neither
+    // significant at 97.5 % nor tight within 1.1x at 97.5 %), another round of fresh processes
+    // is added, up to `max_processes`. Given `processes` alone means exactly that many.
     static constexpr int kDefaultProcesses = 3;
+    static constexpr int kDefaultMaxProcesses = 6;
     int processes = kDefaultProcesses;
+    int max_processes = kDefaultMaxProcesses;
     int event_timeout_ms = 60000;  // a worker silent this long is declared hung ("timeout")
     // Adaptive / timed stopping (DESIGN.md "Stopping"): after `iters`, keep adding rounds of
     // blocks until every arm's median CI half-width is within target_ci_pct and min_time_ms has
