@@ -774,3 +774,55 @@ TEST(CompareProcesses, DisagreeingProcessesAreNamedInTheVerdict) {
     EXPECT_NE(c.verdict.find("not consistently from process to process"), std::string::npos)
         << c.verdict;
 }
+
+// The runner's sequential replication (3 processes, then one more while the 97.5 % comparison is
+// not conclusive, up to 6; the last look at 95 %), simulated: A/A with a bimodal process effect
+// (log-sd 15 %, 20 % of processes 2.5x slower) stays honest, and a real 1.6x difference whose
+// baseline has slow processes (30 %) is found, mostly before the cap.
+TEST(CompareProcesses, SequentialReplicationIsHonestAndFindsRealDifferences) {
+    std::mt19937_64 rng(0x5E0);
+    auto addProcess = [&](BlockedSamples& s, int p, double med, double slowProb) {
+        double offset = std::exp(0.15 * normal01(rng));
+        if (uniform01(rng) < slowProb) offset *= 2.5;
+        const double blockOffset = 1 + 0.03 * normal01(rng);
+        std::vector<double> block;
+        for (int i = 0; i < 10; ++i) block.push_back(med * offset * blockOffset * std::exp(0.05 * normal01(rng)));
+        s.blocks.push_back(block);
+        s.process.push_back(p);
+    };
+    auto run = [&](double medA, double slowA, double slowB, int* processes) {
+        BlockedSamples A, B;
+        int p = 0;
+        for (; p < 3; ++p) {
+            addProcess(A, p, medA, slowA);
+            addProcess(B, p, 1e6, slowB);
+        }
+        for (;; ++p) {
+            CompareOptions o;
+            o.resamples = 500;
+            o.confidence = p >= 6 ? 0.95 : kInterimConfidence;
+            const Comparison c = compare("A", A, "B", B, o);
+            if (p >= 6 || conclusive(c)) {
+                *processes = p;
+                return c.significant;
+            }
+            addProcess(A, p, medA, slowA);
+            addProcess(B, p, 1e6, slowB);
+        }
+    };
+    const int experiments = 200;
+    int falsePositives = 0, found = 0, procsAA = 0, procsReal = 0;
+    for (int e = 0; e < experiments; ++e) {
+        int n = 0;
+        falsePositives += run(1e6, 0.2, 0.2, &n);
+        procsAA += n;
+        found += run(1.6e6, 0.3, 0.0, &n);
+        procsReal += n;
+    }
+    std::printf("sequential replication: A/A false positives %.1f%% (mean %.1f processes), real "
+                "1.6x found %.1f%% (mean %.1f processes)\n",
+                100.0 * falsePositives / experiments, double(procsAA) / experiments,
+                100.0 * found / experiments, double(procsReal) / experiments);
+    EXPECT_LE(falsePositives, experiments * 6 / 100);
+    EXPECT_GE(found, experiments * 90 / 100);
+}

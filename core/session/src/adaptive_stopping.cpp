@@ -87,7 +87,7 @@ bool ExperimentRunner::extendAdaptive() {
 bool ExperimentRunner::extendProcesses() {
     const auto& run = result_.preset.run;
     if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) return false;
-    constexpr double kInterimConfidence = 0.975, kTight = 1.1;
+    constexpr double kTight = stats::kTightRatio;
     const auto& base = result_.arms.front();
     const auto baseBlocks = base.blocked();
     json reasons = json::array();
@@ -95,10 +95,9 @@ bool ExperimentRunner::extendProcesses() {
         const auto& a = result_.arms[i];
         if (a.status != R::kPending || a.samples.empty() || base.samples.empty()) continue;
         stats::CompareOptions o;
-        o.confidence = kInterimConfidence;
+        o.confidence = stats::kInterimConfidence;
         const auto c = stats::compare(base.name, baseBlocks, a.name, a.blocked(), o);
-        const bool tight = c.ci_low >= 1 / kTight && c.ci_high <= kTight;
-        if (c.significant || tight) continue;
+        if (stats::conclusive(c)) continue;
         char buf[256];
         std::snprintf(buf, sizeof buf,
                       "%s vs %s after %d processes: ratio %.3f, 97.5%% CI %.3f-%.3f (neither "

@@ -459,6 +459,10 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     return c;
 }
 
+bool conclusive(const Comparison& c, double tight) {
+    return c.significant || (c.ci_low >= 1 / tight && c.ci_high <= tight);
+}
+
 MedianCi medianCi(const BlockedSamples& samples, const CompareOptions& options) {
     MedianCi ci;
     bool thinnedAny = false;

@@ -93,6 +93,13 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
                    const std::string& armName, const BlockedSamples& arm,
                    const CompareOptions& options = {});
 
+// Sequential replication (the runner adds rounds of fresh processes while a comparison is
+// inconclusive): the interim looks use a stricter confidence to pay for looking more than once,
+// and a comparison is conclusive when it is significant or its CI lies within 1/tight .. tight.
+inline constexpr double kInterimConfidence = 0.975;
+inline constexpr double kTightRatio = 1.1;
+bool conclusive(const Comparison& interim, double tight = kTightRatio);
+
 // CI of one arm's median (same hierarchical bootstrap and expanded interval as compare()), for
 // adaptive stopping: stop when half_width_pct is within the target.
 struct MedianCi {
