@@ -1,5 +1,8 @@
 #include "pitlane/widgets/comparison_rows.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace pitlane::widgets {
 
 std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool withComparisons) {
@@ -20,6 +23,20 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
         r.throughput_per_s = s.throughput_per_s;
         r.peak_rss_bytes = a.peak_rss_bytes;
         r.baseline = i == 0;
+        r.minor_faults_per_iter = results::minorFaultsPerIter(a);
+        r.major_faults_per_iter = results::majorFaultsPerIter(a);
+        if (!a.processes.empty()) {
+            r.processes = results::processSummaries(a);
+            double lo = 0, hi = 0;
+            for (const auto& p : r.processes) {
+                if (p.n == 0 || !(p.median_ns > 0)) continue;
+                lo = r.measured_processes == 0 ? p.median_ns : std::min(lo, p.median_ns);
+                hi = std::max(hi, p.median_ns);
+                ++r.measured_processes;
+            }
+            if (r.measured_processes >= 2) r.process_spread = hi / lo;
+            r.variance = results::varianceShares(a);
+        }
         for (const auto& c : comparisons)
             if (!r.baseline && c.arm == a.name) r.comparison = c;
         rows.push_back(std::move(r));
@@ -27,8 +44,19 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
     return rows;
 }
 
+std::string formatPerIter(double v) {
+    if (v < 0) return {};
+    if (v == 0) return "0";
+    if (v < 0.01) return "< 0.01";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f" : v < 100 ? "%.1f" : "%.0f", v);
+    return buf;
+}
+
 results::RunResult verdictSnapshot(const results::RunResult& run) {
     results::RunResult s;
+    // Arms gathered from different runs are compared unpaired: the verdict must know.
+    s.interleaved = run.interleaved;
     s.arms.reserve(run.arms.size());
     for (const auto& a : run.arms) {
         results::ArmResult c;
@@ -38,6 +66,7 @@ results::RunResult verdictSnapshot(const results::RunResult& run) {
         c.batch_size = a.batch_size;
         c.samples = a.samples;
         c.peak_rss_bytes = a.peak_rss_bytes;
+        c.processes = a.processes;
         s.arms.push_back(std::move(c));
     }
     return s;

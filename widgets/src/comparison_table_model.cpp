@@ -3,6 +3,7 @@
 #include "pitlane/widgets/arm_palette.h"
 
 #include <QFont>
+#include <QStringList>
 
 namespace pitlane::widgets {
 
@@ -11,6 +12,17 @@ QString q(const std::string& s) {
     return QString::fromStdString(s);
 }
 const QString kNone = QStringLiteral("—");
+
+// Long tooltips as rich text, so Qt wraps them instead of showing one screen-wide line.
+QString richTip(const QStringList& paragraphs) {
+    QStringList html;
+    for (const auto& p : paragraphs) html << p.toHtmlEscaped();
+    return QStringLiteral("<p>%1</p>").arg(html.join(QStringLiteral("</p><p>")));
+}
+
+QString percent(double share) {
+    return QStringLiteral("%1 %").arg(100 * share, 0, 'f', 0);
+}
 }  // namespace
 
 ComparisonTableModel::ComparisonTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -55,6 +67,15 @@ QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
                         : kNone;
         case PeakRss:
             return r.peak_rss_bytes > 0 ? q(results::formatBytes(double(r.peak_rss_bytes))) : kNone;
+        case FaultsPerIter:
+            return r.minor_faults_per_iter >= 0 ? q(formatPerIter(r.minor_faults_per_iter)) : kNone;
+        case Processes:
+            if (r.processes.empty()) return kNone;
+            if (r.process_spread > 0)
+                return QStringLiteral("%1 · %2× apart")
+                    .arg(r.processes.size())
+                    .arg(r.process_spread, 0, 'f', 2);
+            return QString::number(r.processes.size());
         case Ratio:
             if (r.baseline) return tr("baseline");
             return c ? QStringLiteral("%1×").arg(c->ratio, 0, 'f', 3) : kNone;
@@ -86,36 +107,112 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const {
             if (index.column() >= Samples && index.column() <= PValue)
                 return QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
             return QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
-        case Qt::ToolTipRole:
-            if (index.column() == Status && !r.error.empty()) return q(r.error);
-            if (r.comparison && index.column() >= Ratio)
-                return tr("ratio = median(baseline) / median(%1): > 1 means %1 is faster.\n%2")
-                    .arg(q(r.arm), q(r.comparison->method));
-            return {};
-        case Qt::FontRole:
-            if (index.column() == Verdict && r.comparison && r.comparison->significant) {
-                QFont f;
-                f.setBold(true);
-                return f;
-            }
-            return {};
+        case Qt::ToolTipRole: {
+            const QString tip = toolTip(r, index.column());
+            return tip.isEmpty() ? QVariant() : QVariant(tip);
+        }
+        case Qt::FontRole: {
+            // What needs a look: a significant verdict, processes that disagree, page faults
+            // every iteration (the thresholds of the warnings in the Log).
+            const bool bold =
+                (index.column() == Verdict && r.comparison && r.comparison->significant) ||
+                (index.column() == Processes && r.process_spread > results::kProcessSpreadWarn) ||
+                (index.column() == FaultsPerIter &&
+                 r.minor_faults_per_iter >= results::kFaultsPerIterWarn);
+            if (!bold) return {};
+            QFont f;
+            f.setBold(true);
+            return f;
+        }
         default:
             return {};
     }
+}
+
+QString ComparisonTableModel::toolTip(const ComparisonRow& r, int column) const {
+    if (column == Status && !r.error.empty()) return q(r.error);
+    if (column == FaultsPerIter) {
+        if (r.minor_faults_per_iter < 0)
+            return tr("page faults not reported for %1 (none of its processes finished a "
+                      "measured block yet)")
+                .arg(q(r.arm));
+        return richTip(
+            {tr("%1: %2 minor page faults per measured iteration over all its processes "
+                "(major: %3).")
+                 .arg(q(r.arm), q(formatPerIter(r.minor_faults_per_iter)),
+                      q(formatPerIter(r.major_faults_per_iter))),
+             tr("From %1 per iteration on, the allocator hands memory back to the OS and "
+                "faults it in again every iteration: kernel time inside the measurement (see "
+                "the warnings in the Log).")
+                 .arg(results::kFaultsPerIterWarn, 0, 'f', 0)});
+    }
+    if (column == Processes) {
+        if (r.processes.empty()) return tr("no worker processes recorded for %1").arg(q(r.arm));
+        QStringList paragraphs;
+        paragraphs << tr("%1 ran in %2 fresh worker processes (rounds A1 B1, B2 A2, …); the CI "
+                         "counts processes as its units.")
+                          .arg(q(r.arm))
+                          .arg(r.processes.size());
+        QStringList medians;
+        for (const auto& p : r.processes)
+            medians << (p.n > 0 ? tr("%1 (pid %2, n %3)")
+                                      .arg(q(results::formatDuration(p.median_ns)))
+                                      .arg(p.info.pid)
+                                      .arg(qulonglong(p.n))
+                                : tr("no samples yet (pid %1)").arg(p.info.pid));
+        paragraphs << tr("Process medians: %1.").arg(medians.join(QStringLiteral(", ")));
+        if (r.process_spread > 0)
+            paragraphs << tr("Slowest / fastest: %1×%2.")
+                              .arg(r.process_spread, 0, 'f', 2)
+                              .arg(r.process_spread > results::kProcessSpreadWarn
+                                       ? tr(" (more than %1×: the processes disagree, see the "
+                                            "warnings in the Log)")
+                                             .arg(results::kProcessSpreadWarn, 0, 'f', 2)
+                                       : QString());
+        if (r.variance.computed)
+            paragraphs << tr("Variance of log latency: %1 between processes, %2 between blocks, "
+                             "%3 within blocks (%4).")
+                              .arg(percent(r.variance.between_processes),
+                                   percent(r.variance.between_blocks),
+                                   percent(r.variance.within_blocks),
+                                   q(stats::VarianceShares::kEstimator));
+        else
+            paragraphs << tr("Variance shares not computed (fewer than 2 samples or no spread).");
+        return richTip(paragraphs);
+    }
+    if (r.comparison && column >= Ratio) {
+        QStringList paragraphs;
+        if (column == Verdict) paragraphs << q(r.comparison->verdict);
+        paragraphs
+            << tr("ratio = median(baseline) / median(%1): > 1 means %1 is faster.").arg(q(r.arm))
+            << q(r.comparison->method);
+        return richTip(paragraphs);
+    }
+    return {};
 }
 
 QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientation,
                                           int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) {
-        static const char* names[] = {"Arm",     "Status",          "n",        "Median", "p90",
-                                      "p99",     "Throughput (/s)", "Peak RSS", "Ratio",  "95% CI",
-                                      "p-value", "Verdict"};
+        static const char* names[] = {
+            "Arm",   "Status",          "n",        "Median",      "p90",
+            "p99",   "Throughput (/s)", "Peak RSS", "Faults/iter", "Processes",
+            "Ratio", "95% CI",          "p-value",  "Verdict"};
+        static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount);
         return tr(names[section]);
     }
-    if (role == Qt::ToolTipRole && section >= Median && section <= P99)
+    if (role != Qt::ToolTipRole) return {};
+    if (section >= Median && section <= P99)
         return tr(
             "latency per iteration; percentiles by linear interpolation (Hyndman-Fan type 7)");
+    if (section == FaultsPerIter)
+        return tr("minor page faults per measured iteration, over every worker process of the arm");
+    if (section == Processes)
+        return tr(
+            "worker processes of the arm (run.processes × workers) and how far apart their "
+            "medians are (slowest / fastest); the variance shares are in each cell's "
+            "tooltip");
     return {};
 }
 

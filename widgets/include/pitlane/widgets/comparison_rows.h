@@ -16,6 +16,13 @@ struct ComparisonRow {
     double median_ns = 0, p90_ns = 0, p99_ns = 0, throughput_per_s = 0;
     std::int64_t peak_rss_bytes = 0;
     bool baseline = false;
+    // The process level: page faults per measured iteration over every process of the arm
+    // (-1: not reported), its processes (start order) and how they split the variance.
+    double minor_faults_per_iter = -1, major_faults_per_iter = -1;
+    std::vector<results::ProcessSummary> processes;
+    int measured_processes = 0;  // processes with samples at the arm's first batch size
+    double process_spread = 0;   // slowest / fastest process median; 0: fewer than 2 measured
+    stats::VarianceShares variance;
     std::optional<stats::Comparison>
         comparison;  // absent for the baseline or an arm without samples
 };
@@ -23,6 +30,10 @@ struct ComparisonRow {
 // Summaries for every arm; comparisons against the first arm when `withComparisons`.
 std::vector<ComparisonRow> comparisonRows(const results::RunResult& run,
                                           bool withComparisons = true);
+
+// Page faults per iteration for the table and tooltips: "0", "< 0.01", "0.37", "12.5", "240";
+// "" when not reported (negative).
+std::string formatPerIter(double perIter);
 
 // The part of a RunResult the verdict needs (no metrics, warmups or manifests): cheap to copy to
 // a worker thread while the run goes on.

@@ -1,7 +1,8 @@
 #pragma once
-// The verdict table: one row per arm with its latency summary, throughput, peak memory and, for
-// every arm after the first, the ratio to the baseline with its 95 % CI, p-value and the verdict
-// in words.
+// The verdict table: one row per arm with its latency summary, throughput, peak memory, page
+// faults per iteration, its worker processes (how many, how far apart their medians are; the
+// variance shares in the tooltip) and, for every arm after the first, the ratio to the baseline
+// with its 95 % CI, p-value and the verdict in words (whole in its tooltip).
 #include "pitlane/widgets/comparison_rows.h"
 
 #include <QAbstractTableModel>
@@ -20,6 +21,8 @@ public:
         P99,
         Throughput,
         PeakRss,
+        FaultsPerIter,
+        Processes,
         Ratio,
         Ci,
         PValue,
@@ -38,6 +41,7 @@ public:
 
 private:
     QString text(const ComparisonRow& r, int column) const;
+    QString toolTip(const ComparisonRow& r, int column) const;
     std::vector<ComparisonRow> rows_;
 };
 

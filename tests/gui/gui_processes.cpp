@@ -1,0 +1,351 @@
+// Process replicates in the window: the strip of per-process medians under the latency
+// distribution (one dot per process per arm, on the histogram's latency axis, with a tooltip per
+// dot), the comparison table's faults/iter and processes columns, a run reopened from the
+// history, and a real run of the bundled mlp model in 3 processes per arm.
+#include "gui_test_support.h"
+
+#include "main_window.h"
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/store/run_store.h"
+#include "pitlane/widgets/comparison_table_model.h"
+#include "pitlane/widgets/latency_distribution_plot.h"
+#include "pitlane/widgets/log_pane.h"
+#include "pitlane/widgets/plot_panel.h"
+
+#include <QAbstractItemModelTester>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QToolTip>
+
+#include <cmath>
+
+using namespace pitlane;
+using json = nlohmann::json;
+using C = widgets::ComparisonTableModel;
+
+namespace {
+// Two arms in 3 processes each (2 blocks of 10 samples per process). A is bimodal: two
+// processes near 10 ms, one near 27 ms taking 30 minor page faults per iteration; B's three
+// processes agree near 5 ms and take none.
+results::RunResult threeProcessRun() {
+    results::RunResult run;
+    run.preset.name = "processes";
+    run.preset.model = "mlp";
+    run.preset.run.processes = 3;
+    run.preset_json = {{"name", "processes"}, {"model", "mlp"}, {"run", {{"processes", 3}}}};
+    run.started_at = "2024-03-01T10:00:00Z";
+    run.wall_s = 2.5;
+    const double medians[2][3] = {{10e6, 10.5e6, 27e6}, {5e6, 5.1e6, 5.2e6}};
+    for (int a = 0; a < 2; ++a) {
+        results::ArmResult arm;
+        arm.name = a == 0 ? "A" : "B";
+        arm.status = results::kOk;
+        arm.applied = {{"allocator", "system"}};
+        int iter = 0;
+        for (int r = 0; r < 3; ++r) {
+            results::ProcessInfo p;
+            p.replicate = r;
+            p.pid = 1000 + 10 * a + r;
+            p.load_ms = r == 0 ? 12.5 : -1;
+            p.first_forward_ms = r == 0 ? 3.5 : -1;
+            p.fault_iters = 20;
+            p.minor_faults = a == 0 ? (r == 2 ? 600 : 2) : 0;
+            arm.processes.push_back(p);
+            for (int i = 0; i < 20; ++i) {
+                results::Sample s;
+                s.block = 2 * r + i / 10;
+                s.iter = iter++;
+                s.latency_ns = std::int64_t(medians[a][r]) + (i % 5) * 20'000;
+                s.process = r;
+                arm.samples.push_back(s);
+            }
+        }
+        arm.pid = arm.processes.back().pid;
+        run.arms.push_back(arm);
+    }
+    return run;
+}
+
+// Shows a run in a plot panel of its own, laid out at a usual size.
+struct ShownPanel {
+    widgets::PlotPanel panel;
+    explicit ShownPanel(const results::RunResult& run) {
+        panel.resize(1100, 600);
+        panel.show();
+        if (!QTest::qWaitForWindowExposed(&panel)) qFatal("plot panel not exposed");
+        panel.showRun(std::make_shared<const results::RunResult>(run));
+    }
+    widgets::LatencyDistributionPlot* plot() const { return panel.distribution(); }
+};
+
+QString toolTipAt(QWidget* w, QPoint pos) {
+    // The offscreen platform cannot raise the tooltip window, and says so.
+    if (QGuiApplication::platformName() == QLatin1String("offscreen"))
+        QTest::ignoreMessage(QtWarningMsg, "This plugin does not support raise()");
+    QHelpEvent help(QEvent::ToolTip, pos, w->mapToGlobal(pos));
+    QCoreApplication::sendEvent(w, &help);
+    return QToolTip::isVisible() ? QToolTip::text() : QString();
+}
+}  // namespace
+
+class GuiProcesses : public QObject {
+    Q_OBJECT
+    QTemporaryDir history_;  // the real run's history, reopened by the test after it
+    qint64 liveRunId_ = 0;
+    std::vector<std::vector<double>> liveMedians_;
+
+private slots:
+    void init() {
+        testing::failOnQtWarnings();
+        QSettings().clear();
+    }
+
+    void stripHasOneDotPerProcessOnTheLatencyAxis() {
+        const auto run = threeProcessRun();
+        ShownPanel shown(run);
+        auto* plot = shown.plot();
+        QVERIFY(plot->processStripShown());
+        for (int arm = 0; arm < 2; ++arm) {
+            QCOMPARE(plot->processDots(arm), 3);
+            // The medians of results::processSummaries, the figures of the JSON and warnings.
+            std::vector<double> expected;
+            for (const auto& p : results::processSummaries(run.arms[std::size_t(arm)]))
+                expected.push_back(p.median_ns);
+            QCOMPARE(plot->processMedians(arm), expected);
+        }
+        QCOMPARE(plot->processDots(2), 0);
+
+        // The strip shares the histogram's latency axis: same range, same scale, and every dot
+        // (A's 27 ms process too) is inside it, on the histogram's pixels.
+        QCPAxis* stripX = plot->processStrip()->axis(QCPAxis::atBottom);
+        QCOMPARE(stripX->range(), plot->xAxis->range());
+        QCOMPARE(stripX->scaleType(), plot->xAxis->scaleType());
+        QVERIFY(plot->logScale());  // 5 to 27 ms: more than 4x
+        for (int arm = 0; arm < 2; ++arm)
+            for (double ns : plot->processMedians(arm))
+                QVERIFY(plot->xAxis->range().contains(ns / 1e6));
+        const QRect main = plot->axisRect()->rect(), strip = plot->processStrip()->rect();
+        QCOMPARE(strip.left(), main.left());
+        QCOMPARE(strip.right(), main.right());
+        QVERIFY(strip.top() >= main.bottom());
+        QVERIFY(strip.height() >= 20);
+        QCOMPARE(qRound(stripX->coordToPixel(10.0)), qRound(plot->xAxis->coordToPixel(10.0)));
+        // The latency axis is labelled once, under the strip, and says what the dots are.
+        QVERIFY(stripX->label().contains(QStringLiteral("process medians")));
+        QVERIFY(plot->xAxis->label().isEmpty());
+        QVERIFY(!plot->xAxis->tickLabels());
+
+        // Panning the histogram pans the strip (and back).
+        plot->xAxis->setRange(plot->xAxis->range().lower * 1.1, plot->xAxis->range().upper);
+        QCOMPARE(stripX->range(), plot->xAxis->range());
+        stripX->setRange(2, 40);
+        QCOMPARE(plot->xAxis->range(), QCPRange(2, 40));
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+
+        // A tooltip per dot: which process, its pid, n, median and page faults.
+        const QPointF slow = plot->processDotPosition(0, 2);
+        QVERIFY(plot->processStrip()->rect().contains(slow.toPoint()));
+        const QString tip = plot->processToolTip(slow.toPoint());
+        QVERIFY2(tip.contains(QStringLiteral("A · process 3 of 3 (pid 1002)")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("n = 20")), qPrintable(tip));
+        QVERIFY2(tip.contains(
+                     QString::fromStdString(results::formatDuration(plot->processMedians(0)[2]))),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("minor page faults per iteration: 30.0")),
+                 qPrintable(tip));
+        const QString first = plot->processToolTip(plot->processDotPosition(1, 0).toPoint());
+        QVERIFY2(first.contains(QStringLiteral("B · process 1 of 3 (pid 1010)")) &&
+                     first.contains(QStringLiteral("model load 12.5 ms, first forward 3.5 ms")),
+                 qPrintable(first));
+        QVERIFY(plot->processToolTip(QPoint(2, 2)).isEmpty());
+        // Through the widget's own tooltip event, as a hovering user gets it.
+        QCOMPARE(toolTipAt(plot, slow.toPoint()), tip);
+        QToolTip::hideText();
+    }
+
+    void stripStaysHiddenWithoutProcesses() {
+        auto run = threeProcessRun();
+        run.preset.run.processes = 1;
+        for (auto& a : run.arms) {
+            a.processes.clear();
+            for (auto& s : a.samples) s.process = 0;
+        }
+        ShownPanel shown(run);
+        auto* plot = shown.plot();
+        QVERIFY(!plot->processStripShown());
+        QCOMPARE(plot->processDots(0), 0);
+        QVERIFY(plot->dataPoints() > 0);  // the histogram is there
+        QVERIFY(plot->xAxis->tickLabels());
+        QVERIFY(plot->xAxis->label().startsWith(QStringLiteral("latency")));
+        QVERIFY(plot->processToolTip(QPoint(100, 100)).isEmpty());
+        // The same plot then shows a run with processes: the strip comes back.
+        shown.panel.showRun(std::make_shared<const results::RunResult>(threeProcessRun()));
+        QVERIFY(plot->processStripShown());
+        QCOMPARE(plot->processDots(0), 3);
+        QVERIFY(!plot->xAxis->tickLabels());
+    }
+
+    void tableShowsFaultsAndProcesses() {
+        const auto run = threeProcessRun();
+        C model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        // As the window computes it: from the snapshot handed to the verdict thread.
+        model.setRows(widgets::comparisonRows(widgets::verdictSnapshot(run)));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.headerData(C::FaultsPerIter, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("Faults/iter"));
+        QCOMPARE(model.headerData(C::Processes, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("Processes"));
+        // A: (2 + 2 + 600) faults over 60 iterations; B: none.
+        QCOMPARE(model.index(0, C::FaultsPerIter).data().toString(), QStringLiteral("10.1"));
+        QCOMPARE(model.index(1, C::FaultsPerIter).data().toString(), QStringLiteral("0"));
+        QVERIFY(model.index(0, C::FaultsPerIter).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(!model.index(1, C::FaultsPerIter).data(Qt::FontRole).isValid());
+        const auto procs = results::processSummaries(run.arms[0]);
+        const double spread = procs[2].median_ns / procs[0].median_ns;
+        QCOMPARE(model.index(0, C::Processes).data().toString(),
+                 QStringLiteral("3 · %1× apart").arg(spread, 0, 'f', 2));
+        QVERIFY(model.index(0, C::Processes).data(Qt::FontRole).value<QFont>().bold());
+        QVERIFY(
+            model.index(1, C::Processes).data().toString().startsWith(QStringLiteral("3 · 1.0")));
+        const QString tip = model.index(0, C::Processes).data(Qt::ToolTipRole).toString();
+        const auto shares = results::varianceShares(run.arms[0]);
+        QVERIFY(shares.computed);
+        QVERIFY2(tip.contains(QStringLiteral("%1 % between processes")
+                                  .arg(100 * shares.between_processes, 0, 'f', 0)) &&
+                     tip.contains(QStringLiteral("between blocks")) &&
+                     tip.contains(QStringLiteral("within blocks")) &&
+                     tip.contains(QStringLiteral("pid 1002")),
+                 qPrintable(tip));
+        QVERIFY(model.index(0, C::FaultsPerIter)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("minor page faults per measured iteration")));
+        // The verdict cell is elided when narrow: its tooltip has it whole.
+        const auto verdict = QString::fromStdString(model.rows()[1].comparison->verdict);
+        QVERIFY(model.index(1, C::Verdict)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(verdict.toHtmlEscaped()));
+
+        // A run without process records (an older one) says so with a dash.
+        auto old = run;
+        for (auto& a : old.arms) a.processes.clear();
+        model.setRows(widgets::comparisonRows(old));
+        QCOMPARE(model.index(0, C::FaultsPerIter).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(0, C::Processes).data().toString(), QStringLiteral("—"));
+
+        // Arms of different runs stay unpaired in the window's verdict, as in the exports.
+        auto cross = run;
+        cross.interleaved = false;
+        const auto rows = widgets::comparisonRows(widgets::verdictSnapshot(cross));
+        QVERIFY(rows[1].comparison);
+        QCOMPARE(rows[1].comparison->method, results::compareArms(cross).front().method);
+        QVERIFY(QString::fromStdString(rows[1].comparison->method)
+                    .contains(QStringLiteral("unpaired")));
+    }
+
+    // A run reopened from the history shows the same strip, table and warnings.
+    void reopenedRunShowsTheStrip() {
+        QTemporaryDir dir;
+        const auto run = threeProcessRun();
+        qint64 id = 0;
+        {
+            store::RunStore s;
+            QVERIFY(s.open(dir.filePath(QStringLiteral("h.sqlite"))));
+            const auto imported = s.importRun(run, QStringLiteral("test"));
+            QVERIFY(imported);
+            id = *imported;
+            const auto loaded = s.loadRun(id);
+            QVERIFY(loaded);
+            if (loaded->arms[0].processes.empty())
+                QSKIP("the run loader does not restore worker processes yet");
+        }
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(dir.filePath(QStringLiteral("h.sqlite"))));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.showStoredRun(id));
+        auto* plot = w.plotPanel()->distribution();
+        QVERIFY(plot->processStripShown());
+        QCOMPARE(plot->processDots(0), 3);
+        QCOMPARE(plot->processDots(1), 3);
+        QTRY_COMPARE_WITH_TIMEOUT(w.comparisonModel()->rowCount(), 2, 10000);
+        QCOMPARE(w.comparisonModel()->index(0, C::FaultsPerIter).data().toString(),
+                 QStringLiteral("10.1"));
+        const QString log = w.logPane()->plainText();
+        QVERIFY2(log.contains(QStringLiteral("worker processes disagree")), qPrintable(log));
+    }
+
+    // A real run in 3 processes per arm: the strip fills live and ends with one dot per
+    // process, the table has the processes and faults of every arm, and the process warnings
+    // (if any) reach the Log as they reach the CLI.
+    void realRunInThreeProcesses() {
+        QTemporaryDir dir;
+        json p = testing::mlpPreset(30, 5, 2);
+        p["run"]["processes"] = 3;
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(history_.filePath(QStringLiteral("live.sqlite"))));
+        QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", p)));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(&w, &app::MainWindow::runFinished);
+        QElapsedTimer clock;
+        clock.start();
+        QVERIFY(w.startRun());
+        auto* plot = w.plotPanel()->distribution();
+        // Live: the strip appears with the first round's dots before the run ends.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.isRunning() && plot->processDots(0) >= 1 && plot->processStripShown(), 30000);
+        QVERIFY(finished.wait(60000));
+        qInfo("3 x 2 processes in %lld ms", clock.elapsed());
+        QCOMPARE(finished.first().first().toBool(), true);
+        const auto& result = w.runner()->result();
+        for (int arm = 0; arm < 2; ++arm) {
+            QCOMPARE(result.arms[std::size_t(arm)].processes.size(), std::size_t(3));
+            QCOMPARE(plot->processDots(arm), 3);
+            QCOMPARE(w.comparisonModel()->index(arm, C::Processes).data().toString().left(4),
+                     QStringLiteral("3 · "));
+            const QString faults =
+                w.comparisonModel()->index(arm, C::FaultsPerIter).data().toString();
+            QVERIFY2(!faults.isEmpty() && faults != QStringLiteral("—"), qPrintable(faults));
+        }
+        QVERIFY(plot->processToolTip(plot->processDotPosition(1, 1).toPoint())
+                    .contains(QStringLiteral("B · process 2 of 3")));
+        const QString log = w.logPane()->plainText();
+        for (const auto& warning : results::runWarnings(result))
+            QVERIFY2(log.contains(QString::fromStdString(warning)), warning.c_str());
+        // The verdict line has every verdict whole.
+        const QString verdict = w.findChild<QLabel*>(QStringLiteral("verdictLine"))->text();
+        for (const auto& c : results::compareArms(result))
+            QVERIFY2(verdict.contains(QString::fromStdString(c.verdict).toHtmlEscaped()),
+                     qPrintable(verdict));
+        for (int arm = 0; arm < 2; ++arm) liveMedians_.push_back(plot->processMedians(arm));
+        QTRY_VERIFY_WITH_TIMEOUT(w.shownRunId() > 0, 5000);
+        liveRunId_ = w.shownRunId();
+    }
+
+    // The recorded run, reopened in a new window, shows the same dots as it did live.
+    void recordedRunReopensWithTheSameStrip() {
+        QVERIFY(liveRunId_ > 0);
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(history_.filePath(QStringLiteral("live.sqlite"))));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.showStoredRun(liveRunId_));
+        auto* plot = w.plotPanel()->distribution();
+        QVERIFY(plot->processStripShown());
+        for (int arm = 0; arm < 2; ++arm)
+            QCOMPARE(plot->processMedians(arm), liveMedians_[std::size_t(arm)]);
+        QTRY_COMPARE_WITH_TIMEOUT(w.comparisonModel()->rowCount(), 2, 10000);
+        QCOMPARE(w.comparisonModel()->index(1, C::Processes).data().toString().left(4),
+                 QStringLiteral("3 · "));
+    }
+};
+
+PITLANE_GUI_TEST_MAIN(GuiProcesses)
+#include "gui_processes.moc"
