@@ -95,7 +95,7 @@ TEST(Schema, MigratesV0FileAndKeepsForeignTables) {
     EXPECT_EQ(runs[0].arms, QStringList{QStringLiteral("A")});
 }
 
-TEST(Schema, MigratesV1RunsToV2KeepingEveryRow) {
+TEST(Schema, MigratesV1RunsKeepingEveryRow) {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("v1.sqlite"));
     QString err;
@@ -178,10 +178,12 @@ TEST(Schema, MigratesV2RunsToV3WithOneProcessPerWorker) {
 
     RunStore s;
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
-    EXPECT_EQ(s.schemaVersion(), 3);
+    EXPECT_EQ(s.schemaVersion(), RunStore::kSchemaVersion);
     EXPECT_TRUE(hasTable(path, QStringLiteral("processes")));
     const auto run = s.loadRun(3);
     ASSERT_TRUE(run) << s.lastError().toStdString();
+    EXPECT_EQ(run->stopping, nlohmann::json::object());  // v4's columns: nothing recorded
+    EXPECT_EQ(run->replication, nlohmann::json::object());
     const auto& a = run->arms.at(0);
     ASSERT_EQ(a.samples.size(), 40u);
     for (const auto& smp : a.samples) EXPECT_EQ(smp.process, 0);
@@ -253,7 +255,9 @@ TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
     const QString path = dir.filePath(QStringLiteral("h.sqlite"));
     RunStore s;
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
-    const auto run = replicatedRun();
+    auto run = replicatedRun();
+    run.replication = {{"processes", 3}, {"rule", "three rounds"}, {"extensions", nlohmann::json::array()}};
+    run.stopping = {{"rule", "adaptive"}, {"stable", false}, {"message", "not stable yet"}};
     const auto id = s.importRun(run, QStringLiteral("test"));
     ASSERT_TRUE(id) << s.lastError().toStdString();
     EXPECT_EQ(rawCount(path, QStringLiteral("processes")), 6);
@@ -288,6 +292,10 @@ TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
         EXPECT_EQ(pitlane::results::processWarnings(b), pitlane::results::processWarnings(a));
     }
     EXPECT_TRUE(pitlane::results::varianceShares(back->arms[1]).between_processes > 0.9);
+    // How many rounds ran and why, and how the run stopped (its "not stable" warning with it).
+    EXPECT_EQ(back->replication, run.replication);
+    EXPECT_EQ(back->stopping, run.stopping);
+    EXPECT_EQ(pitlane::results::runWarnings(*back), pitlane::results::runWarnings(run));
     EXPECT_EQ(pitlane::results::processWarnings(back->arms[1]).size(), 2u);  // spread, faults
 
     // Deleting the run deletes its processes.

@@ -83,7 +83,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     const QString what = QStringLiteral("load run %1").arg(id);
     QSqlQuery q(db);
     q.prepare(QStringLiteral(
-        "SELECT started_at, wall_s, preset, finished_at FROM experiments WHERE id = ?"));
+        "SELECT started_at, wall_s, preset, finished_at, stopping, replication FROM experiments "
+        "WHERE id = ?"));
     q.addBindValue(id);
     if (!q.exec()) return fail(what, q.lastError().text()), std::nullopt;
     if (!q.next()) return fail(what, QStringLiteral("no such run")), std::nullopt;
@@ -92,6 +93,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     r.wall_s = q.value(1).toDouble();
     r.preset_json = parseJsonText(q.value(2).toString());
     const bool finished = !q.value(3).isNull();
+    r.stopping = parseJsonText(q.value(4).toString());
+    r.replication = parseJsonText(q.value(5).toString());
     fillPreset(r);
 
     QSqlQuery arms(db);

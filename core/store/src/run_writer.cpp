@@ -211,10 +211,13 @@ struct Inserter {
     bool finish(qint64 runId, const results::RunResult& run) {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
-            "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ? WHERE id = ?"));
+            "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ?, stopping = ?, "
+            "replication = ? WHERE id = ?"));
         q.addBindValue(nowIso());
         q.addBindValue(run.wall_s);
         q.addBindValue(text(verdictSummary(run)));
+        q.addBindValue(jsonText(run.stopping.is_object() ? run.stopping : json::object()));
+        q.addBindValue(jsonText(run.replication.is_object() ? run.replication : json::object()));
         q.addBindValue(runId);
         return exec(q);
     }

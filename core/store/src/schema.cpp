@@ -110,13 +110,22 @@ const char* const kV3[] = {
         PRIMARY KEY (arm, idx)))",
 };
 
+// v3 -> v4: how the run decided to stop (adaptive / timed stopping) and how many rounds of
+// processes it ran and why (replication): the results JSON's "stopping" and "replication",
+// written when the run finishes. Runs written by v3 read as empty objects.
+const char* const kV4[] = {
+    "ALTER TABLE experiments ADD COLUMN stopping TEXT NOT NULL DEFAULT '{}'",
+    "ALTER TABLE experiments ADD COLUMN replication TEXT NOT NULL DEFAULT '{}'",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
 };
 const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV2, sizeof kV2 / sizeof *kV2},
-                       {kV3, sizeof kV3 / sizeof *kV3}};
+                       {kV3, sizeof kV3 / sizeof *kV3},
+                       {kV4, sizeof kV4 / sizeof *kV4}};
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace
