@@ -60,7 +60,7 @@ inline const Exported& exported() {
         f.open(QIODevice::WriteOnly);
         f.write(R"({"name": "mlp: autograd vs no_grad vs inference_mode", "model": "mlp",
   "description": "The same MLP three ways: autograd on, torch.no_grad and torch.inference_mode.",
-  "run": {"warmup_iters": 10, "iters": 600, "block_iters": 150},
+  "run": {"warmup_iters": 10, "iters": 600, "block_iters": 150, "processes": 3},
   "arms": [{"name": "A", "knobs": {"grad": "enabled", "intra_op_threads": 1}},
            {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}},
            {"name": "C", "knobs": {"grad": "inference_mode", "intra_op_threads": 1}}]})");

@@ -97,7 +97,7 @@ TEST(Exports, CsvHasOneRowPerMeasuredSample) {
     REQUIRE_EXPORTED();
     const QList<QByteArray> lines = readAll(artifact(QStringLiteral("run.csv"))).split('\n');
     ASSERT_GT(lines.size(), 2);
-    EXPECT_EQ(lines.front(), "run,arm,block,iteration,batch_size,latency_ns");
+    EXPECT_EQ(lines.front(), "run,arm,block,iteration,batch_size,latency_ns,process");
     const auto run = fromJsonFile(artifact(QStringLiteral("run.json")));
     std::size_t samples = 0;
     for (const auto& a : run.arms) samples += a.samples.size();
@@ -109,7 +109,7 @@ TEST(Exports, CsvHasOneRowPerMeasuredSample) {
     EXPECT_EQ(s.sampleCount(ex.runId), rows);
     for (qsizetype i = 1; i <= rows; ++i) {
         const auto f = lines[i].split(',');
-        ASSERT_EQ(f.size(), 6) << lines[i].toStdString();
+        ASSERT_EQ(f.size(), 7) << lines[i].toStdString();
         ASSERT_EQ(f[0].toLongLong(), ex.runId);
         ASSERT_GT(f[5].toLongLong(), 0);
     }

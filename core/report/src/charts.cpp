@@ -400,6 +400,65 @@ Chart cpu(const RunResult& run) {
 
 }  // namespace
 
+Chart processChart(const RunResult& run) {
+    struct Row {
+        int index;
+        QString name;
+        std::vector<double> medians;  // run order
+        double pooled;
+    };
+    std::vector<Row> rows;
+    double lo = INFINITY, hi = 0;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        Row r{int(i), QString::fromStdString(a.name), {}, results::summarize(a).median};
+        for (const auto& p : results::processSummaries(a))
+            if (p.n > 0 && p.median_ns > 0) {
+                r.medians.push_back(p.median_ns);
+                lo = std::min(lo, p.median_ns);
+                hi = std::max(hi, p.median_ns);
+            }
+        if (!r.medians.empty()) rows.push_back(std::move(r));
+    }
+    Chart chart{QStringLiteral("processes"), QStringLiteral("Worker processes"), {},
+                QStringLiteral("Each dot is one fresh worker process's median. Dots of one arm far "
+                               "apart mean its processes disagree: the CI, whose units are the "
+                               "processes, stays wide until they agree or there are more of them.")};
+    if (rows.empty()) return chart;
+    const Unit u = latencyUnit(hi);
+    const double pad = std::max((hi - lo) * 0.08, hi * 0.03);
+    int longest = 0;
+    QStringList names;
+    std::vector<QColor> colors;
+    for (const auto& r : rows) {
+        names << r.name;
+        colors.push_back(armColor(r.index));
+        longest = std::max(longest, int(r.name.size()));
+    }
+    SvgChart c(kWidth, 70 + 46 * int(rows.size()) + 60,
+               QStringLiteral("Median of each worker process"));
+    c.setLeftMargin(std::clamp(longest * 9 + 20, 60, 300));
+    c.setX(std::max(0.0, lo - pad) / u.div, (hi + pad) / u.div,
+           QStringLiteral("median latency of the process (%1)").arg(u.name));
+    c.setYCategories(names, colors);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const double yc = double(rows.size() - i) - 0.5;
+        // The arm's median over every process: a dark tick behind its dots.
+        if (rows[i].pooled > 0)
+            c.polyline({QPointF(rows[i].pooled / u.div, yc - 0.32),
+                        QPointF(rows[i].pooled / u.div, yc + 0.32)},
+                       QColor(0x33, 0x33, 0x33), 2);
+        // Processes with equal medians must not hide each other: a small vertical offset each.
+        for (std::size_t k = 0; k < rows[i].medians.size(); ++k)
+            c.dot(rows[i].medians[k] / u.div, yc + 0.09 * (double(k % 5) - 2),
+                  colors[i], 5.5);
+    }
+    c.caption(QStringLiteral("one dot per worker process (its median at the arm's first batch "
+                             "size); dark tick: the arm's median over all its processes"));
+    chart.svg = c.svg(false);
+    return chart;
+}
+
 std::vector<Chart> runCharts(const RunResult& run) {
     std::vector<Chart> out;
     const auto arms = armsWithSamples(run);

@@ -15,6 +15,9 @@ struct Chart {
 };
 
 std::vector<Chart> runCharts(const results::RunResult& run);
+// The median of each worker process as a dot, one row per arm, every arm on the same scale
+// (id "processes"); an empty svg when no process measured anything.
+Chart processChart(const results::RunResult& run);
 // The same SVG as a standalone document (QSvgRenderer wants the namespace).
 QString withNamespace(const QString& svg);
 

@@ -4,6 +4,7 @@
 
 #include <QDateTime>
 
+#include <algorithm>
 #include <cmath>
 
 namespace pitlane::report::detail {
@@ -81,6 +82,16 @@ QString unitText(const std::string& s) {
 }
 QString duration(double ns) {
     return unitText(results::formatDuration(ns));
+}
+
+// Minor page faults per measured iteration; -1: the workers did not report them.
+QString faultsText(double perIter) {
+    if (perIter < 0) return QStringLiteral("&mdash;");
+    return QString::number(perIter, 'f', perIter < 10 ? 2 : perIter < 100 ? 1 : 0);
+}
+
+QString msText(double ms) {
+    return ms < 0 ? QStringLiteral("&mdash;") : QStringLiteral("%1&nbsp;ms").arg(ms, 0, 'f', 1);
 }
 
 QString pValue(double p) {
@@ -218,8 +229,8 @@ QString statsSection(const RunResult& run) {
 
     h += QStringLiteral(
         "<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
-        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>model load</th>"
-        "<th>first forward</th><th>warmup iterations</th></tr>\n");
+        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>minor page faults / iter</th>"
+        "<th>model load</th><th>first forward</th><th>warmup iterations</th></tr>\n");
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         const auto s = results::summarize(a);
@@ -230,17 +241,21 @@ QString statsSection(const RunResult& run) {
         };
         h += QStringLiteral(
                  "<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
-                 "<td class=\"num\">%4</td><td class=\"num\">%5</td><td "
-                 "class=\"num\">%6</td></tr>\n")
+                 "<td class=\"num\">%4</td><td class=\"num\">%5</td><td class=\"num\">%6</td>"
+                 "<td class=\"num\">%7</td></tr>\n")
                  .arg(armLabel(run, i),
                       s.n ? QStringLiteral("%1&nbsp;/s").arg(s.throughput_per_s, 0, 'f', 1)
                           : QStringLiteral("&mdash;"),
                       a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes)))
                                        : QStringLiteral("&mdash;"),
-                      ms("load_ms"), ms("first_forward_ms"))
+                      faultsText(results::minorFaultsPerIter(a)), ms("load_ms"),
+                      ms("first_forward_ms"))
                  .arg(a.warmup_ns.size());
     }
-    h += QStringLiteral("</table>\n");
+    h += QStringLiteral(
+        "</table>\n<p class=\"muted\">Model load and first forward: the arm's first worker "
+        "process (every process's own are under Processes). Page faults: over the timed "
+        "loops of every measured block, all processes of the arm.</p>\n");
     h += sweepSection(run);
 
     const auto comps = results::compareArms(run);
@@ -265,6 +280,87 @@ QString statsSection(const RunResult& run) {
                  "(&gt; 1: the arm is faster). Method: %1</p>\n")
                  .arg(esc(comps.front().method));
     }
+    return h;
+}
+
+// Every arm ran in fresh worker processes (run.processes rounds x the workers knob): their
+// medians side by side, how far apart they are, and how the variance splits between them.
+QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor) {
+    bool any = false;
+    for (const auto& a : run.arms)
+        for (const auto& p : results::processSummaries(a)) any |= p.n > 0;
+    if (!any) return {};
+    QString h = QStringLiteral(
+        "<h2>Processes</h2>\n<p>Each arm was measured in fresh worker processes, started "
+        "in order-balanced rounds; a process keeps its own memory layout, allocator state and "
+        "thread placement for its whole life. The comparison counts processes as its units, so "
+        "processes that disagree widen the confidence interval.</p>\n");
+    if (!strip.svg.isEmpty()) {
+        if (flavor == Flavor::Browser)
+            h += QStringLiteral(
+                     "<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
+                     .arg(strip.id, strip.svg, esc(strip.caption));
+        else
+            h += QStringLiteral(
+                     "<p><img src=\"chart:%1\" width=\"670\"></p>\n"
+                     "<p class=\"figcaption\">%2</p>\n")
+                     .arg(strip.id, esc(strip.caption));
+    }
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        const auto procs = results::processSummaries(a);
+        if (procs.empty()) continue;
+        h += QStringLiteral("<h3>%1</h3>\n").arg(armLabel(run, i));
+        h += QStringLiteral(
+            "<table class=\"grid\"><tr><th>replicate</th><th>pid</th><th>n</th>"
+            "<th>median</th><th>minor page faults / iter</th><th>model load</th>"
+            "<th>first forward</th></tr>\n");
+        double lo = 0, hi = 0;
+        int measured = 0;
+        for (const auto& p : procs) {
+            QString replicate = QString::number(p.info.replicate + 1);
+            if (a.workers > 1) replicate += QStringLiteral(" (worker %1)").arg(p.info.worker + 1);
+            h += QStringLiteral(
+                     "<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
+                     "<td class=\"num\">%4</td><td class=\"num\">%5</td>"
+                     "<td class=\"num\">%6</td><td class=\"num\">%7</td></tr>\n")
+                     .arg(replicate, p.info.pid ? QString::number(p.info.pid)
+                                                : QStringLiteral("&mdash;"))
+                     .arg(p.n)
+                     .arg(p.n ? duration(p.median_ns) : QStringLiteral("&mdash;"),
+                          faultsText(p.info.minorFaultsPerIter()), msText(p.info.load_ms),
+                          msText(p.info.first_forward_ms));
+            if (p.n == 0 || p.median_ns <= 0) continue;
+            lo = measured ? std::min(lo, p.median_ns) : p.median_ns;
+            hi = measured ? std::max(hi, p.median_ns) : p.median_ns;
+            ++measured;
+        }
+        h += QStringLiteral("</table>\n");
+        QStringList notes;
+        if (measured >= 2)
+            notes << QStringLiteral("Process medians %1x apart (slowest / fastest).")
+                         .arg(hi / lo, 0, 'f', 2);
+        const auto shares = results::varianceShares(a);
+        if (shares.computed)
+            notes << QStringLiteral(
+                         "Variance of log latency: <b>%1%</b> between processes, <b>%2%</b> "
+                         "between blocks of a process, <b>%3%</b> within blocks (%4 processes, "
+                         "%5 blocks, %6 iterations).")
+                         .arg(100 * shares.between_processes, 0, 'f', 0)
+                         .arg(100 * shares.between_blocks, 0, 'f', 0)
+                         .arg(100 * shares.within_blocks, 0, 'f', 0)
+                         .arg(shares.processes)
+                         .arg(shares.blocks)
+                         .arg(shares.n);
+        else
+            notes << QStringLiteral(
+                "Variance shares not computed (fewer than two iterations, or no spread).");
+        h += QStringLiteral("<p>%1</p>\n").arg(notes.join(QLatin1Char(' ')));
+    }
+    h += QStringLiteral("<p class=\"muted\">Variance shares: %1. Medians at each arm's first "
+                        "batch size; page faults over the timed loops of the process's measured "
+                        "blocks.</p>\n")
+             .arg(esc(std::string(stats::VarianceShares::kEstimator)));
     return h;
 }
 
@@ -337,7 +433,10 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
         h += QStringLiteral("<p>%1</p>\n").arg(esc(run.preset.description));
     h += verdictSection(run, o);
     h += statsSection(run);
+    const Chart strip = processChart(run);
+    h += processesSection(run, strip, flavor);
     h += chartsSection(doc.charts, flavor);
+    if (!strip.svg.isEmpty()) doc.charts.push_back(strip);  // the PDF's image resource
     h += knobsSection(run);
     h += appliedSection(run, flavor);
     h += environmentSection(run, flavor);

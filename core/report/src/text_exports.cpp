@@ -52,6 +52,48 @@ std::string fmt(double v, const char* f) {
     return buf;
 }
 
+// Minor page faults per measured iteration ("-": not reported).
+std::string faults(double perIter) {
+    if (perIter < 0) return "-";
+    return fmt(perIter, perIter < 10 ? "%.2f" : perIter < 100 ? "%.1f" : "%.0f");
+}
+
+// Each arm's worker processes (run order) and how its variance splits.
+std::string processesMarkdown(const results::RunResult& run) {
+    std::string rows, shares;
+    for (const auto& a : run.arms) {
+        const auto procs = results::processSummaries(a);
+        bool measured = false;
+        for (const auto& p : procs) {
+            measured |= p.n > 0;
+            std::string replicate = std::to_string(p.info.replicate + 1);
+            if (a.workers > 1) replicate += " (worker " + std::to_string(p.info.worker + 1) + ")";
+            rows += "| " + md(a.name) + " | " + replicate + " | " +
+                    (p.info.pid ? std::to_string(p.info.pid) : std::string("-")) + " | " +
+                    std::to_string(p.n) + " | " +
+                    (p.n ? results::formatDuration(p.median_ns) : std::string("-")) + " | " +
+                    faults(p.info.minorFaultsPerIter()) + " | " +
+                    (p.info.load_ms >= 0 ? fmt(p.info.load_ms, "%.1f ms") : std::string("-")) +
+                    " |\n";
+        }
+        const auto v = results::varianceShares(a);
+        if (measured && v.computed)
+            shares += "- **" + md(a.name) + "**: " + fmt(100 * v.between_processes, "%.0f%%") +
+                      " between processes, " + fmt(100 * v.between_blocks, "%.0f%%") +
+                      " between blocks, " + fmt(100 * v.within_blocks, "%.0f%%") +
+                      " within blocks (" + std::to_string(v.processes) + " processes, " +
+                      std::to_string(v.blocks) + " blocks)\n";
+    }
+    if (rows.empty()) return {};
+    std::string s = "\n| arm | replicate | pid | n | median | faults/iter | load |\n"
+                    "|---|--:|--:|--:|--:|--:|--:|\n" +
+                    rows;
+    if (!shares.empty())
+        s += "\nVariance of log latency:\n\n" + shares + "\n_" +
+             md(stats::VarianceShares::kEstimator) + "_\n";
+    return s;
+}
+
 QByteArray csvField(const std::string& s) {
     const bool quote = s.find_first_of(",\"\n\r") != std::string::npos;
     if (!quote) return QByteArray::fromStdString(s);
@@ -73,8 +115,8 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     for (const auto& c : comps) s += "**" + md(c.verdict) + "**  \n";
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
     if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
-    s += "| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS |\n";
-    s += "|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    s += "| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS | faults/iter |\n";
+    s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& a : run.arms) {
         const auto st = results::summarize(a);
         auto d = [&](double v) { return st.n ? results::formatDuration(v) : std::string("-"); };
@@ -82,7 +124,8 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
              d(st.median) + " | " + d(st.p90) + " | " + d(st.p99) + " | " +
              (st.n ? fmt(100 * st.cov, "%.1f%%") : "-") + " | " +
              (st.n ? fmt(st.throughput_per_s, "%.1f") : "-") + " | " +
-             (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " |\n";
+             (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " | " +
+             faults(results::minorFaultsPerIter(a)) + " |\n";
     }
     if (!comps.empty()) {
         s += "\n| comparison | ratio | 95% CI | p-value |\n|---|--:|--:|--:|\n";
@@ -92,6 +135,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
                  (c.p_value < 1e-4 ? std::string("<1e-4") : fmt(c.p_value, "%.4f")) + " |\n";
         s += "\n_ratio = baseline median / arm median; > 1 means the arm is faster_\n";
     }
+    s += processesMarkdown(run);
     for (const auto& a : run.arms)
         if (a.error)
             s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +
@@ -107,14 +151,15 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
 
 QByteArray samplesCsv(const results::RunResult& run, const ReportOptions& o) {
     const std::string id = !o.runId.isEmpty() ? o.runId.toStdString() : run.started_at;
-    QByteArray out = "run,arm,block,iteration,batch_size,latency_ns\n";
+    QByteArray out = "run,arm,block,iteration,batch_size,latency_ns,process\n";
     const QByteArray runField = csvField(id);
     for (const auto& a : run.arms) {
         const QByteArray arm = csvField(a.name);
         for (const auto& s : a.samples) {
             out += runField + ',' + arm + ',' + QByteArray::number(s.block) + ',' +
                    QByteArray::number(s.iter) + ',' + QByteArray::number(s.batch_size) + ',' +
-                   QByteArray::number(qint64(s.latency_ns)) + '\n';
+                   QByteArray::number(qint64(s.latency_ns)) + ',' +
+                   QByteArray::number(s.process) + '\n';
         }
     }
     return out;
