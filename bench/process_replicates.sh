@@ -27,10 +27,10 @@ cat > "$TMP/aa.json" <<'JSON'
           {"name": "A2", "knobs": {"mode": "eval", "grad": "no_grad", "intra_op_threads": 1}}]}
 JSON
 cat > "$TMP/real.json" <<'JSON'
-{"name": "resnet18 train+grad vs eval+inference_mode+freeze, one thread", "model": "resnet18",
+{"name": "resnet18 train+grad vs eval+inference_mode+freeze_optimize, one thread", "model": "resnet18",
  "run": {"iters": 60, "block_iters": 10},
  "arms": [{"name": "A", "knobs": {"mode": "train", "grad": "enabled", "intra_op_threads": 1}},
-          {"name": "B", "knobs": {"mode": "eval", "grad": "inference_mode", "jit": "freeze",
+          {"name": "B", "knobs": {"mode": "eval", "grad": "inference_mode", "jit": "freeze_optimize",
                                   "intra_op_threads": 1}}]}
 JSON
 python3 - "$ROOT/presets/default.json" "$TMP/default1.json" <<'PY'

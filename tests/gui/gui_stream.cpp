@@ -30,7 +30,13 @@ json tinyPreset(int iters, int blockIters) {
     const json knobs = {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}};
     return {{"name", "fast stream"},
             {"model", tinyProbe().toStdString()},
-            {"run", {{"warmup_iters", kWarmup}, {"iters", iters}, {"block_iters", blockIters}}},
+            // Exactly three processes per arm: identical arms would otherwise add replicate
+            // rounds (inconclusive A/A) and the sample count would not follow `iters`.
+            {"run",
+             {{"warmup_iters", kWarmup},
+              {"iters", iters},
+              {"block_iters", blockIters},
+              {"processes", 3}}},
             {"arms", {{{"name", "A"}, {"knobs", knobs}}, {{"name", "B"}, {"knobs", knobs}}}}};
 }
 

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace pitlane::testing {
 
 // Every Qt warning fails the test, except the offscreen platform's notice that it ignores
@@ -33,12 +35,17 @@ inline nlohmann::json readJson(const QString& path) {
     return nlohmann::json::parse(f.readAll().toStdString());
 }
 
-// A short mlp experiment: two arms that differ in mode and grad.
+// A short mlp experiment: two arms that differ in mode and grad, in exactly three processes per
+// arm (a stated count: no replicate rounds are added, so sample counts follow `iters`).
 inline nlohmann::json mlpPreset(int iters, int blockIters, int warmup = 3) {
     return {
         {"name", "gui test"},
         {"model", "mlp"},
-        {"run", {{"warmup_iters", warmup}, {"iters", iters}, {"block_iters", blockIters}}},
+        {"run",
+         {{"warmup_iters", warmup},
+          {"iters", iters},
+          {"block_iters", blockIters},
+          {"processes", std::min(3, iters)}}},
         {"arms",
          {{{"name", "A"},
            {"knobs", {{"mode", "train"}, {"grad", "enabled"}, {"intra_op_threads", 1}}}},

@@ -3,9 +3,11 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include <QString>
+#include <QThread>
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 namespace pitlane::session {
 
@@ -79,33 +81,14 @@ bool ExperimentRunner::extendAdaptive() {
 }
 
 // Replication (run.processes .. run.max_processes): after the first `processes` rounds, another
-// round of fresh processes is added while any arm's comparison with the baseline is inconclusive:
-// neither significant nor tight (its CI within 1/1.1 .. 1.1) at the interim confidence 97.5 %.
+// round of fresh processes is added while any arm's comparison with the baseline is inconclusive
+// (stats::conclusive at the interim confidence 97.5 %: neither significant nor within 1/1.1-1.1).
 // The stricter interim level pays for looking more than once (simulated in tests/stats: A/A
 // false positives stay below 5 % with a bimodal process effect). The last round is judged by the
-// reported 95 % CI.
-bool ExperimentRunner::extendProcesses() {
+// reported 95 % CI. The bootstraps run on a thread of their own (a second or more on large runs),
+// never on the caller's (the window's UI thread); the runner waits, its workers idle.
+bool ExperimentRunner::decideReplication() {
     const auto& run = result_.preset.run;
-    if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) return false;
-    constexpr double kTight = stats::kTightRatio;
-    const auto& base = result_.arms.front();
-    const auto baseBlocks = base.blocked();
-    json reasons = json::array();
-    for (std::size_t i = 1; i < result_.arms.size(); ++i) {
-        const auto& a = result_.arms[i];
-        if (a.status != R::kPending || a.samples.empty() || base.samples.empty()) continue;
-        stats::CompareOptions o;
-        o.confidence = stats::kInterimConfidence;
-        const auto c = stats::compare(base.name, baseBlocks, a.name, a.blocked(), o);
-        if (stats::conclusive(c)) continue;
-        char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "%s vs %s after %d processes: ratio %.3f, 97.5%% CI %.3f-%.3f (neither "
-                      "significant nor within 1/%.1f-%.1f)",
-                      a.name.c_str(), base.name.c_str(), rounds_, c.ratio, c.ci_low, c.ci_high,
-                      kTight, kTight);
-        reasons.push_back(buf);
-    }
     auto& rep = result_.replication;
     rep["processes_min"] = run.processes;
     rep["processes_max"] = run.max_processes;
@@ -114,10 +97,66 @@ bool ExperimentRunner::extendProcesses() {
         "neither significant nor within 1/1.1-1.1 at 97.5 % confidence, up to run.max_processes";
     if (!rep.contains("extensions")) rep["extensions"] = json::array();
     rep["processes"] = rounds_;
-    if (reasons.empty() || rounds_ >= run.max_processes) {
-        if (!reasons.empty())
-            rep["stopped"] = "run.max_processes reached while still inconclusive";
+    if (rounds_ >= run.max_processes) {
+        if (!rep["extensions"].empty())
+            rep["stopped"] = "run.max_processes reached: the last round is judged by the 95 % CI";
         return false;
+    }
+    if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) return false;
+    // Copies for the thread: the samples keep arriving into result_ only after a decision.
+    struct Pair {
+        std::string base, arm;
+        stats::BlockedSamples a, b;
+    };
+    std::vector<Pair> pairs;
+    const auto& base = result_.arms.front();
+    const auto baseBlocks = base.blocked();
+    for (std::size_t i = 1; i < result_.arms.size(); ++i) {
+        const auto& a = result_.arms[i];
+        if (a.status != R::kPending || a.samples.empty() || base.samples.empty()) continue;
+        pairs.push_back({base.name, a.name, baseBlocks, a.blocked()});
+    }
+    if (pairs.empty()) return false;
+    static int generation = 0;
+    const int mine = ++generation == 0 ? ++generation : generation;
+    deciding_ = mine;
+    const int rounds = rounds_;
+    auto reasons = std::make_shared<json>(json::array());
+    QThread* thread = QThread::create([pairs = std::move(pairs), reasons, rounds] {
+        for (const auto& p : pairs) {
+            stats::CompareOptions o;
+            o.confidence = stats::kInterimConfidence;
+            const auto c = stats::compare(p.base, p.a, p.arm, p.b, o);
+            if (stats::conclusive(c)) continue;
+            char buf[256];
+            std::snprintf(buf, sizeof buf,
+                          "%s vs %s after %d processes: ratio %.3f, 97.5%% CI %.3f-%.3f "
+                          "(neither significant nor within 1/%.1f-%.1f)",
+                          p.arm.c_str(), p.base.c_str(), rounds, c.ratio, c.ci_low, c.ci_high,
+                          stats::kTightRatio, stats::kTightRatio);
+            reasons->push_back(buf);
+        }
+    });
+    connect(thread, &QThread::finished, this, [this, mine, reasons] {
+        if (deciding_ != mine) return;  // a stale decision (stopped, or a new run)
+        deciding_ = 0;
+        replicationDecided(mine, *reasons);
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+    return true;
+}
+
+void ExperimentRunner::replicationDecided(int, const json& reasons) {
+    if (stopping_ || !running_) {
+        finishIfDone();
+        return;
+    }
+    const auto& run = result_.preset.run;
+    auto& rep = result_.replication;
+    if (reasons.empty()) {
+        completeTasks();
+        return;
     }
     rep["extensions"].push_back(reasons);
     const int blocks = std::max(1, blocksPerPoint_ / std::max(1, run.processes));
@@ -130,7 +169,7 @@ bool ExperimentRunner::extendProcesses() {
                     QStringLiteral("adding replicate %1 (fresh processes): %2")
                         .arg(rounds_)
                         .arg(QString::fromStdString(reasons.front().get<std::string>())));
-    return true;
+    next();
 }
 
 }  // namespace pitlane::session

@@ -104,6 +104,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     tasks_.clear();
     active_.clear();
     retired_.clear();
+    deciding_ = 0;
 
     const auto& run = preset.run;
     std::size_t maxSweep = 0;
@@ -462,11 +463,19 @@ void ExperimentRunner::next() {
         return;
     }
     if (stopping_) return;
-    if (result_.preset.run.adaptive() ? extendAdaptive() : extendProcesses()) {
-        next();
-        return;
+    if (result_.preset.run.adaptive()) {
+        if (extendAdaptive()) {
+            next();
+            return;
+        }
+    } else if (decideReplication()) {
+        return;  // the decision is computed off this thread; replicationDecided() goes on
     }
-    // Every task done: arms still pending finished fine.
+    completeTasks();
+}
+
+// Every task done: arms still pending finished fine.
+void ExperimentRunner::completeTasks() {
     for (std::size_t i = 0; i < arms_.size(); ++i) {
         auto& a = result_.arms[i];
         if (a.status == R::kPending) {
@@ -701,6 +710,7 @@ void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
 void ExperimentRunner::stop() {
     if (!running_ || stopping_) return;
     stopping_ = true;
+    deciding_ = 0;  // a replication decision still being computed is dropped
     tasks_.clear();
     watchdog_.stop();
     for (std::size_t i = 0; i < arms_.size(); ++i) {
@@ -729,7 +739,7 @@ void ExperimentRunner::stop() {
 
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
-    if (!stopping_ && (!active_.empty() || !tasks_.empty())) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_)) return;
     for (const auto& st : arms_) {
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;

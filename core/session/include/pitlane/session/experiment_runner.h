@@ -117,7 +117,9 @@ private:
     void finishIfDone();
     void finalize();
     bool extendAdaptive();
-    bool extendProcesses();
+    bool decideReplication();
+    void replicationDecided(int decision, const nlohmann::json& reasons);
+    void completeTasks();
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;
@@ -130,6 +132,7 @@ private:
     bool running_ = false;
     bool stopping_ = false;
     bool finalizing_ = false;
+    int deciding_ = 0;  // generation of the replication decision being computed (0: none)
     QTimer watchdog_, killTimer_;
     QElapsedTimer clock_;
     int timeoutMs_ = 60000;
