@@ -29,7 +29,8 @@ protected:
 json smallPreset() {
     return {{"name", "cli end to end"},
             {"model", "mlp"},
-            {"run", {{"warmup_iters", 3}, {"iters", 30}, {"block_iters", 10}}},
+            // Exactly 3 processes per arm: sample counts follow `iters` (no rounds added).
+            {"run", {{"warmup_iters", 3}, {"iters", 30}, {"block_iters", 10}, {"processes", 3}}},
             {"arms",
              json::array(
                  {{{"name", "A"},

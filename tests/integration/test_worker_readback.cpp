@@ -173,7 +173,7 @@ TEST(WorkerReadback, RunnerMeasuresItersPerArmInInterleavedBlocks) {
                      {{"name", "B"},
                       {"knobs",
                        {{"intra_op_threads", 1}, {"grad", "inference_mode"}, {"jit", "freeze"}}}}}),
-        {{"warmup_iters", 3}, {"iters", 25}, {"block_iters", 10}});
+        {{"warmup_iters", 3}, {"iters", 25}, {"block_iters", 10}, {"processes", 3}});
     auto run = runPreset(preset);
     ASSERT_EQ(run.arms.size(), 2u);
     for (const auto& arm : run.arms) {

@@ -29,7 +29,7 @@ QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
     QFile f(path);
     EXPECT_TRUE(f.open(QIODevice::WriteOnly));
     f.write(QStringLiteral(R"({"name": "history test", "model": "mlp",
-        "run": {"warmup_iters": 5, "iters": %1, "block_iters": %2},
+        "run": {"warmup_iters": 5, "iters": %1, "block_iters": %2, "processes": 3},
         "arms": [{"name": "A", "knobs": {"grad": "enabled", "intra_op_threads": 1}},
                  {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}}]})")
                 .arg(iters)
