@@ -98,7 +98,9 @@ SetupPanel::SetupPanel(QWidget* parent)
     processes_ = runSpin(this, 1, "processes",
                          tr("Fresh worker processes per arm (replicates, each with its own "
                             "warmup): the CI counts processes, so processes that disagree keep "
-                            "it wide"));
+                            "it wide. Left at its default, rounds of fresh processes are added "
+                            "(up to run.max_processes, 6) while a comparison is inconclusive; a "
+                            "value you set is exact."));
     processes_->setRange(1, 64);    validation_->setObjectName(QStringLiteral("validationLabel"));
     validation_->setWordWrap(true);
     validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
