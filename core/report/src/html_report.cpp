@@ -285,6 +285,17 @@ QString statsSection(const RunResult& run) {
 
 // Every arm ran in fresh worker processes (run.processes rounds x the workers knob): their
 // medians side by side, how far apart they are, and how the variance splits between them.
+// A chart as a figure: inline SVG in the browser flavour, an image resource in the PDF's.
+QString figureHtml(const Chart& c, Flavor flavor) {
+    if (flavor == Flavor::Browser)
+        return QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
+            .arg(c.id, c.svg, esc(c.caption));
+    return QStringLiteral(
+               "<p><img src=\"chart:%1\" width=\"670\"></p>\n"
+               "<p class=\"figcaption\">%2</p>\n")
+        .arg(c.id, esc(c.caption));
+}
+
 QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor) {
     bool any = false;
     for (const auto& a : run.arms)
@@ -295,17 +306,7 @@ QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor
         "in order-balanced rounds; a process keeps its own memory layout, allocator state and "
         "thread placement for its whole life. The comparison counts processes as its units, so "
         "processes that disagree widen the confidence interval.</p>\n");
-    if (!strip.svg.isEmpty()) {
-        if (flavor == Flavor::Browser)
-            h += QStringLiteral(
-                     "<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
-                     .arg(strip.id, strip.svg, esc(strip.caption));
-        else
-            h += QStringLiteral(
-                     "<p><img src=\"chart:%1\" width=\"670\"></p>\n"
-                     "<p class=\"figcaption\">%2</p>\n")
-                     .arg(strip.id, esc(strip.caption));
-    }
+    if (!strip.svg.isEmpty()) h += figureHtml(strip, flavor);
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         const auto procs = results::processSummaries(a);
@@ -386,16 +387,7 @@ QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
                        "<p class=\"muted\">Nothing to draw: no arm has measured samples.</p>\n");
     bool metrics = false;
     for (const auto& c : charts) metrics |= c.id == QLatin1String("memory");
-    for (const auto& c : charts) {
-        if (flavor == Flavor::Browser)
-            h += QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
-                     .arg(c.id, c.svg, esc(c.caption));
-        else
-            h += QStringLiteral(
-                     "<p><img src=\"chart:%1\" width=\"670\"></p>\n"
-                     "<p class=\"figcaption\">%2</p>\n")
-                     .arg(c.id, esc(c.caption));
-    }
+    for (const auto& c : charts) h += figureHtml(c, flavor);
     if (!metrics)
         h += QStringLiteral(
             "<p class=\"muted\">No memory or CPU chart: fewer than two metric "
