@@ -341,3 +341,25 @@ TEST(Processes, DisagreementWithoutAFaultDifferenceSaysSo) {
 TEST(Processes, AgreeingProcessesWarnNothing) {
     EXPECT_TRUE(R::processWarnings(replicatedArm(0, 1.1, 1)).empty());
 }
+
+TEST(Processes, ReplicationSummarySaysHowManyProcessesAndWhy) {
+    R::RunResult run;
+    EXPECT_EQ(R::replicationSummary(run), "");
+    run.replication = {{"processes", 3}, {"processes_min", 3}, {"processes_max", 3}};
+    EXPECT_EQ(R::replicationSummary(run), "3 worker processes per arm");
+    run.replication["processes_max"] = 6;
+    EXPECT_EQ(R::replicationSummary(run),
+              "3 worker processes per arm (every comparison conclusive at the minimum; up to 6 "
+              "if not)");
+    run.replication["processes"] = 4;
+    run.replication["extensions"] = json::array({json::array({"B vs A after 3 processes: ..."})});
+    EXPECT_EQ(R::replicationSummary(run),
+              "4 worker processes per arm: 3, then 1 more until every comparison was conclusive");
+    run.replication["processes"] = 6;
+    run.replication["stopped"] = "run.max_processes reached";
+    EXPECT_EQ(R::replicationSummary(run),
+              "6 worker processes per arm: 3, then 3 more while a comparison was inconclusive "
+              "(the cap, run.max_processes)");
+    // Carried through the results JSON.
+    EXPECT_EQ(R::fromResultsJson(R::toResultsJson(run)).replication, run.replication);
+}

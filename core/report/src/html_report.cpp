@@ -279,6 +279,9 @@ QString statsSection(const RunResult& run) {
                  "</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
                  "(&gt; 1: the arm is faster). Method: %1</p>\n")
                  .arg(esc(comps.front().method));
+        const auto rep = results::replicationSummary(run);
+        if (!rep.empty())
+            h += QStringLiteral("<p class=\"muted\">Replication: %1.</p>\n").arg(esc(rep));
     }
     return h;
 }

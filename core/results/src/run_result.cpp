@@ -187,6 +187,25 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     return out;
 }
 
+std::string replicationSummary(const RunResult& run) {
+    const json& r = run.replication;
+    if (!r.is_object() || !r.contains("processes")) return {};
+    const int n = r.value("processes", 0), min = r.value("processes_min", n),
+              max = r.value("processes_max", n);
+    std::string s = std::to_string(n) + " worker process" + (n == 1 ? "" : "es") + " per arm";
+    const auto ext = r.value("extensions", json::array());
+    if (n > min && !ext.empty()) {
+        s += ": " + std::to_string(min) + ", then " + std::to_string(n - min) + " more " +
+             (r.contains("stopped") ? "while a comparison was inconclusive (the cap, "
+                                      "run.max_processes)"
+                                    : std::string("until every comparison was conclusive"));
+    } else if (max > min) {
+        s += " (every comparison conclusive at the minimum; up to " + std::to_string(max) +
+             " if not)";
+    }
+    return s;
+}
+
 std::vector<std::string> runWarnings(const RunResult& run) {
     std::vector<std::string> w;
     if (run.stopping.value("stable", true) == false)

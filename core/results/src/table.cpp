@@ -146,6 +146,8 @@ std::string comparisonTable(const RunResult& run) {
                << "\n";
         }
         os << "(ratio = baseline median / arm median; > 1 means the arm is faster)\n";
+        const auto rep = replicationSummary(run);
+        if (!rep.empty()) os << "replication: " << rep << "\n";
     }
     for (const auto& a : run.arms)
         if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";

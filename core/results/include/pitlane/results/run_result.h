@@ -138,6 +138,10 @@ stats::SteadyState steadyState(const ArmResult& arm);
 double aggregateThroughput(const ArmResult& arm);
 // Every arm against the first arm (the baseline); arms without samples are skipped.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
+// How many worker processes each arm ran in and why, in one sentence ("" for a run without
+// replication data): e.g. "6 worker processes per arm: 3, then 3 more while B vs A was
+// inconclusive (run.max_processes 6 reached)".
+std::string replicationSummary(const RunResult& run);
 // Warnings across arms: noise, environment manifests that differ in anything but knobs.
 std::vector<std::string> runWarnings(const RunResult& run);
 
