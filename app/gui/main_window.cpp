@@ -375,6 +375,12 @@ void MainWindow::onVerdict(const std::vector<W::ComparisonRow>& rows, bool final
         lines.isEmpty()
             ? QString()
             : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>")));
+    // How many fresh processes stood behind the verdict, and why rounds were added.
+    const std::string replication =
+        results::replicationSummary(stored_ ? *stored_ : runner_->result());
+    if ((final || stored_) && !text.isEmpty() && !replication.empty())
+        text += QStringLiteral("<br><i>%1</i>")
+                    .arg(QString::fromStdString(replication).toHtmlEscaped());
     if (stored_) {
         // Which run this is, and what the reader must know to trust the verdict.
         QStringList parts = {storedHeading_.toHtmlEscaped()};
