@@ -247,6 +247,7 @@ void putOptional(json& j, const char* key, const QComboBox* c) {
 void KnobForm::setKnobs(const json& knobs) {
     spec::Knobs k;
     explicit_.clear();
+    loaded_ = knobs.is_object() ? knobs : json::object();
     try {
         k = spec::parseKnobs(knobs.is_object() ? knobs : json::object(), "<editor>", "knobs");
         for (const auto& [key, v] : knobs.items()) explicit_.insert(key);
@@ -313,6 +314,10 @@ json KnobForm::knobsJson() const {
     json out = json::object();
     for (const auto& [key, v] : j.items())
         if (explicit_.count(key) || !defaults.contains(key) || defaults[key] != v) out[key] = v;
+    // A knob the form has no control for (cuda_graph, and any knob added before its control) is
+    // kept as the preset gave it, never dropped on save or run.
+    for (const auto& [key, v] : loaded_.items())
+        if (!j.contains(key)) out[key] = v;
     return out;
 }
 

@@ -65,6 +65,8 @@ private:
     QCheckBox *hostSync_, *inputOnHost_;
     QLabel* cudaNote_;
     std::set<std::string> explicit_;  // knobs the loaded preset named
+    nlohmann::json loaded_ = nlohmann::json::object();  // as loaded: knobs without a control
+                                                         // (cuda_graph) are carried through
     bool loading_ = false;
 };
 
