@@ -1,0 +1,232 @@
+// Replicate rounds (DESIGN.md "Measurement": the process is a level of variance): queueing a
+// round's tasks in order-balanced order, starting worker processes ahead of their round, and
+// making a round's processes the arms' current ones. Part of ExperimentRunner.
+#include "pitlane/session/experiment_runner.h"
+
+#include "pitlane/session/allocator.h"
+#include "pitlane/session/worker_process.h"
+
+#include <algorithm>
+
+namespace pitlane::session {
+
+using json = nlohmann::json;
+namespace R = results;
+
+// Queue round `round`: fresh processes for every arm, configured one at a time, warmed up, then
+// the given blocks (ids firstBlock.. within each sweep point) interleaved. Odd rounds take the
+// arms in reverse order, so no arm is always first after a start or always last (order balance).
+void ExperimentRunner::queueRound(int round, int firstBlock,
+                                  const std::vector<std::vector<int>>& blockIters,
+                                  bool allSweepPoints) {
+    const auto& preset = result_.preset;
+    const int n = int(preset.arms.size());
+    std::vector<int> order(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
+    // Later replicates on CPU configure and warm up all arms at once: their cold costs are not
+    // reported (the first round's, measured one arm at a time, are), and warmup only has to
+    // bring each process to its steady state. On CUDA they stay one at a time (cudnn.benchmark
+    // picks algorithms by timing them during the first forwards).
+    bool cpuOnly = true;
+    for (const auto& a : preset.arms)
+        if (a.knobs.device != "cpu") cpuOnly = false;
+    const bool concurrent = round > 0 && cpuOnly;
+    tasks_.push_back({Task::StartRound, -1, -1, 0, 1, round});
+    for (int i : order) tasks_.push_back({Task::Configure, i, -1, 0, 1, round, concurrent});
+    std::size_t maxSweep = 0;
+    for (const auto& a : preset.arms) maxSweep = std::max(maxSweep, a.knobs.batch_size.size());
+    if (!allSweepPoints) maxSweep = 1;
+    for (std::size_t s = 0; s < maxSweep; ++s) {
+        if (preset.run.warmup_iters > 0)
+            for (int i : order)
+                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
+                    tasks_.push_back({Task::Warmup, i, -1, preset.run.warmup_iters,
+                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round,
+                                      concurrent});
+        const auto& iters = blockIters.front();
+        for (std::size_t b = 0; b < iters.size(); ++b)
+            for (int i : order)
+                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
+                    tasks_.push_back({Task::Block, i,
+                                      int(s) * blocksPerPoint_ + firstBlock + int(b), iters[b],
+                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round});
+    }
+    rounds_ = std::max(rounds_, round + 1);
+}
+
+// Worker processes are started ahead of their round, several rounds at once (up to
+// kAheadProcesses processes): libtorch's start-up (~0.7 s of CPU each here, in the static
+// initialisers of Debian's libtorch and its ~300 libraries) then happens once, in parallel,
+// before anything is measured, instead of between rounds. An idle worker only waits on its stdin
+// (its sampler starts with its first command), so it does not disturb the processes measured.
+// Configure waits until every started process has said hello, so cold costs are never measured
+// next to another process's start-up.
+constexpr int kAheadProcesses = 16;
+
+void ExperimentRunner::quitWorkers(std::vector<WorkerState>& workers) {
+    for (auto& w : workers)
+        if (w.process && w.process->isRunning() && !w.quitting) {
+            w.quitting = true;
+            w.process->send(protocol::makeCommand(protocol::kQuit));
+        }
+}
+
+// The previous round's processes are told to quit and kept until they exit; every arm still
+// running takes this round's processes (started ahead, or now).
+void ExperimentRunner::startRound(int round) {
+    int perRound = 0;
+    for (const auto& a : result_.preset.arms) perRound += a.knobs.workers;
+    const int rounds = std::max(1, std::min(rounds_ - round, kAheadProcesses / std::max(1, perRound)));
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        auto& st = arms_[i];
+        quitWorkers(st.workers);
+        for (auto& w : st.workers)
+            if (w.process) retired_.push_back(std::move(w.process));
+        st.workers.clear();
+        if (result_.arms[i].status != R::kPending) {
+            for (auto& [r, ws] : st.ahead) {
+                quitWorkers(ws);
+                for (auto& w : ws)
+                    if (w.process) retired_.push_back(std::move(w.process));
+            }
+            st.ahead.clear();
+            continue;
+        }
+        if (!st.ahead.count(round)) {
+            // Check the allocator once per arm before starting anything.
+            const AllocatorLaunch launch = allocatorLaunch(result_.preset.arms[i].knobs.allocator);
+            if (!launch.error.isEmpty()) {
+                failArm(int(i), R::kFailed, protocol::code::kBadKnob,
+                        "knob allocator: " + launch.error.toStdString());
+                continue;
+            }
+            for (int r = round; r < round + rounds; ++r)
+                if (!st.ahead.count(r)) st.ahead[r] = spawnWorkers(int(i), r);
+        }
+    }
+    for (std::size_t i = 0; i < arms_.size(); ++i)
+        if (result_.arms[i].status == R::kPending && arms_[i].ahead.count(round)) activate(int(i), round);
+}
+
+// The round's workers become the arm's current ones: their processes enter the results, and
+// what they said while waiting (hello, or an early death) is handled now.
+void ExperimentRunner::activate(int arm, int round) {
+    auto& st = arms_[std::size_t(arm)];
+    auto& a = result_.arms[std::size_t(arm)];
+    st.workers = std::move(st.ahead[round]);
+    st.ahead.erase(round);
+    st.round = round;
+    setPhase(arm, ArmPhase::Starting);
+    for (std::size_t k = 0; k < st.workers.size(); ++k) {
+        auto& ws = st.workers[k];
+        R::ProcessInfo info;
+        info.replicate = round;
+        info.worker = int(k);
+        info.pid = ws.process ? long(ws.process->pid()) : 0;
+        ws.procIndex = int(a.processes.size());
+        a.processes.push_back(info);
+        if (round == 0) a.worker_pids[k] = info.pid;
+    }
+    if (round == 0) a.pid = a.worker_pids.front();
+    for (std::size_t k = 0; k < st.workers.size(); ++k) {
+        if (a.status != R::kPending) break;
+        auto& ws = st.workers[k];
+        if (!ws.bufferedHello.is_null()) {
+            ws.helloSeen = false;
+            onEvent(arm, int(k), ws.bufferedHello);
+            ws.bufferedHello = nullptr;
+        }
+        if (ws.exitedEarly) onExited(arm, int(k), ws.exitCode, ws.exitCrashed);
+    }
+}
+
+bool ExperimentRunner::startupSettled() const {
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        if (result_.arms[i].status != R::kPending) continue;
+        for (const auto& w : arms_[i].workers)
+            if (!w.helloSeen && !w.exited) return false;
+        for (const auto& [r, ws] : arms_[i].ahead)
+            for (const auto& w : ws)
+                if (!w.helloSeen && !w.exited && !w.exitedEarly) return false;
+    }
+    return true;
+}
+
+std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
+    const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
+    std::vector<WorkerState> workers(std::size_t(knobs.workers));
+    const QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
+                                                  allocatorLaunch(knobs.allocator));
+    // A worker's own state: in the arm's current round, started ahead, or retired.
+    auto ahead = [this, arm, round](int w) -> WorkerState* {
+        auto& st = arms_[std::size_t(arm)];
+        auto it = st.ahead.find(round);
+        return it != st.ahead.end() && w < int(it->second.size()) ? &it->second[std::size_t(w)] : nullptr;
+    };
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+        const int w = int(k);
+        auto& ws = workers[k];
+        ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
+        ws.process->setEnvironment(env);
+        auto* proc = ws.process.get();
+        connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
+            auto& st = arms_[std::size_t(arm)];
+            if (st.round == round) {
+                onEvent(arm, w, ev);
+                return;
+            }
+            const std::string type = ev.value("type", "");
+            if (WorkerState* ws = ahead(w)) {
+                if (type == protocol::kHello) {
+                    ws->bufferedHello = ev;
+                    ws->helloSeen = true;
+                    sendCurrent();  // a configure may have waited for every start-up to end
+                }
+                return;
+            }
+            if (type == protocol::kBye)
+                result_.arms[std::size_t(arm)].peak_rss_bytes =
+                    std::max(result_.arms[std::size_t(arm)].peak_rss_bytes,
+                             ev.value("peak_rss_bytes", std::int64_t{0}));
+        });
+        connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {
+            if (arms_[std::size_t(arm)].round == round) {
+                onExited(arm, w, code, crashed);
+                return;
+            }
+            if (WorkerState* ws = ahead(w)) {
+                ws->exitedEarly = true;
+                ws->exitCode = code;
+                ws->exitCrashed = crashed;
+                sendCurrent();
+            }
+            finishIfDone();
+        });
+        connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round, ahead](const QString& why) {
+            auto& st = arms_[std::size_t(arm)];
+            if (st.round != round) {
+                if (WorkerState* ws = ahead(w)) ws->exitedEarly = ws->exited = true;
+                failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+                abandon(arm);
+                finishIfDone();
+                return;
+            }
+            st.workers[std::size_t(w)].exited = true;
+            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+            abandon(arm);
+            finishIfDone();
+        });
+        connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+            emit logMessage(arm, QStringLiteral("stderr"), l);
+        });
+        connect(proc, &WorkerProcess::malformedLine, this,
+                [this, arm](const QString& line, const QString& why) {
+                    emit logMessage(arm, QStringLiteral("warning"),
+                                    QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
+                });
+        proc->start();
+    }
+    return workers;
+}
+
+}  // namespace pitlane::session
