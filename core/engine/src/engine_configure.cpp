@@ -16,6 +16,84 @@ json gradReadback(const at::Tensor& out) {
     return g;
 }
 
+// The bad_knob message when malloc comes from another library than the allocator knob names.
+std::string allocatorMismatch(const std::string& requested, const std::string& mappedName,
+                              const std::string& path, const char* preload) {
+    std::string msg =
+        "allocator \"" + requested + "\" requested, but malloc in this worker comes from " +
+        (path.empty() ? std::string("an unknown library") : path) + " (" + mappedName + "): ";
+    if (requested == "system")
+        msg += "another allocator was preloaded from outside (LD_PRELOAD=" +
+               std::string(preload ? preload : "") +
+               "); unset LD_PRELOAD or set the allocator knob to what you preload";
+    else
+        msg += "the worker must be started with " +
+               std::string(requested == "jemalloc" ? "libjemalloc.so.2"
+                                                   : "libtcmalloc_minimal.so.4") +
+               " preloaded (LD_PRELOAD); pitlane does that when it starts the worker for "
+               "this knob";
+    return msg;
+}
+
+// Read-back of the JIT: what freeze really did to the forward graph, and the executor / fuser.
+void readBackJit(json& a, torch::jit::Module& module, const std::string& jitKnob) {
+    int nodes = 0, getattr = 0, mkldnn = 0;
+    countNodes(module.get_method("forward").graph()->block(), nodes, getattr, mkldnn);
+    // Frozen means the weights became graph constants: no parameter is left on the module and the
+    // (inlined) forward reads no attribute.
+    std::int64_t remainingParams = 0;
+    for (const auto& p : module.parameters()) remainingParams += p.numel();
+    const bool frozen = jitKnob != "none" && getattr == 0 && remainingParams == 0;
+    a["jit"] = !frozen ? "none" : (jitKnob == "freeze_optimize" ? "freeze_optimize" : "freeze");
+    a["jit_state"] = {{"graph_nodes", nodes},
+                      {"getattr_nodes", getattr},
+                      {"mkldnn_nodes", mkldnn},
+                      {"frozen", frozen},
+                      {"remaining_parameters", remainingParams},
+                      {"profiling_executor", torch::jit::getProfilingMode().load()},
+                      {"fuser_nnc", torch::jit::tensorExprFuserEnabled()}};
+}
+
+// Read-back of the precision: the first output's dtype, and whether autocast was on around it.
+void readBackPrecision(json& a, const ConfigureState& s) {
+    const std::string outDtype = s.out.defined() ? dtypeName(s.out.scalar_type()) : "none";
+    std::string precision = "fp32";
+    if (s.autocast.value("cpu_enabled", false) && outDtype == "bfloat16") precision = "autocast_bf16";
+    else if (s.autocast.value("cuda_enabled", false) && outDtype == "float16") precision = "autocast_fp16";
+    else if (outDtype == "float16") precision = "half";
+    a["precision"] = precision;
+    a["precision_state"] = {{"output_dtype", outDtype}, {"autocast", s.autocast}};
+}
+
+// Read-back of the affinity: the union of every thread's mask, and whether all threads agree.
+void readBackAffinity(json& a, const std::string& policy, const ConfigureState& s) {
+    std::set<int> unionMask;
+    bool uniform = true;
+    std::vector<int> first;
+    const auto tids = taskIds();
+    for (int tid : tids) {
+        auto m = threadAffinity(tid);
+        if (first.empty()) first = m;
+        else if (m != first) uniform = false;
+        unionMask.insert(m.begin(), m.end());
+    }
+    a["affinity"] = std::vector<int>(unionMask.begin(), unionMask.end());
+    a["affinity_policy"] = policy;
+    a["affinity_uniform"] = uniform;
+    a["worker_index"] = s.workerIndex;
+    a["worker_count"] = s.workerCount;
+    a["process_threads"] = tids.size();
+}
+
+// Read-back of the heap allocator checked in step 0.
+void readBackAllocator(json& a, const json& allocator) {
+    a["allocator"] = allocator["name"];
+    a["allocator_path"] = allocator["path"];
+    a["allocator_conf"] = allocator["conf"];
+    a["allocator_options"] = allocator["options"];
+    a["allocator_mapped"] = allocator["mapped"];
+}
+
 }  // namespace
 
 bool Engine::configure(const json& cmd) {
@@ -24,76 +102,95 @@ bool Engine::configure(const json& cmd) {
         return d.sink.error(code::kBadCommand,
                             "configure was already called: one worker process runs one arm"),
                false;
-    const json arm = cmd.value("arm", json::object());
+    ConfigureState s;
+    if (!d.parseArm(cmd, s)) return false;           // knobs, inputs, model path, seed
+    if (!d.checkAllocator(s)) return false;          // 0. allocator (chosen at process start)
+    if (!d.selectDevice()) return false;             // 1. device
+    if (!d.applyAffinity(s)) return false;           // 2. affinity, before torch's thread pools
+    if (!d.applyThreads(s)) return false;            // 3. intra / inter-op threads
+    d.applyJitExecutor();                            // 4. JIT executor and fuser
+    d.applyCudnnFlags();                             // 5. cuDNN / TF32 flags
+    if (!d.loadModel(s)) return false;               // 6. load
+    if (!d.applyModePrecisionFormat(s)) return false;  // 7. mode, precision, memory format
+    if (!d.freezeOptimize(s)) return false;          // 8. freeze / optimize_for_inference
+    if (!d.makeFirstInputs(s)) return false;         // 9. seeded inputs
+    if (!d.firstForward(s)) return false;            // 10. first forward (cold cost)
+    if (!d.captureCudaGraph()) return false;         //     cuda_graph knob
+    d.installCudaMetricsHook();
+    d.sink.emit(s.loaded);
+    d.emitApplied(s);                                // 11. read back everything
+    d.configured = true;
+    return true;
+}
+
+bool Engine::Impl::parseArm(const json& cmd, ConfigureState& s) {
+    s.arm = cmd.value("arm", json::object());
     try {
-        d.knobs = spec::parseKnobs(arm.value("knobs", json::object()), "<configure>", "knobs");
-        d.inputSpecs = spec::parseInputs(arm.value("input", json()), "<configure>", "input");
+        knobs = spec::parseKnobs(s.arm.value("knobs", json::object()), "<configure>", "knobs");
+        inputSpecs = spec::parseInputs(s.arm.value("input", json()), "<configure>", "input");
     } catch (const spec::SpecError& e) {
-        d.sink.error(code::kBadKnob, e.what(), {{"field", e.field()}, {"reason", e.reason()}});
+        sink.error(code::kBadKnob, e.what(), {{"field", e.field()}, {"reason", e.reason()}});
         return false;
     }
-    d.modelPath = arm.value("model_path", std::string());
-    const auto seed = arm.value("seed", std::uint64_t{0});
-    auto& k = d.knobs;
+    modelPath = s.arm.value("model_path", std::string());
+    s.seed = s.arm.value("seed", std::uint64_t{0});
+    return true;
+}
 
-    // 0. Allocator: chosen when the process started (LD_PRELOAD), so only checked here. Never
-    // measure a different allocator than the arm asked for.
-    const json allocator = mappedAllocator();
-    if (allocator["name"] != k.allocator) {
-        const std::string mappedName = allocator["name"];
-        const std::string path = allocator["path"];
-        const char* preload = std::getenv("LD_PRELOAD");
-        std::string msg =
-            "allocator \"" + k.allocator + "\" requested, but malloc in this worker comes from " +
-            (path.empty() ? std::string("an unknown library") : path) + " (" + mappedName + "): ";
-        if (k.allocator == "system")
-            msg += "another allocator was preloaded from outside (LD_PRELOAD=" +
-                   std::string(preload ? preload : "") +
-                   "); unset LD_PRELOAD or set the allocator knob to what you preload";
-        else
-            msg += "the worker must be started with " +
-                   std::string(k.allocator == "jemalloc" ? "libjemalloc.so.2"
-                                                         : "libtcmalloc_minimal.so.4") +
-                   " preloaded (LD_PRELOAD); pitlane does that when it starts the worker for "
-                   "this knob";
-        d.sink.error(code::kBadKnob, msg,
-                     {{"knob", "allocator"},
-                      {"field", "knobs.allocator"},
-                      {"requested", k.allocator},
-                      {"mapped", mappedName},
-                      {"path", path},
-                      {"ld_preload", preload ? preload : ""}});
+// 0. Allocator: chosen when the process started (LD_PRELOAD), so only checked here. Never
+// measure a different allocator than the arm asked for.
+bool Engine::Impl::checkAllocator(ConfigureState& s) {
+    const auto& k = knobs;
+    s.allocator = mappedAllocator();
+    const json& allocator = s.allocator;
+    if (allocator["name"] == k.allocator) return true;
+    const std::string mappedName = allocator["name"];
+    const std::string path = allocator["path"];
+    const char* preload = std::getenv("LD_PRELOAD");
+    sink.error(code::kBadKnob, allocatorMismatch(k.allocator, mappedName, path, preload),
+               {{"knob", "allocator"},
+                {"field", "knobs.allocator"},
+                {"requested", k.allocator},
+                {"mapped", mappedName},
+                {"path", path},
+                {"ld_preload", preload ? preload : ""}});
+    return false;
+}
+
+// 1. Device.
+bool Engine::Impl::selectDevice() {
+    const auto& k = knobs;
+    if (k.device == "cpu") return true;
+    const int index = std::stoi(k.device.substr(5));
+    if (!torch::cuda::is_available()) {
+        sink.error(code::kDeviceUnavailable,
+                   "device \"" + k.device +
+                       "\" requested, but this libtorch has no usable CUDA (CPU-only build "
+                       "or no GPU/driver); use \"cpu\"",
+                   {{"knob", "device"}});
         return false;
     }
-
-    // 1. Device.
-    if (k.device != "cpu") {
-        const int index = std::stoi(k.device.substr(5));
-        if (!torch::cuda::is_available()) {
-            d.sink.error(code::kDeviceUnavailable,
-                         "device \"" + k.device +
-                             "\" requested, but this libtorch has no usable CUDA (CPU-only build "
-                             "or no GPU/driver); use \"cpu\"",
-                         {{"knob", "device"}});
-            return false;
-        }
-        if (index >= static_cast<int>(torch::cuda::device_count())) {
-            d.sink.error(code::kDeviceUnavailable,
-                         "device \"" + k.device + "\" does not exist: " +
-                             std::to_string(torch::cuda::device_count()) + " CUDA device(s)",
-                         {{"knob", "device"}});
-            return false;
-        }
-        d.device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+    if (index >= static_cast<int>(torch::cuda::device_count())) {
+        sink.error(code::kDeviceUnavailable,
+                   "device \"" + k.device + "\" does not exist: " +
+                       std::to_string(torch::cuda::device_count()) + " CUDA device(s)",
+                   {{"knob", "device"}});
+        return false;
     }
+    device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+    return true;
+}
 
-    // 2. Affinity before torch creates its thread pools (they inherit the mask).
+// 2. Affinity before torch creates its thread pools (they inherit the mask).
+bool Engine::Impl::applyAffinity(ConfigureState& s) {
+    const auto& k = knobs;
     const auto allowed = allowedCores();
     // K concurrent workers of one arm share the machine: by default each gets cores / K threads
     // and, under compact / spread / a core list, its own slice of cores.
-    const int workerCount = std::max(1, arm.value("worker_count", 1));
-    const int workerIndex = std::clamp(arm.value("worker_index", 0), 0, workerCount - 1);
-    const int intra = k.intra_op_threads.value_or(
+    const int workerCount = s.workerCount = std::max(1, s.arm.value("worker_count", 1));
+    const int workerIndex = s.workerIndex =
+        std::clamp(s.arm.value("worker_index", 0), 0, workerCount - 1);
+    const int intra = s.intra = k.intra_op_threads.value_or(
         std::max(1, static_cast<int>(allowed.size()) / workerCount));
     std::vector<int> pin;
     if (k.affinity == "list") {
@@ -103,7 +200,7 @@ bool Engine::configure(const json& cmd) {
                 os << "affinity: core " << c << " is not available to this process (allowed:";
                 for (int a : allowed) os << ' ' << a;
                 os << ')';
-                d.sink.error(code::kAffinityFailed, os.str(), {{"knob", "affinity"}});
+                sink.error(code::kAffinityFailed, os.str(), {{"knob", "affinity"}});
                 return false;
             }
         pin = k.affinity_cores;
@@ -121,34 +218,44 @@ bool Engine::configure(const json& cmd) {
     }
     if (!pin.empty()) {
         if (auto err = pinProcess(pin); !err.empty()) {
-            d.sink.error(code::kAffinityFailed, err, {{"knob", "affinity"}});
+            sink.error(code::kAffinityFailed, err, {{"knob", "affinity"}});
             return false;
         }
     }
     if (intra > static_cast<int>((pin.empty() ? allowed : pin).size()))
-        d.sink.warning("oversubscribed",
-                       std::to_string(intra) + " intra-op threads on " +
-                           std::to_string((pin.empty() ? allowed : pin).size()) +
-                           " core(s): threads will time-share cores");
+        sink.warning("oversubscribed",
+                     std::to_string(intra) + " intra-op threads on " +
+                         std::to_string((pin.empty() ? allowed : pin).size()) +
+                         " core(s): threads will time-share cores");
+    return true;
+}
 
-    // 3. Threads. The inter-op pool can be sized once per process, before first use.
-    at::set_num_threads(intra);
+// 3. Threads. The inter-op pool can be sized once per process, before first use.
+bool Engine::Impl::applyThreads(const ConfigureState& s) {
+    at::set_num_threads(s.intra);
     try {
-        at::set_num_interop_threads(k.inter_op_threads);
+        at::set_num_interop_threads(knobs.inter_op_threads);
     } catch (const std::exception& e) {
-        d.sink.error(code::kBadKnob, std::string("inter_op_threads: ") + torchReason(e),
-                     {{"knob", "inter_op_threads"}});
+        sink.error(code::kBadKnob, std::string("inter_op_threads: ") + torchReason(e),
+                   {{"knob", "inter_op_threads"}});
         return false;
     }
+    return true;
+}
 
-    // 4. JIT executor and fuser, process-global.
+// 4. JIT executor and fuser, process-global.
+void Engine::Impl::applyJitExecutor() {
+    const auto& k = knobs;
     if (k.profiling_executor) {
         torch::jit::getProfilingMode() = *k.profiling_executor;
         torch::jit::getExecutorMode() = *k.profiling_executor;
     }
     if (k.fuser) torch::jit::setTensorExprFuserEnabled(*k.fuser);
+}
 
-    // 5. cuDNN / TF32 flags (global context; only CUDA convolutions read them).
+// 5. cuDNN / TF32 flags (global context; only CUDA convolutions read them).
+void Engine::Impl::applyCudnnFlags() {
+    const auto& k = knobs;
     auto& ctx = at::globalContext();
     if (k.cudnn_enabled) ctx.setUserEnabledCuDNN(*k.cudnn_enabled);
     if (k.cudnn_benchmark) ctx.setBenchmarkCuDNN(*k.cudnn_benchmark);
@@ -158,216 +265,204 @@ bool Engine::configure(const json& cmd) {
         ctx.setAllowTF32CuBLAS(*k.allow_tf32);
     }
     if ((k.cudnn_enabled || k.cudnn_benchmark || k.cudnn_deterministic || k.allow_tf32) &&
-        !d.device.is_cuda())
-        d.sink.warning("cuda_only_knob",
-                       "cuDNN / TF32 knobs are applied and read back, but only CUDA kernels read "
-                       "them: on device cpu they change nothing");
-    if (k.input_on_host && !d.device.is_cuda())
-        d.sink.warning("cuda_only_knob",
-                       "input_on_host: the input already lives on the host for device cpu; "
-                       "nothing is copied");
+        !device.is_cuda())
+        sink.warning("cuda_only_knob",
+                     "cuDNN / TF32 knobs are applied and read back, but only CUDA kernels read "
+                     "them: on device cpu they change nothing");
+    if (k.input_on_host && !device.is_cuda())
+        sink.warning("cuda_only_knob",
+                     "input_on_host: the input already lives on the host for device cpu; "
+                     "nothing is copied");
+}
 
-    // 6. Load.
-    json loaded = protocol::makeEvent(protocol::kLoaded);
+// 6. Load.
+bool Engine::Impl::loadModel(ConfigureState& s) {
+    json& loaded = s.loaded = protocol::makeEvent(protocol::kLoaded);
     std::error_code fsErr;
-    if (!std::filesystem::is_regular_file(d.modelPath, fsErr)) {
-        d.sink.error(code::kModelNotFound, "model file not found: " + d.modelPath,
-                     {{"path", d.modelPath}});
+    if (!std::filesystem::is_regular_file(modelPath, fsErr)) {
+        sink.error(code::kModelNotFound, "model file not found: " + modelPath,
+                   {{"path", modelPath}});
         return false;
     }
-    loaded["file_size_bytes"] = std::filesystem::file_size(d.modelPath, fsErr);
-    loaded["model_path"] = d.modelPath;
-    auto t0 = Clock::now();
+    loaded["file_size_bytes"] = std::filesystem::file_size(modelPath, fsErr);
+    loaded["model_path"] = modelPath;
+    const auto t0 = Clock::now();
     try {
-        d.module = torch::jit::load(d.modelPath, d.device);
+        module = torch::jit::load(modelPath, device);
     } catch (const std::exception& e) {
-        d.sink.error(code::kModelLoadFailed,
-                     "cannot load " + d.modelPath + " as TorchScript: " + torchReason(e),
-                     {{"path", d.modelPath}, {"torch", std::string(e.what()).substr(0, 2000)}});
+        sink.error(code::kModelLoadFailed,
+                   "cannot load " + modelPath + " as TorchScript: " + torchReason(e),
+                   {{"path", modelPath}, {"torch", std::string(e.what()).substr(0, 2000)}});
         return false;
     }
     loaded["load_ms"] = msSince(t0);
     std::int64_t params = 0;
-    for (const auto& p : d.module.parameters()) params += p.numel();
+    for (const auto& p : module.parameters()) params += p.numel();
     loaded["parameters"] = params;
+    return true;
+}
 
-    // 7. Mode, precision, memory format.
-    d.module.train(k.mode == "train");
-    const bool training = d.module.is_training();
+// 7. Mode, precision, memory format.
+bool Engine::Impl::applyModePrecisionFormat(ConfigureState& s) {
+    const auto& k = knobs;
+    module.train(k.mode == "train");
+    s.training = module.is_training();
     try {
-        if (k.precision == "half") d.module.to(at::kHalf);
+        if (k.precision == "half") module.to(at::kHalf);
         if (k.memory_format == "channels_last") {
             torch::NoGradGuard ng;
-            for (auto p : d.module.parameters())
+            for (auto p : module.parameters())
                 if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
         }
     } catch (const std::exception& e) {
-        d.sink.error(code::kUnsupportedDtype, "converting the model: " + torchReason(e));
+        sink.error(code::kUnsupportedDtype, "converting the model: " + torchReason(e));
         return false;
     }
+    return true;
+}
 
-    // 8. JIT freeze / optimize_for_inference.
-    if (k.jit != "none") {
-        t0 = Clock::now();
-        try {
-            d.module = torch::jit::freeze(d.module);
-            loaded["freeze_ms"] = msSince(t0);
-            if (k.jit == "freeze_optimize") {
-                t0 = Clock::now();
-                d.module = torch::jit::optimize_for_inference(d.module);
-                loaded["optimize_ms"] = msSince(t0);
-            }
-        } catch (const std::exception& e) {
-            d.sink.error(code::kJitFailed, "jit \"" + k.jit + "\" failed: " + torchReason(e),
-                         {{"knob", "jit"}});
-            return false;
-        }
-    }
-
-    // 9. Inputs (seeded) for every batch size of the sweep.
-    // Only the first size now: the other sizes of a sweep are built when their turn comes, so one
-    // that does not fit in memory fails alone (runBlock).
-    d.seed = seed;
+// 8. JIT freeze / optimize_for_inference.
+bool Engine::Impl::freezeOptimize(ConfigureState& s) {
+    const auto& k = knobs;
+    if (k.jit == "none") return true;
+    auto t0 = Clock::now();
     try {
-        torch::manual_seed(seed);
-        d.inputs[k.batch_size.front()] = d.makeInputs(k.batch_size.front(), k.input_on_host);
+        module = torch::jit::freeze(module);
+        s.loaded["freeze_ms"] = msSince(t0);
+        if (k.jit == "freeze_optimize") {
+            t0 = Clock::now();
+            module = torch::jit::optimize_for_inference(module);
+            s.loaded["optimize_ms"] = msSince(t0);
+        }
+    } catch (const std::exception& e) {
+        sink.error(code::kJitFailed, "jit \"" + k.jit + "\" failed: " + torchReason(e),
+                   {{"knob", "jit"}});
+        return false;
+    }
+    return true;
+}
+
+// 9. Inputs (seeded) for every batch size of the sweep.
+// Only the first size now: the other sizes of a sweep are built when their turn comes, so one
+// that does not fit in memory fails alone (runBlock).
+bool Engine::Impl::makeFirstInputs(const ConfigureState& s) {
+    const auto& k = knobs;
+    seed = s.seed;
+    try {
+        torch::manual_seed(s.seed);
+        inputs[k.batch_size.front()] = makeInputs(k.batch_size.front(), k.input_on_host);
     } catch (const std::exception& e) {
         const auto reason = torchReason(e);
-        d.sink.error(classifyForwardError(reason), "creating the input: " + reason);
+        sink.error(classifyForwardError(reason), "creating the input: " + reason);
         return false;
     }
-    {
-        bool any4d = false;
-        for (const auto& in : d.inputSpecs) any4d |= in.shape.size() + 1 == 4;
-        if (k.memory_format == "channels_last" && !any4d)
-            d.sink.warning("knob_not_applicable",
-                           "memory_format channels_last applies to 4-D (NCHW) inputs only; this "
-                           "model's input is not 4-D, so it stays contiguous");
-    }
+    bool any4d = false;
+    for (const auto& in : inputSpecs) any4d |= in.shape.size() + 1 == 4;
+    if (k.memory_format == "channels_last" && !any4d)
+        sink.warning("knob_not_applicable",
+                     "memory_format channels_last applies to 4-D (NCHW) inputs only; this "
+                     "model's input is not 4-D, so it stays contiguous");
+    return true;
+}
 
-    // 10. First forward: the cold cost, and the read-back of what actually happened.
+// 10. First forward: the cold cost, and the read-back of what actually happened.
+bool Engine::Impl::firstForward(ConfigureState& s) {
+    const auto& k = knobs;
     const int bs0 = k.batch_size.front();
-    at::Tensor out;
-    json grad;
-    json autocast;
-    t0 = Clock::now();
+    const auto t0 = Clock::now();
     try {
         GradScope g(k.grad);
         AutocastScope ac(k.precision);
-        auto result = d.forward(d.inputs[bs0].front());
-        if (d.device.is_cuda()) torch::cuda::synchronize();
-        loaded["first_forward_ms"] = msSince(t0);
-        out = firstTensor(result);
-        grad = gradReadback(out);
-        autocast = {{"cpu_enabled", at::autocast::is_cpu_enabled()},
-                    {"cpu_dtype", dtypeName(at::autocast::get_autocast_cpu_dtype())},
-                    {"cuda_enabled", at::autocast::is_enabled()}};
+        auto result = forward(inputs[bs0].front());
+        if (device.is_cuda()) torch::cuda::synchronize();
+        s.loaded["first_forward_ms"] = msSince(t0);
+        s.out = firstTensor(result);
+        s.grad = gradReadback(s.out);
+        s.autocast = {{"cpu_enabled", at::autocast::is_cpu_enabled()},
+                      {"cpu_dtype", dtypeName(at::autocast::get_autocast_cpu_dtype())},
+                      {"cuda_enabled", at::autocast::is_enabled()}};
     } catch (const std::exception& e) {
         const auto reason = torchReason(e);
         std::ostringstream shapes;
-        for (const auto& v : d.inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
-                                                       << dtypeName(v.toTensor().scalar_type()) << ' ';
-        d.sink.error(classifyForwardError(reason),
-                     "forward failed with input " + shapes.str() + "(precision " + k.precision +
-                         "): " + reason,
-                     {{"torch", std::string(e.what()).substr(0, 4000)}});
+        for (const auto& v : inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
+                                                     << dtypeName(v.toTensor().scalar_type()) << ' ';
+        sink.error(classifyForwardError(reason),
+                   "forward failed with input " + shapes.str() + "(precision " + k.precision +
+                       "): " + reason,
+                   {{"torch", std::string(e.what()).substr(0, 4000)}});
         return false;
     }
-    if (out.defined()) {
-        loaded["output"] = {{"shape", out.sizes().vec()}, {"dtype", dtypeName(out.scalar_type())}};
+    if (s.out.defined()) {
+        s.loaded["output"] = {{"shape", s.out.sizes().vec()},
+                              {"dtype", dtypeName(s.out.scalar_type())}};
     }
-    loaded["input"] = spec::inputsToJson(d.inputSpecs);
-    if (k.cuda_graph) {
+    s.loaded["input"] = spec::inputsToJson(inputSpecs);
+    return true;
+}
+
+// The cuda_graph knob: capture the forward once, after the first forward.
+bool Engine::Impl::captureCudaGraph() {
+    const auto& k = knobs;
+    if (!k.cuda_graph) return true;
 #ifdef PITLANE_WITH_CUDA
-        try {
-            GradScope g(k.grad);
-            d.graph = std::make_unique<cuda::GraphRunner>();
-            d.graph->capture(d.module, d.inputs[bs0].front());
-        } catch (const std::exception& e) {
-            d.sink.error(code::kBadKnob, "cuda_graph: capture failed: " + torchReason(e),
-                         {{"knob", "cuda_graph"}});
-            return false;
-        }
+    try {
+        GradScope g(k.grad);
+        graph = std::make_unique<cuda::GraphRunner>();
+        graph->capture(module, inputs[k.batch_size.front()].front());
+    } catch (const std::exception& e) {
+        sink.error(code::kBadKnob, "cuda_graph: capture failed: " + torchReason(e),
+                   {{"knob", "cuda_graph"}});
+        return false;
+    }
+    return true;
 #else
-        d.sink.error(code::kBadKnob, "cuda_graph: this libtorch was built without CUDA",
-                     {{"knob", "cuda_graph"}});
-        return false;
+    sink.error(code::kBadKnob, "cuda_graph: this libtorch was built without CUDA",
+               {{"knob", "cuda_graph"}});
+    return false;
 #endif
-    }
+}
+
+// On CUDA, every metrics event carries the caching allocator's statistics.
+void Engine::Impl::installCudaMetricsHook() {
 #ifdef PITLANE_WITH_CUDA
-    if (d.device.is_cuda()) {
-        const int dev = d.device.index();
+    if (device.is_cuda()) {
+        const int dev = device.index();
         setMetricsHook([dev](json& e) { e["cuda_allocator"] = cuda::allocatorStats(dev); });
     }
 #endif
-    d.sink.emit(loaded);
+}
 
-    // 11. Read back everything.
+// 11. Read back everything into the "applied" event.
+void Engine::Impl::emitApplied(const ConfigureState& s) {
+    const auto& k = knobs;
+    const int bs0 = k.batch_size.front();
     json a = protocol::makeEvent(protocol::kApplied);
-    a["device"] = d.device.str();
-    a["mode"] = training ? "train" : "eval";
-    const bool inf = grad.value("inference_mode_enabled", false);
-    const bool gradOn = grad.value("grad_mode_enabled", true);
+    a["device"] = device.str();
+    a["mode"] = s.training ? "train" : "eval";
+    const bool inf = s.grad.value("inference_mode_enabled", false);
+    const bool gradOn = s.grad.value("grad_mode_enabled", true);
     a["grad"] = inf ? "inference_mode" : (gradOn ? "enabled" : "no_grad");
-    a["grad_state"] = grad;
-    int nodes = 0, getattr = 0, mkldnn = 0;
-    countNodes(d.module.get_method("forward").graph()->block(), nodes, getattr, mkldnn);
-    // Frozen means the weights became graph constants: no parameter is left on the module and the
-    // (inlined) forward reads no attribute.
-    std::int64_t remainingParams = 0;
-    for (const auto& p : d.module.parameters()) remainingParams += p.numel();
-    const bool frozen = k.jit != "none" && getattr == 0 && remainingParams == 0;
-    a["jit"] = !frozen ? "none" : (k.jit == "freeze_optimize" ? "freeze_optimize" : "freeze");
-    a["jit_state"] = {{"graph_nodes", nodes},
-                      {"getattr_nodes", getattr},
-                      {"mkldnn_nodes", mkldnn},
-                      {"frozen", frozen},
-                      {"remaining_parameters", remainingParams},
-                      {"profiling_executor", torch::jit::getProfilingMode().load()},
-                      {"fuser_nnc", torch::jit::tensorExprFuserEnabled()}};
-    const std::string outDtype = out.defined() ? dtypeName(out.scalar_type()) : "none";
-    std::string precision = "fp32";
-    if (autocast.value("cpu_enabled", false) && outDtype == "bfloat16") precision = "autocast_bf16";
-    else if (autocast.value("cuda_enabled", false) && outDtype == "float16") precision = "autocast_fp16";
-    else if (outDtype == "float16") precision = "half";
-    a["precision"] = precision;
-    a["precision_state"] = {{"output_dtype", outDtype}, {"autocast", autocast}};
+    a["grad_state"] = s.grad;
+    readBackJit(a, module, k.jit);
+    readBackPrecision(a, s);
     a["intra_op_threads"] = at::get_num_threads();
     a["inter_op_threads"] = at::get_num_interop_threads();
-    std::set<int> unionMask;
-    bool uniform = true;
-    std::vector<int> first;
-    const auto tids = taskIds();
-    for (int tid : tids) {
-        auto m = threadAffinity(tid);
-        if (first.empty()) first = m;
-        else if (m != first) uniform = false;
-        unionMask.insert(m.begin(), m.end());
-    }
-    a["affinity"] = std::vector<int>(unionMask.begin(), unionMask.end());
-    a["affinity_policy"] = k.affinity;
-    a["affinity_uniform"] = uniform;
-    a["worker_index"] = workerIndex;
-    a["worker_count"] = workerCount;
-    a["process_threads"] = tids.size();
+    readBackAffinity(a, k.affinity, s);
     if (k.batch_size.size() == 1) a["batch_size"] = bs0;
     else a["batch_size"] = k.batch_size;
-    const auto& firstIn = d.inputs[bs0].front().front().toTensor();
+    const auto& firstIn = inputs[bs0].front().front().toTensor();
     a["memory_format"] = firstIn.dim() == 4 && firstIn.is_contiguous(at::MemoryFormat::ChannelsLast) &&
                                  k.memory_format == "channels_last"
                              ? "channels_last"
                              : "contiguous";
     a["input_shapes"] = json::array();
-    for (const auto& v : d.inputs[bs0].front()) a["input_shapes"].push_back(v.toTensor().sizes().vec());
-    a["input_variants"] = d.inputs[bs0].size();
+    for (const auto& v : inputs[bs0].front()) a["input_shapes"].push_back(v.toTensor().sizes().vec());
+    a["input_variants"] = inputs[bs0].size();
     const auto blas = mappedBlas();
     a["blas"] = blas["name"];
     a["blas_path"] = blas["path"];
-    a["allocator"] = allocator["name"];
-    a["allocator_path"] = allocator["path"];
-    a["allocator_conf"] = allocator["conf"];
-    a["allocator_options"] = allocator["options"];
-    a["allocator_mapped"] = allocator["mapped"];
+    readBackAllocator(a, s.allocator);
+    auto& ctx = at::globalContext();
     a["cudnn"] = {{"enabled", ctx.userEnabledCuDNN()},
                   {"benchmark", ctx.benchmarkCuDNN()},
                   {"deterministic", ctx.deterministicCuDNN()},
@@ -375,18 +470,16 @@ bool Engine::configure(const json& cmd) {
     a["parallel_info"] = at::get_parallel_info();
     a["host_sync_each_iter"] = k.host_sync_each_iter;
 #ifdef PITLANE_WITH_CUDA
-    a["cuda_graph"] = d.graph && d.graph->captured();
+    a["cuda_graph"] = graph && graph->captured();
 #else
     a["cuda_graph"] = false;
 #endif
-    a["input_on_host"] = k.input_on_host && d.device.is_cuda();
+    a["input_on_host"] = k.input_on_host && device.is_cuda();
     if (blas["name"] == "reference")
-        d.sink.warning("reference_blas",
-                       "libtorch is using the reference BLAS (" + blas["path"].get<std::string>() +
-                           "): linear layers run 10-20x slower; install libopenblas0-openmp");
-    d.sink.emit(a);
-    d.configured = true;
-    return true;
+        sink.warning("reference_blas",
+                     "libtorch is using the reference BLAS (" + blas["path"].get<std::string>() +
+                         "): linear layers run 10-20x slower; install libopenblas0-openmp");
+    sink.emit(a);
 }
 
 }  // namespace pitlane::engine

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -187,6 +188,22 @@ inline at::Tensor firstTensor(const c10::IValue& v) {
     return {};
 }
 
+// What one configure carries from step to step (Engine::configure, engine_configure.cpp).
+struct ConfigureState {
+    json arm;                 // the command's "arm" object
+    std::uint64_t seed = 0;
+    json allocator;           // mappedAllocator(): checked first, read back into "applied"
+    int workerCount = 1, workerIndex = 0;
+    int intra = 1;            // intra-op threads
+    json loaded;              // the "loaded" event, filled in by load .. first forward
+    bool training = false;    // module.is_training() right after the mode was set
+    at::Tensor out;           // the first forward's first output tensor
+    json grad, autocast;      // grad / autocast state seen inside the first forward
+};
+
+// The samples of one block and the flush of those not yet sent (engine_run.cpp).
+class SampleBuffer;
+
 }  // namespace detail
 
 
@@ -210,6 +227,30 @@ struct Engine::Impl {
 
     std::vector<std::vector<c10::IValue>> makeInputs(int batch, bool onHost);
     c10::IValue forward(const std::vector<c10::IValue>& in);
+
+    // The steps of configure, in the order Engine::configure calls them (engine_configure.cpp).
+    // A step that returns false has emitted the error event; configure stops there.
+    bool parseArm(const json& cmd, detail::ConfigureState& s);
+    bool checkAllocator(detail::ConfigureState& s);
+    bool selectDevice();
+    bool applyAffinity(detail::ConfigureState& s);
+    bool applyThreads(const detail::ConfigureState& s);
+    void applyJitExecutor();
+    void applyCudnnFlags();
+    bool loadModel(detail::ConfigureState& s);
+    bool applyModePrecisionFormat(detail::ConfigureState& s);
+    bool freezeOptimize(detail::ConfigureState& s);
+    bool makeFirstInputs(const detail::ConfigureState& s);
+    bool firstForward(detail::ConfigureState& s);
+    bool captureCudaGraph();
+    void installCudaMetricsHook();
+    void emitApplied(const detail::ConfigureState& s);
+
+    // The parts of runBlock (engine_run.cpp).
+    const std::vector<std::vector<c10::IValue>>* inputsFor(int batchSize);
+    bool timedLoop(int block, int iters, double timeMs, int batchSize,
+                   const std::vector<std::vector<c10::IValue>>& variants,
+                   detail::SampleBuffer& samples, Clock::time_point blockStart);
 };
 
 }  // namespace pitlane::engine

@@ -6,6 +6,69 @@ namespace pitlane::engine {
 
 using namespace detail;
 
+namespace detail {
+
+// The latencies of one block (and device times on CUDA), pre-reserved so the loop only appends;
+// flush() sends those not yet sent as one "samples" event.
+class SampleBuffer {
+public:
+    SampleBuffer(EventSink& sink, int block, const std::string& phase, int batchSize,
+                 std::size_t reserve, bool deviceTimes)
+        : capacity(reserve), sink_(sink) {
+        lat.reserve(capacity);
+        if (deviceTimes) deviceNs.reserve(capacity);
+        batch_.block = block;
+        batch_.phase = phase;
+        batch_.batch_size = batchSize;
+    }
+
+    bool flush() {
+        if (flushed_ == lat.size()) return true;
+        batch_.first_iter = static_cast<int>(flushed_);
+        batch_.latency_ns.assign(lat.begin() + flushed_, lat.end());
+        auto ev = protocol::toJson(batch_);
+        if (deviceNs.size() == lat.size())  // CUDA: device time from CUDA events
+            ev["device_ns"] = std::vector<std::int64_t>(deviceNs.begin() + flushed_, deviceNs.end());
+        flushed_ = lat.size();
+        return sink_.emit(ev);
+    }
+
+    const std::size_t capacity;
+    std::vector<std::int64_t> lat, deviceNs;
+
+private:
+    EventSink& sink_;
+    protocol::Samples batch_;
+    std::size_t flushed_ = 0;
+};
+
+}  // namespace detail
+
+namespace {
+
+// The block_done event. Page faults: the whole process (every thread) during the block; per
+// iteration = block / iters.
+json blockDone(int block, const std::string& phase, std::size_t iters, int batchSize,
+               Clock::time_point blockStart, const PageFaults& faults0,
+               const PageFaults& faults1) {
+    auto done = protocol::makeEvent(protocol::kBlockDone);
+    done["block"] = block;
+    done["phase"] = phase;
+    done["iters"] = iters;
+    done["batch_size"] = batchSize;
+    done["wall_ms"] = msSince(blockStart);
+    const auto minor = faults1.minor - faults0.minor, major = faults1.major - faults0.major;
+    done["minor_faults"] = minor;
+    done["major_faults"] = major;
+    const double n = iters == 0 ? 1.0 : double(iters);
+    done["minor_faults_per_iter"] = iters == 0 ? 0.0 : double(minor) / n;
+    done["major_faults_per_iter"] = iters == 0 ? 0.0 : double(major) / n;
+    if (stopRequested()) done["stopped"] = true;
+    return done;
+}
+
+}  // namespace
+
 bool Engine::runBlock(const json& cmd) {
     auto& d = *impl_;
     if (!d.configured)
@@ -15,56 +78,59 @@ bool Engine::runBlock(const json& cmd) {
     const int iters = cmd.value("iters", 0);
     const double timeMs = cmd.value("time_ms", 0.0);
     const int bs = cmd.value("batch_size", d.knobs.batch_size.front());
-    const auto& sweep = d.knobs.batch_size;
-    if (std::find(sweep.begin(), sweep.end(), bs) == sweep.end())
-        return d.sink.error(code::kBadCommand,
-                            "batch_size " + std::to_string(bs) + " is not in this arm's sweep"),
-               false;
-    auto it = d.inputs.find(bs);
-    if (it == d.inputs.end()) {
-        try {
-            torch::manual_seed(d.seed);
-            it = d.inputs.emplace(bs, d.makeInputs(bs, d.knobs.input_on_host)).first;
-        } catch (const std::exception& e) {
-            const auto reason = torchReason(e);
-            d.sink.error(classifyForwardError(reason),
-                         "creating the input for batch size " + std::to_string(bs) + ": " + reason,
-                         {{"batch_size", bs}});
-            return false;
-        }
-    }
+    const auto* variants = d.inputsFor(bs);
+    if (!variants) return false;
     if (iters <= 0 && timeMs <= 0)
         return d.sink.error(code::kBadCommand, "run needs iters > 0 or time_ms > 0"), false;
-    const auto& variants = it->second;
 
     const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
-    std::vector<std::int64_t> lat, deviceNs;
-    lat.reserve(capacity);
-    if (d.device.is_cuda()) deviceNs.reserve(capacity);
-    protocol::Samples batch;
-    batch.block = block;
-    batch.phase = phase;
-    batch.batch_size = bs;
-    std::size_t flushed = 0;
-    auto flush = [&]() {
-        if (flushed == lat.size()) return true;
-        batch.first_iter = static_cast<int>(flushed);
-        batch.latency_ns.assign(lat.begin() + flushed, lat.end());
-        auto ev = protocol::toJson(batch);
-        if (deviceNs.size() == lat.size())  // CUDA: device time from CUDA events
-            ev["device_ns"] = std::vector<std::int64_t>(deviceNs.begin() + flushed, deviceNs.end());
-        flushed = lat.size();
-        return d.sink.emit(ev);
-    };
-
+    SampleBuffer samples(d.sink, block, phase, bs, capacity, d.device.is_cuda());
     // Page faults of the block: read once before and once after the timed loop, never inside it.
     const PageFaults faults0 = readPageFaults();
     const auto blockStart = Clock::now();
+    if (!d.timedLoop(block, iters, timeMs, bs, *variants, samples, blockStart)) return false;
+    const PageFaults faults1 = readPageFaults();
+    if (!samples.flush()) return false;
+    return d.sink.emit(
+        blockDone(block, phase, samples.lat.size(), bs, blockStart, faults0, faults1));
+}
+
+// The inputs of one batch size of the sweep, built (seeded) the first time it is run. Null after
+// an error event.
+const std::vector<std::vector<c10::IValue>>* Engine::Impl::inputsFor(int bs) {
+    const auto& sweep = knobs.batch_size;
+    if (std::find(sweep.begin(), sweep.end(), bs) == sweep.end())
+        return sink.error(code::kBadCommand,
+                          "batch_size " + std::to_string(bs) + " is not in this arm's sweep"),
+               nullptr;
+    auto it = inputs.find(bs);
+    if (it == inputs.end()) {
+        try {
+            torch::manual_seed(seed);
+            it = inputs.emplace(bs, makeInputs(bs, knobs.input_on_host)).first;
+        } catch (const std::exception& e) {
+            const auto reason = torchReason(e);
+            sink.error(classifyForwardError(reason),
+                       "creating the input for batch size " + std::to_string(bs) + ": " + reason,
+                       {{"batch_size", bs}});
+            return nullptr;
+        }
+    }
+    return &it->second;
+}
+
+// The timed loop: iters forwards, or forwards for timeMs (capped by the buffer's capacity),
+// cycling through the shape variants. False after an error event or when the reader is gone.
+bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
+                             const std::vector<std::vector<c10::IValue>>& variants,
+                             SampleBuffer& samples, Clock::time_point blockStart) {
+    auto& lat = samples.lat;
+    const std::size_t capacity = samples.capacity;
     auto lastFlush = blockStart;
     std::size_t variant = 0;
     try {
-        GradScope g(d.knobs.grad);
-        AutocastScope ac(d.knobs.precision);
+        GradScope g(knobs.grad);
+        AutocastScope ac(knobs.precision);
         for (int i = 0;; ++i) {
             if (iters > 0 && i >= iters) break;
             if (stopRequested()) break;
@@ -73,55 +139,39 @@ bool Engine::runBlock(const json& cmd) {
             variant = (variant + 1) % variants.size();
             const auto t0 = Clock::now();
 #ifdef PITLANE_WITH_CUDA
-            if (d.device.is_cuda()) d.eventTimer.start();
-            if (d.graph) {
-                d.graph->replay();
+            if (device.is_cuda()) eventTimer.start();
+            if (graph) {
+                graph->replay();
             } else
 #endif
             {
-                auto out = d.forward(in);
-                if (d.knobs.host_sync_each_iter) {
+                auto out = forward(in);
+                if (knobs.host_sync_each_iter) {
                     auto t = firstTensor(out);
                     if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
                 }
             }
 #ifdef PITLANE_WITH_CUDA
-            if (d.device.is_cuda()) deviceNs.push_back(std::int64_t(d.eventTimer.stopMs() * 1e6));
+            if (device.is_cuda()) samples.deviceNs.push_back(std::int64_t(eventTimer.stopMs() * 1e6));
 #endif
-            if (d.device.is_cuda()) torch::cuda::synchronize();
+            if (device.is_cuda()) torch::cuda::synchronize();
             const auto t1 = Clock::now();
             lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
             if (t1 - lastFlush > std::chrono::milliseconds(50)) {
-                if (!flush()) return false;
+                if (!samples.flush()) return false;
                 lastFlush = Clock::now();
             }
         }
     } catch (const std::exception& e) {
-        flush();  // keep what was measured
+        samples.flush();  // keep what was measured
         const auto reason = torchReason(e);
-        d.sink.error(classifyForwardError(reason),
-                     "forward failed in block " + std::to_string(block) + " at iteration " +
-                         std::to_string(lat.size()) + ": " + reason,
-                     {{"batch_size", bs}});
+        sink.error(classifyForwardError(reason),
+                   "forward failed in block " + std::to_string(block) + " at iteration " +
+                       std::to_string(lat.size()) + ": " + reason,
+                   {{"batch_size", bs}});
         return false;
     }
-    const PageFaults faults1 = readPageFaults();
-    if (!flush()) return false;
-    auto done = protocol::makeEvent(protocol::kBlockDone);
-    done["block"] = block;
-    done["phase"] = phase;
-    done["iters"] = lat.size();
-    done["batch_size"] = bs;
-    done["wall_ms"] = msSince(blockStart);
-    // The whole process (every thread) during the block; per iteration = block / iters.
-    const auto minor = faults1.minor - faults0.minor, major = faults1.major - faults0.major;
-    done["minor_faults"] = minor;
-    done["major_faults"] = major;
-    const double n = lat.empty() ? 1.0 : double(lat.size());
-    done["minor_faults_per_iter"] = lat.empty() ? 0.0 : double(minor) / n;
-    done["major_faults_per_iter"] = lat.empty() ? 0.0 : double(major) / n;
-    if (stopRequested()) done["stopped"] = true;
-    return d.sink.emit(done);
+    return true;
 }
 
 }  // namespace pitlane::engine
