@@ -5,7 +5,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
-#include <QScopeGuard>
 
 #include <algorithm>
 #include <set>
@@ -331,115 +330,6 @@ void ExperimentRunner::taskDoneBy(int arm, int worker) {
     for (const auto& m : active_)
         if (!m.finished) return;
     next();
-}
-
-void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
-    const std::string type = ev["type"].get<std::string>();
-    auto& a = result_.arms[arm];
-    auto& ws = arms_[arm].workers[worker];
-    auto& st = arms_[arm];
-    Task* const task = activeFor(arm);
-    const bool isCurrent = task != nullptr;
-    if (isCurrent && type != protocol::kMetrics) armTimer();
-    // Observers of armEvent read result(): announce the event only once it is stored there.
-    const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
-    try {
-        const bool firstRound = st.round == 0;
-        auto& proc = a.processes[std::size_t(ws.procIndex)];
-        if (type == protocol::kHello) {
-            ws.helloSeen = true;
-            if (worker == 0 && firstRound) a.environment = ev.value("environment", json::object());
-            proc.pid = ev.value("pid", proc.pid);
-            if (firstRound) {
-                a.worker_pids[worker] = proc.pid;
-                a.pid = a.worker_pids.front();
-            }
-            if (!active_.empty()) sendCurrent();  // a task may have waited for this start-up
-        } else if (type == protocol::kLoaded) {
-            proc.load_ms = ev.value("load_ms", -1.0);
-            proc.first_forward_ms = ev.value("first_forward_ms", -1.0);
-            if (worker == 0 && firstRound) {
-                a.loaded = ev;
-                a.loaded.erase("v");
-                a.loaded.erase("type");
-            }
-        } else if (type == protocol::kApplied) {
-            json applied = ev;
-            applied.erase("v");
-            applied.erase("type");
-            if (firstRound) {
-                a.worker_applied[worker] = applied;
-                if (worker == 0) a.applied = applied;
-            } else {
-                checkApplied(arm, worker, applied);
-            }
-            if (isCurrent && task->kind == Task::Configure) taskDoneBy(arm, worker);
-        } else if (type == protocol::kSamples) {
-            const auto s = protocol::samplesFromJson(ev);
-            if (s.phase == "warmup") {
-                // The cold curve of the first batch size, from the first worker of the first round.
-                if (worker != 0 || !firstRound || s.batch_size != a.batch_size) return;
-                a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
-                emit warmupAppended(arm);
-            } else {
-                const int first = int(a.samples.size());
-                for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
-                    a.samples.push_back(
-                        {s.block, first + int(k), s.batch_size, worker, s.latency_ns[k], st.round});
-                st.doneIters += int(s.latency_ns.size());
-                emit samplesAppended(arm, first, int(s.latency_ns.size()));
-            }
-        } else if (type == protocol::kMetrics) {
-            R::MetricTick t;
-            t.t_ms = elapsedMs();
-            t.worker = worker;
-            t.process = st.round;
-            t.rss_bytes = ev.value("rss_bytes", std::int64_t{0});
-            t.peak_rss_bytes = ev.value("peak_rss_bytes", std::int64_t{0});
-            t.tensor_bytes = ev.value("tensor_bytes", std::int64_t{-1});
-            t.tensor_peak_bytes = ev.value("tensor_peak_bytes", std::int64_t{-1});
-            t.cpu_s = ev.value("cpu_user_s", 0.0) + ev.value("cpu_sys_s", 0.0);
-            t.core_util_pct = ev.value("core_util_pct", std::vector<double>{});
-            t.raw = ev;
-            a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
-            a.metrics.push_back(std::move(t));
-            emit metricsAppended(arm);
-        } else if (type == protocol::kBlockDone) {
-            if (ev.value("phase", std::string()) == "measure" && ev.contains("minor_faults")) {
-                proc.minor_faults += ev.value("minor_faults", std::int64_t{0});
-                proc.major_faults += ev.value("major_faults", std::int64_t{0});
-                proc.fault_iters += ev.value("iters", std::int64_t{0});
-            }
-            if (isCurrent && task->kind != Task::Configure) taskDoneBy(arm, worker);
-        } else if (type == protocol::kWarning) {
-            const auto msg = ev.value("message", std::string());
-            if (std::find(a.warnings.begin(), a.warnings.end(), msg) != a.warnings.end())
-                return;  // K workers of one arm say the same thing
-            a.warnings.push_back(msg);
-            emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
-        } else if (type == protocol::kError) {
-            const auto e = protocol::errorFromJson(ev);
-            if (isCurrent && task->kind != Task::Configure && a.batch_sizes.size() > 1 &&
-                e.code == protocol::code::kOutOfMemory) {
-                // One point of the sweep failed: record it, the sweep goes on.
-                a.sweep_failures[task->batchSize] = e;
-                emit logMessage(arm, QStringLiteral("warning"),
-                                QString::fromStdString(a.name + ": batch size " +
-                                                       std::to_string(task->batchSize) +
-                                                       " failed: " + e.message));
-                taskDoneBy(arm, worker);
-            } else {
-                failArm(arm, R::kFailed, e.code, e.message);
-                abandon(arm);
-            }
-        } else if (type == protocol::kBye) {
-            a.peak_rss_bytes = std::max(a.peak_rss_bytes, ev.value("peak_rss_bytes", std::int64_t{0}));
-        }
-    } catch (const std::exception& e) {
-        emit logMessage(arm, QStringLiteral("warning"),
-                        QStringLiteral("ignored a bad %1 event: %2")
-                            .arg(QString::fromStdString(type), QString::fromUtf8(e.what())));
-    }
 }
 
 void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {

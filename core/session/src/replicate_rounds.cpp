@@ -4,6 +4,7 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/allocator.h"
+#include "pitlane/protocol/events.h"
 #include "pitlane/session/worker_process.h"
 
 #include <algorithm>
@@ -175,19 +176,19 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
                 onEvent(arm, w, ev);
                 return;
             }
-            const std::string type = ev.value("type", "");
+            const auto type = protocol::eventType(ev);
             if (WorkerState* ws = ahead(w)) {
-                if (type == protocol::kHello) {
+                if (type == protocol::EventType::Hello) {
                     ws->bufferedHello = ev;
                     ws->helloSeen = true;
                     sendCurrent();  // a configure may have waited for every start-up to end
                 }
                 return;
             }
-            if (type == protocol::kBye)
-                result_.arms[std::size_t(arm)].peak_rss_bytes =
-                    std::max(result_.arms[std::size_t(arm)].peak_rss_bytes,
-                             ev.value("peak_rss_bytes", std::int64_t{0}));
+            if (type == protocol::EventType::Bye) {  // a retired worker's last word
+                auto& peak = result_.arms[std::size_t(arm)].peak_rss_bytes;
+                peak = std::max(peak, ev.value("peak_rss_bytes", std::int64_t{0}));
+            }
         });
         connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {
             if (arms_[std::size_t(arm)].round == round) {

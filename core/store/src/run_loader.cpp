@@ -76,6 +76,137 @@ void deriveProcesses(results::ArmResult& a) {
     }
 }
 
+// Columns of the experiments query in loadRun.
+results::RunResult runFromRow(const QSqlQuery& q) {
+    results::RunResult r;
+    r.started_at = q.value(0).toString().toStdString();
+    r.wall_s = q.value(1).toDouble();
+    r.preset_json = parseJsonText(q.value(2).toString());
+    r.stopping = parseJsonText(q.value(4).toString());
+    r.replication = parseJsonText(q.value(5).toString());
+    fillPreset(r);
+    return r;
+}
+
+// A pending arm of a run that never finished: the recording process ended under it.
+void markInterrupted(results::ArmResult& a) {
+    a.status = results::kCancelled;
+    if (!a.error)
+        a.error = protocol::Error{"interrupted",
+                                  "the recording process ended before this arm finished; "
+                                  "every sample received until then is kept",
+                                  {}};
+}
+
+// Columns 1-16 of the arms query in loadRun (column 0 is the arm's id).
+results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
+    results::ArmResult a;
+    a.name = arms.value(1).toString().toStdString();
+    a.knobs = parseJsonText(arms.value(2).toString());
+    a.batch_size = arms.value(3).toInt();
+    a.applied = parseJsonText(arms.value(4).toString());
+    a.environment = parseJsonText(arms.value(5).toString());
+    a.loaded = parseJsonText(arms.value(6).toString());
+    a.status = arms.value(7).toString().toStdString();
+    if (!arms.value(8).isNull())
+        a.error = protocol::Error{
+            arms.value(8).toString().toStdString(), arms.value(9).toString().toStdString(), {}};
+    a.peak_rss_bytes = arms.value(10).toLongLong();
+    a.pid = long(arms.value(11).toLongLong());
+    fillSweepAndWorkers(a, arms);
+    if (!runFinished && a.status == results::kPending) markInterrupted(a);
+    return a;
+}
+
+results::MetricTick metricFromRow(const QSqlQuery& q) {
+    results::MetricTick t;
+    t.t_ms = q.value(0).toDouble();
+    t.rss_bytes = q.value(1).toLongLong();
+    t.peak_rss_bytes = q.value(2).toLongLong();
+    t.tensor_bytes = q.value(3).toLongLong();
+    t.tensor_peak_bytes = q.value(4).toLongLong();
+    t.cpu_s = q.value(5).toDouble();
+    const json util = parseJsonText(q.value(6).toString(), json::array());
+    if (util.is_array())
+        for (const auto& v : util)
+            if (v.is_number()) t.core_util_pct.push_back(v.get<double>());
+    t.worker = q.value(7).toInt();
+    t.raw = parseJsonText(q.value(8).toString());
+    t.process = q.value(9).toInt();
+    return t;
+}
+
+results::ProcessInfo processFromRow(const QSqlQuery& q) {
+    results::ProcessInfo p;
+    p.replicate = q.value(0).toInt();
+    p.worker = q.value(1).toInt();
+    p.pid = long(q.value(2).toLongLong());
+    p.load_ms = q.value(3).toDouble();
+    p.first_forward_ms = q.value(4).toDouble();
+    p.minor_faults = q.value(5).toLongLong();
+    p.major_faults = q.value(6).toLongLong();
+    p.fault_iters = q.value(7).toLongLong();
+    return p;
+}
+
+// The rows that belong to an arm: its samples (warmup and measured), metrics, worker processes
+// and warnings. Prepared once per run, executed once per arm.
+class ArmRows {
+public:
+    explicit ArmRows(const QSqlDatabase& db) : samples_(db), metrics_(db), events_(db), processes_(db) {
+        samples_.prepare(
+            QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
+                           "WHERE arm = ? ORDER BY rowid"));
+        metrics_.prepare(
+            QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
+                           "cpu_s, core_util, worker, raw, process FROM metrics WHERE arm = ? "
+                           "ORDER BY rowid"));
+        processes_.prepare(QStringLiteral(
+            "SELECT replicate, worker, pid, load_ms, first_forward_ms, minor_faults, major_faults, "
+            "fault_iters FROM processes WHERE arm = ? ORDER BY idx"));
+        events_.prepare(QStringLiteral(
+            "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
+    }
+
+    // Fills `a` from the rows of arm `armId`; false (and the database's message in `error`)
+    // when a query fails.
+    bool read(qint64 armId, results::ArmResult& a, QString* error) {
+        if (!exec(samples_, armId, error)) return false;
+        while (samples_.next()) {
+            const int block = samples_.value(0).toInt();
+            const qint64 ns = samples_.value(4).toLongLong();
+            if (block < 0) {
+                a.warmup_ns.push_back(ns);
+                continue;
+            }
+            a.samples.push_back({block, samples_.value(1).toInt(), samples_.value(2).toInt(),
+                                 samples_.value(3).toInt(), ns, samples_.value(5).toInt()});
+        }
+        if (!exec(metrics_, armId, error)) return false;
+        while (metrics_.next()) {
+            results::MetricTick t = metricFromRow(metrics_);
+            a.peak_rss_bytes = std::max<std::int64_t>(a.peak_rss_bytes, t.peak_rss_bytes);
+            a.metrics.push_back(std::move(t));
+        }
+        if (!exec(processes_, armId, error)) return false;
+        while (processes_.next()) a.processes.push_back(processFromRow(processes_));
+        if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
+        if (!exec(events_, armId, error)) return false;
+        while (events_.next()) a.warnings.push_back(events_.value(0).toString().toStdString());
+        return true;
+    }
+
+private:
+    static bool exec(QSqlQuery& q, qint64 armId, QString* error) {
+        q.bindValue(0, armId);
+        if (q.exec()) return true;
+        *error = q.lastError().text();
+        return false;
+    }
+
+    QSqlQuery samples_, metrics_, events_, processes_;
+};
+
 }  // namespace
 
 std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
@@ -88,14 +219,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     q.addBindValue(id);
     if (!q.exec()) return fail(what, q.lastError().text()), std::nullopt;
     if (!q.next()) return fail(what, QStringLiteral("no such run")), std::nullopt;
-    results::RunResult r;
-    r.started_at = q.value(0).toString().toStdString();
-    r.wall_s = q.value(1).toDouble();
-    r.preset_json = parseJsonText(q.value(2).toString());
+    results::RunResult r = runFromRow(q);
     const bool finished = !q.value(3).isNull();
-    r.stopping = parseJsonText(q.value(4).toString());
-    r.replication = parseJsonText(q.value(5).toString());
-    fillPreset(r);
 
     QSqlQuery arms(db);
     arms.prepare(QStringLiteral(
@@ -104,94 +229,11 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         "sweep_failures FROM arms WHERE experiment = ? ORDER BY idx"));
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
-    QSqlQuery samples(db), metrics(db), events(db), processes(db);
-    samples.prepare(
-        QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
-                       "WHERE arm = ? ORDER BY rowid"));
-    metrics.prepare(
-        QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-                       "cpu_s, core_util, worker, raw, process FROM metrics WHERE arm = ? "
-                       "ORDER BY rowid"));
-    processes.prepare(QStringLiteral(
-        "SELECT replicate, worker, pid, load_ms, first_forward_ms, minor_faults, major_faults, "
-        "fault_iters FROM processes WHERE arm = ? ORDER BY idx"));
-    events.prepare(QStringLiteral(
-        "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
+    ArmRows rows(db);
     while (arms.next()) {
-        const qint64 armId = arms.value(0).toLongLong();
-        results::ArmResult a;
-        a.name = arms.value(1).toString().toStdString();
-        a.knobs = parseJsonText(arms.value(2).toString());
-        a.batch_size = arms.value(3).toInt();
-        a.applied = parseJsonText(arms.value(4).toString());
-        a.environment = parseJsonText(arms.value(5).toString());
-        a.loaded = parseJsonText(arms.value(6).toString());
-        a.status = arms.value(7).toString().toStdString();
-        if (!arms.value(8).isNull())
-            a.error = protocol::Error{
-                arms.value(8).toString().toStdString(), arms.value(9).toString().toStdString(), {}};
-        a.peak_rss_bytes = arms.value(10).toLongLong();
-        a.pid = long(arms.value(11).toLongLong());
-        fillSweepAndWorkers(a, arms);
-        if (!finished && a.status == results::kPending) {
-            a.status = results::kCancelled;
-            if (!a.error)
-                a.error = protocol::Error{"interrupted",
-                                          "the recording process ended before this arm finished; "
-                                          "every sample received until then is kept",
-                                          {}};
-        }
-
-        samples.bindValue(0, armId);
-        if (!samples.exec()) return fail(what, samples.lastError().text()), std::nullopt;
-        while (samples.next()) {
-            const int block = samples.value(0).toInt();
-            const qint64 ns = samples.value(4).toLongLong();
-            if (block < 0) {
-                a.warmup_ns.push_back(ns);
-                continue;
-            }
-            a.samples.push_back({block, samples.value(1).toInt(), samples.value(2).toInt(),
-                                 samples.value(3).toInt(), ns, samples.value(5).toInt()});
-        }
-        metrics.bindValue(0, armId);
-        if (!metrics.exec()) return fail(what, metrics.lastError().text()), std::nullopt;
-        while (metrics.next()) {
-            results::MetricTick t;
-            t.t_ms = metrics.value(0).toDouble();
-            t.rss_bytes = metrics.value(1).toLongLong();
-            t.peak_rss_bytes = metrics.value(2).toLongLong();
-            t.tensor_bytes = metrics.value(3).toLongLong();
-            t.tensor_peak_bytes = metrics.value(4).toLongLong();
-            t.cpu_s = metrics.value(5).toDouble();
-            const json util = parseJsonText(metrics.value(6).toString(), json::array());
-            if (util.is_array())
-                for (const auto& v : util)
-                    if (v.is_number()) t.core_util_pct.push_back(v.get<double>());
-            t.worker = metrics.value(7).toInt();
-            t.raw = parseJsonText(metrics.value(8).toString());
-            t.process = metrics.value(9).toInt();
-            a.peak_rss_bytes = std::max<std::int64_t>(a.peak_rss_bytes, t.peak_rss_bytes);
-            a.metrics.push_back(std::move(t));
-        }
-        processes.bindValue(0, armId);
-        if (!processes.exec()) return fail(what, processes.lastError().text()), std::nullopt;
-        while (processes.next()) {
-            results::ProcessInfo p;
-            p.replicate = processes.value(0).toInt();
-            p.worker = processes.value(1).toInt();
-            p.pid = long(processes.value(2).toLongLong());
-            p.load_ms = processes.value(3).toDouble();
-            p.first_forward_ms = processes.value(4).toDouble();
-            p.minor_faults = processes.value(5).toLongLong();
-            p.major_faults = processes.value(6).toLongLong();
-            p.fault_iters = processes.value(7).toLongLong();
-            a.processes.push_back(p);
-        }
-        if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
-        events.bindValue(0, armId);
-        if (!events.exec()) return fail(what, events.lastError().text()), std::nullopt;
-        while (events.next()) a.warnings.push_back(events.value(0).toString().toStdString());
+        results::ArmResult a = armFromRow(arms, finished);
+        QString error;
+        if (!rows.read(arms.value(0).toLongLong(), a, &error)) return fail(what, error), std::nullopt;
         r.arms.push_back(std::move(a));
     }
     return r;

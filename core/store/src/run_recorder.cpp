@@ -1,16 +1,24 @@
 #include "pitlane/store/run_recorder.h"
 
-#include "pitlane/session/experiment_runner.h"
+#include "pitlane/protocol/events.h"
 
 #include <QTimer>
 
 namespace pitlane::store {
 
 using nlohmann::json;
-using session::ExperimentRunner;
+using protocol::EventType;
 
 RunRecorder::RunRecorder(RunStore* store, QString source, QObject* parent)
     : QObject(parent), store_(store), source_(std::move(source)) {}
+
+void RunRecorder::setSource(QObject* owner, std::function<const results::RunResult&()> result,
+                            std::function<bool()> running, std::function<double()> elapsedMs) {
+    owner_ = owner;
+    result_ = std::move(result);
+    running_ = std::move(running);
+    elapsedMs_ = std::move(elapsedMs);
+}
 
 qint64 RunRecorder::armId(int arm) const {
     return arm >= 0 && std::size_t(arm) < run_.armIds.size() ? run_.armIds[std::size_t(arm)] : 0;
@@ -22,12 +30,12 @@ void RunRecorder::check(bool ok) {
     emit storeError(store_->lastError());
 }
 
-// The runner emits no "started" signal; its first signal of a run (armPhaseChanged(Starting),
-// sent from start() once every arm exists in result()) opens the experiment row.
+// A run has no "started" event; its first call here (armChanged(arm) for the Starting phase,
+// sent once every arm exists in result()) opens the experiment row.
 bool RunRecorder::ensureBegun() {
     if (recording_) return true;
-    if (!runner_ || !runner_->isRunning()) return false;
-    const auto rec = store_->beginRun(runner_->result(), source_);
+    if (!hasSource() || !running_()) return false;
+    const auto rec = store_->beginRun(result_(), source_);
     errorSent_ = false;
     check(rec.has_value());
     if (!rec) return false;
@@ -60,8 +68,8 @@ void RunRecorder::scheduleFlush() {
 
 void RunRecorder::flushDirty() {
     flushQueued_ = false;
-    if (!recording_ || !runner_) return;
-    const auto& arms = runner_->result().arms;
+    if (!recording_ || !hasSource()) return;
+    const auto& arms = result_().arms;
     for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i)
         if (dirty_[i]) {
             dirty_[i] = false;
@@ -82,8 +90,8 @@ bool sameProcess(const results::ProcessInfo& a, const results::ProcessInfo& b) {
 // Writes the processes that changed since the last write: from the first that differs (the
 // current round's are the last ones; earlier rounds are final).
 void RunRecorder::syncProcesses(std::size_t arm) {
-    if (!runner_ || arm >= storedProcesses_.size() || arm >= runner_->result().arms.size()) return;
-    const auto& live = runner_->result().arms[arm].processes;
+    if (!hasSource() || arm >= storedProcesses_.size() || arm >= result_().arms.size()) return;
+    const auto& live = result_().arms[arm].processes;
     auto& stored = storedProcesses_[arm];
     std::size_t first = 0;
     while (first < live.size() && first < stored.size() && sameProcess(live[first], stored[first]))
@@ -94,72 +102,73 @@ void RunRecorder::syncProcesses(std::size_t arm) {
     if (ok) stored = live;
 }
 
-void RunRecorder::attach(ExperimentRunner* runner) {
-    runner_ = runner;
-    connect(runner, &ExperimentRunner::armPhaseChanged, this, [this](int arm, session::ArmPhase) {
-        if (!ensureBegun()) return;
+void RunRecorder::armChanged(int arm) {
+    if (!ensureBegun()) return;
+    markDirty(arm);
+    flushDirty();
+}
+
+void RunRecorder::event(int arm, const json& ev) {
+    if (!ensureBegun()) return;
+    const auto type = protocol::eventType(ev);
+    const auto a = std::size_t(arm);
+    if (type == EventType::Warning || type == EventType::Error) {
+        if (type == EventType::Error && a < workerErrorSeen_.size()) workerErrorSeen_[a] = true;
+        check(store_->appendEvent(run_.id, armId(arm), elapsedMs_(), ev));
+    } else if (type == EventType::Samples && ev.value("phase", std::string()) == "warmup" &&
+               a < warmupBatch_.size()) {
+        warmupBatch_[a] = ev.value("batch_size", 1);
+    }
+    if (type == EventType::Hello || type == EventType::Loaded || type == EventType::Applied ||
+        type == EventType::Error || type == EventType::Bye)
         markDirty(arm);
-        flushDirty();
-    });
-    connect(runner, &ExperimentRunner::armEvent, this, [this](int arm, const json& ev) {
-        if (!ensureBegun()) return;
-        const std::string type = ev.value("type", std::string());
-        if (type == protocol::kWarning || type == protocol::kError) {
-            if (type == protocol::kError && std::size_t(arm) < workerErrorSeen_.size())
-                workerErrorSeen_[std::size_t(arm)] = true;
-            check(store_->appendEvent(run_.id, armId(arm), runner_->elapsedMs(), ev));
-        } else if (type == protocol::kSamples && ev.value("phase", std::string()) == "warmup" &&
-                   std::size_t(arm) < warmupBatch_.size()) {
-            warmupBatch_[std::size_t(arm)] = ev.value("batch_size", 1);
-        }
-        if (type == protocol::kHello || type == protocol::kLoaded || type == protocol::kApplied ||
-            type == protocol::kError || type == protocol::kBye)
-            markDirty(arm);
-        // A process's pid, cold costs and page faults, committed before anyone else hears of the
-        // event (pitlane-cli's "block done" line): only its row, not the arm's.
-        if (type == protocol::kHello || type == protocol::kLoaded || type == protocol::kBlockDone)
-            syncProcesses(std::size_t(arm));
-    });
-    connect(runner, &ExperimentRunner::samplesAppended, this,
-            [this](int arm, int first, int count) {
-                if (!ensureBegun()) return;
-                flushDirty();
-                check(store_->appendSamples(armId(arm),
-                                            runner_->result().arms[std::size_t(arm)].samples,
-                                            std::size_t(first), std::size_t(count)));
-            });
-    connect(runner, &ExperimentRunner::warmupAppended, this, [this](int arm) {
-        if (!ensureBegun()) return;
-        const auto& ns = runner_->result().arms[std::size_t(arm)].warmup_ns;
-        auto& stored = warmupStored_[std::size_t(arm)];
-        check(store_->appendWarmup(armId(arm), ns, stored, warmupBatch_[std::size_t(arm)]));
-        stored = ns.size();
-    });
-    connect(runner, &ExperimentRunner::metricsAppended, this, [this](int arm) {
-        if (!ensureBegun()) return;
-        const auto& m = runner_->result().arms[std::size_t(arm)].metrics;
-        if (!m.empty()) check(store_->appendMetric(armId(arm), m.back()));
-    });
-    connect(runner, &ExperimentRunner::armFinished, this, [this](int arm) {
-        if (!ensureBegun()) return;
-        const auto& a = runner_->result().arms[std::size_t(arm)];
-        check(store_->updateArm(armId(arm), a));
-        syncProcesses(std::size_t(arm));
-        // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
-        if (a.error && !workerErrorSeen_[std::size_t(arm)])
-            check(store_->appendEvent(run_.id, armId(arm), runner_->elapsedMs(),
-                                      {{"type", "error"},
-                                       {"code", a.error->code},
-                                       {"message", a.error->message},
-                                       {"status", a.status},
-                                       {"source", "orchestrator"}}));
-    });
-    connect(runner, &ExperimentRunner::finished, this, [this] {
-        if (!recording_) return;
-        check(store_->finishRun(run_.id, runner_->result()));
-        recording_ = false;
-        emit runStored(run_.id);
-    });
+    // A process's pid, cold costs and page faults, committed before anyone else hears of the
+    // event (pitlane-cli's "block done" line): only its row, not the arm's.
+    if (type == EventType::Hello || type == EventType::Loaded || type == EventType::BlockDone)
+        syncProcesses(a);
+}
+
+void RunRecorder::samplesAppended(int arm, int first, int count) {
+    if (!ensureBegun()) return;
+    flushDirty();
+    check(store_->appendSamples(armId(arm), result_().arms[std::size_t(arm)].samples,
+                                std::size_t(first), std::size_t(count)));
+}
+
+void RunRecorder::warmupAppended(int arm) {
+    if (!ensureBegun()) return;
+    const auto& ns = result_().arms[std::size_t(arm)].warmup_ns;
+    auto& stored = warmupStored_[std::size_t(arm)];
+    check(store_->appendWarmup(armId(arm), ns, stored, warmupBatch_[std::size_t(arm)]));
+    stored = ns.size();
+}
+
+void RunRecorder::metricsAppended(int arm) {
+    if (!ensureBegun()) return;
+    const auto& m = result_().arms[std::size_t(arm)].metrics;
+    if (!m.empty()) check(store_->appendMetric(armId(arm), m.back()));
+}
+
+void RunRecorder::armFinished(int arm) {
+    if (!ensureBegun()) return;
+    const auto& a = result_().arms[std::size_t(arm)];
+    check(store_->updateArm(armId(arm), a));
+    syncProcesses(std::size_t(arm));
+    // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
+    if (a.error && !workerErrorSeen_[std::size_t(arm)])
+        check(store_->appendEvent(run_.id, armId(arm), elapsedMs_(),
+                                  {{"type", "error"},
+                                   {"code", a.error->code},
+                                   {"message", a.error->message},
+                                   {"status", a.status},
+                                   {"source", "orchestrator"}}));
+}
+
+void RunRecorder::runFinished() {
+    if (!recording_ || !hasSource()) return;
+    check(store_->finishRun(run_.id, result_()));
+    recording_ = false;
+    emit runStored(run_.id);
 }
 
 }  // namespace pitlane::store

@@ -18,6 +18,16 @@
 #include <memory>
 #include <vector>
 
+namespace pitlane::protocol {
+struct Hello;
+struct Loaded;
+struct Applied;
+struct Metrics;
+struct BlockDone;
+struct Warning;
+struct Bye;
+}  // namespace pitlane::protocol
+
 namespace pitlane::session {
 
 class WorkerProcess;
@@ -95,7 +105,18 @@ private:
         int doneIters = 0, totalIters = 0;
     };
 
+    // worker_events.cpp: one handler per typed protocol event.
     void onEvent(int arm, int worker, const nlohmann::json& ev);
+    void handle(int arm, int worker, const protocol::Hello& e);
+    void handle(int arm, int worker, const protocol::Loaded& e);
+    void handle(int arm, int worker, const protocol::Applied& e);
+    void handle(int arm, int worker, const protocol::Samples& e);
+    void handle(int arm, int worker, const protocol::Metrics& e);
+    void handle(int arm, int worker, const protocol::BlockDone& e);
+    void handle(int arm, int worker, const protocol::Warning& e);
+    void handle(int arm, int worker, const protocol::Error& e);
+    void handle(int arm, int worker, const protocol::Bye& e);
+    results::ProcessInfo& processOf(int arm, int worker);
     void onExited(int arm, int worker, int code, bool crashed);
     void startRound(int round);
     std::vector<WorkerState> spawnWorkers(int arm, int round);

@@ -1,18 +1,18 @@
 #pragma once
-// Records an ExperimentRunner's run into a RunStore as it happens, from the runner's signals
-// alone: the experiment and arm rows when it starts, every samples event in its own transaction
-// the moment it is appended, metric ticks, warnings and errors, arm statuses, each worker
-// process (pid, cold costs, page faults) as it reports, and the verdict when it finishes. A SIGKILL of the process loses nothing the runner had already appended.
+// Records a run into a RunStore as it happens, from the events of whoever runs it (the session's
+// ExperimentRunner in pitlane-cli and the window): the experiment and arm rows when it starts,
+// every samples event in its own transaction the moment it is appended, metric ticks, warnings
+// and errors, arm statuses, each worker process (pid, cold costs, page faults) as it reports,
+// and the verdict when it finishes. A SIGKILL of the process loses nothing already appended.
+// The store sits below the session: it knows results::RunResult, never the runner's type;
+// attach() wires any object with the runner's signals and accessors to the feed methods.
 #include "pitlane/store/run_store.h"
 
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
 #include <vector>
-
-namespace pitlane::session {
-class ExperimentRunner;
-}
 
 namespace pitlane::store {
 
@@ -23,9 +23,25 @@ public:
     // ("cli", "gui").
     RunRecorder(RunStore* store, QString source, QObject* parent = nullptr);
 
-    // Follows every run the runner starts from now on. Connect before runner->start().
-    void attach(session::ExperimentRunner* runner);
+    // Follows every run `runner` starts from now on (connect before runner->start()). Runner:
+    // result(), isRunning(), elapsedMs() and the signals armPhaseChanged(int, ...),
+    // armEvent(int, json), samplesAppended(int, int, int), warmupAppended(int),
+    // metricsAppended(int), armFinished(int), finished() (session::ExperimentRunner).
+    template <class Runner>
+    void attach(Runner* runner);
     qint64 runId() const { return run_.id; }  // 0 before the first run started
+
+    // The feed, in the order a run produces it. The run's live state is read from `result()` of
+    // the source given to setSource (valid while `owner` lives).
+    void setSource(QObject* owner, std::function<const results::RunResult&()> result,
+                   std::function<bool()> running, std::function<double()> elapsedMs);
+    void armChanged(int arm);  // a phase changed (the first call of a run opens its rows)
+    void event(int arm, const nlohmann::json& event);
+    void samplesAppended(int arm, int first, int count);
+    void warmupAppended(int arm);
+    void metricsAppended(int arm);
+    void armFinished(int arm);
+    void runFinished();
 
 signals:
     void runStarted(qint64 id);  // the experiment row is committed
@@ -44,7 +60,11 @@ private:
 
     RunStore* store_;
     QString source_;
-    QPointer<session::ExperimentRunner> runner_;
+    bool hasSource() const { return !owner_.isNull() && result_; }
+    QPointer<QObject> owner_;
+    std::function<const results::RunResult&()> result_;
+    std::function<bool()> running_;
+    std::function<double()> elapsedMs_;
     RecordedRun run_;
     bool recording_ = false;
     bool errorSent_ = false;
@@ -55,5 +75,19 @@ private:
     std::vector<int> warmupBatch_;
     std::vector<std::vector<results::ProcessInfo>> storedProcesses_;  // as last written, per arm
 };
+
+template <class Runner>
+void RunRecorder::attach(Runner* runner) {
+    setSource(
+        runner, [runner]() -> const results::RunResult& { return runner->result(); },
+        [runner] { return runner->isRunning(); }, [runner] { return runner->elapsedMs(); });
+    connect(runner, &Runner::armPhaseChanged, this, &RunRecorder::armChanged);
+    connect(runner, &Runner::armEvent, this, &RunRecorder::event);
+    connect(runner, &Runner::samplesAppended, this, &RunRecorder::samplesAppended);
+    connect(runner, &Runner::warmupAppended, this, &RunRecorder::warmupAppended);
+    connect(runner, &Runner::metricsAppended, this, &RunRecorder::metricsAppended);
+    connect(runner, &Runner::armFinished, this, &RunRecorder::armFinished);
+    connect(runner, &Runner::finished, this, &RunRecorder::runFinished);
+}
 
 }  // namespace pitlane::store

@@ -1,0 +1,146 @@
+// ExperimentRunner: what each worker event does to the run (one handler per typed event of
+// protocol/events.h). Events of a worker started ahead of its round are held back by
+// replicate_rounds.cpp until the round starts.
+#include "pitlane/session/experiment_runner.h"
+
+#include "pitlane/protocol/events.h"
+
+#include <QScopeGuard>
+
+#include <algorithm>
+
+namespace pitlane::session {
+
+using json = nlohmann::json;
+namespace R = results;
+
+void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
+    const auto type = protocol::eventType(ev);
+    if (activeFor(arm) && type != protocol::EventType::Metrics) armTimer();
+    // Observers of armEvent read result(): announce the event only once it is stored there.
+    const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
+    try {
+        const auto event = protocol::decodeEvent(ev);
+        if (event) std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
+    } catch (const std::exception& e) {
+        emit logMessage(arm, QStringLiteral("warning"),
+                        QStringLiteral("ignored a bad %1 event: %2")
+                            .arg(QString::fromStdString(ev.value("type", std::string())),
+                                 QString::fromUtf8(e.what())));
+    }
+}
+
+R::ProcessInfo& ExperimentRunner::processOf(int arm, int worker) {
+    return result_.arms[arm].processes[std::size_t(arms_[arm].workers[worker].procIndex)];
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Hello& e) {
+    auto& a = result_.arms[arm];
+    const bool firstRound = arms_[arm].round == 0;
+    auto& proc = processOf(arm, worker);
+    arms_[arm].workers[worker].helloSeen = true;
+    if (worker == 0 && firstRound) a.environment = e.environment;
+    if (e.pid) proc.pid = long(e.pid);
+    if (firstRound) {
+        a.worker_pids[worker] = proc.pid;
+        a.pid = a.worker_pids.front();
+    }
+    if (!active_.empty()) sendCurrent();  // a task may have waited for this start-up
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Loaded& e) {
+    auto& proc = processOf(arm, worker);
+    proc.load_ms = e.load_ms;
+    proc.first_forward_ms = e.first_forward_ms;
+    if (worker == 0 && arms_[arm].round == 0) result_.arms[arm].loaded = e.fields;
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Applied& e) {
+    auto& a = result_.arms[arm];
+    if (arms_[arm].round == 0) {
+        a.worker_applied[worker] = e.fields;
+        if (worker == 0) a.applied = e.fields;
+    } else {
+        checkApplied(arm, worker, e.fields);
+    }
+    const Task* task = activeFor(arm);
+    if (task && task->kind == Task::Configure) taskDoneBy(arm, worker);
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
+    auto& a = result_.arms[arm];
+    auto& st = arms_[arm];
+    if (s.phase == "warmup") {
+        // The cold curve of the first batch size, from the first worker of the first round.
+        if (worker != 0 || st.round != 0 || s.batch_size != a.batch_size) return;
+        a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
+        emit warmupAppended(arm);
+        return;
+    }
+    const int first = int(a.samples.size());
+    for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
+        a.samples.push_back({s.block, first + int(k), s.batch_size, worker, s.latency_ns[k], st.round});
+    st.doneIters += int(s.latency_ns.size());
+    emit samplesAppended(arm, first, int(s.latency_ns.size()));
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Metrics& e) {
+    auto& a = result_.arms[arm];
+    R::MetricTick t;
+    t.t_ms = elapsedMs();
+    t.worker = worker;
+    t.process = arms_[arm].round;
+    t.rss_bytes = e.rss_bytes;
+    t.peak_rss_bytes = e.peak_rss_bytes;
+    t.tensor_bytes = e.tensor_bytes;
+    t.tensor_peak_bytes = e.tensor_peak_bytes;
+    t.cpu_s = e.cpu_user_s + e.cpu_sys_s;
+    t.core_util_pct = e.core_util_pct;
+    t.raw = e.raw;
+    a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
+    a.metrics.push_back(std::move(t));
+    emit metricsAppended(arm);
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::BlockDone& e) {
+    if (e.phase == "measure" && e.minor_faults) {
+        auto& proc = processOf(arm, worker);
+        proc.minor_faults += *e.minor_faults;
+        proc.major_faults += e.major_faults.value_or(0);
+        proc.fault_iters += e.iters;
+    }
+    const Task* task = activeFor(arm);
+    if (task && task->kind != Task::Configure) taskDoneBy(arm, worker);
+}
+
+void ExperimentRunner::handle(int arm, int, const protocol::Warning& e) {
+    auto& a = result_.arms[arm];
+    if (std::find(a.warnings.begin(), a.warnings.end(), e.message) != a.warnings.end())
+        return;  // K workers of one arm say the same thing
+    a.warnings.push_back(e.message);
+    emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + e.message));
+}
+
+void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
+    auto& a = result_.arms[arm];
+    const Task* task = activeFor(arm);
+    if (task && task->kind != Task::Configure && a.batch_sizes.size() > 1 &&
+        e.code == protocol::code::kOutOfMemory) {
+        // One point of the sweep failed: record it, the sweep goes on.
+        a.sweep_failures[task->batchSize] = e;
+        emit logMessage(arm, QStringLiteral("warning"),
+                        QString::fromStdString(a.name + ": batch size " + std::to_string(task->batchSize) +
+                                               " failed: " + e.message));
+        taskDoneBy(arm, worker);
+        return;
+    }
+    failArm(arm, R::kFailed, e.code, e.message);
+    abandon(arm);
+}
+
+void ExperimentRunner::handle(int arm, int, const protocol::Bye& e) {
+    auto& a = result_.arms[arm];
+    a.peak_rss_bytes = std::max(a.peak_rss_bytes, e.peak_rss_bytes);
+}
+
+}  // namespace pitlane::session

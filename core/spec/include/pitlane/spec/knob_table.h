@@ -1,0 +1,64 @@
+#pragma once
+// The one table of knobs: every knob of an arm is one row here. The row drives parsing and
+// validation (spec::parseKnobs: each bad value gets a SpecError naming the field and what is
+// accepted), the knobs JSON in and out (knobsToJson), the window's controls (widgets::KnobForm
+// builds one control per row, grouped and ordered as here, with the row's label, help and the
+// reason it is disabled), `pitlane-cli knobs` and the generated table of docs/KNOBS.md (a test
+// fails when the doc and the table differ). Adding a knob: a field in spec::Knobs, a row in
+// knob_table.cpp, its apply/read-back in core/engine, a test. No Qt, no torch.
+#include "pitlane/spec/preset.h"
+
+#include <string>
+#include <vector>
+
+namespace pitlane::spec {
+
+enum class KnobKind {
+    Choice,         // one of `choices`
+    Device,         // "cpu" or "cuda:N"
+    Bool,           // true / false
+    TorchBool,      // true / false, or absent: torch's own default is left alone
+    Count,          // an integer in [min, max]
+    OptionalCount,  // an integer in [min, max], or absent (`default_text` says what then)
+    CountOrList,    // an integer in [min, max], or a list of distinct ones (a sweep)
+    ChoiceOrCores,  // one of `choices`, or a list of distinct core ids in [min, max]
+};
+
+struct KnobInfo {
+    std::string name;  // as in presets (CONTRACT.md)
+    KnobKind kind;
+    std::vector<std::string> choices;       // Choice, ChoiceOrCores, Device (the entries offered)
+    std::vector<std::string> cudaChoices;   // the choices that need CUDA
+    int min = 1, max = 1;                   // Count, OptionalCount, CountOrList, core ids
+    json defaultValue;                      // null: absent, torch's default
+    std::string defaultText;                // the default in words
+    std::string unit;                       // "threads", "processes", "" ...
+    std::string group;                      // the window's section
+    bool cudaOnly = false;                  // changes nothing without CUDA
+    std::string label;                      // the window's label
+    std::string help;                       // one line: what it does, how it is applied
+    std::string unavailable;                // why it cannot apply (CUDA-only, on a CPU machine)
+    // The value, already validated, into the struct; and back (null: absent from the JSON).
+    void (*set)(Knobs&, const json&) = nullptr;
+    json (*get)(const Knobs&) = nullptr;
+};
+
+// Every knob, in the window's order.
+const std::vector<KnobInfo>& knobTable();
+// nullptr for an unknown name.
+const KnobInfo* findKnob(const std::string& name);
+// The window's sections, in order (each row's `group` is one of them).
+const std::vector<std::string>& knobGroups();
+
+// Checks `v` against the row: returns it normalized (as knobsToJson writes it) or throws
+// SpecError(where, field, reason). Combinations of knobs are checked by parseKnobs.
+json validateKnob(const KnobInfo& knob, const json& v, const std::string& where,
+                  const std::string& field);
+
+// "a, b, c" / "integer 1..4096" / "cpu, cuda:N": the accepted values in words.
+std::string knobValuesText(const KnobInfo& knob);
+
+// The generated section of docs/KNOBS.md: a Markdown table, one row per knob.
+std::string knobTableMarkdown();
+
+}  // namespace pitlane::spec

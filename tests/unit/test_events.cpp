@@ -1,0 +1,103 @@
+// Typed protocol events (protocol/events.h): each decoder reads what the worker writes, fills
+// defaults for missing fields, rejects fields of the wrong type, and inverts its encoder.
+#include "pitlane/protocol/events.h"
+
+#include <gtest/gtest.h>
+
+namespace P = pitlane::protocol;
+using P::json;
+
+namespace {
+
+// A block_done line as app/worker_main.cpp writes it (fields of ARCHITECTURE.md).
+json workerBlockDone() {
+    return json::parse(R"({"v":1,"type":"block_done","block":3,"phase":"measure","iters":10,
+        "batch_size":4,"wall_ms":12.5,"minor_faults":1200,"major_faults":2,
+        "minor_faults_per_iter":120.0,"major_faults_per_iter":0.2,"future_field":[1,2]})");
+}
+
+}  // namespace
+
+TEST(Events, TypeOfEveryEventAndUnknownOnes) {
+    EXPECT_EQ(P::eventType(P::makeEvent(P::kHello)), P::EventType::Hello);
+    EXPECT_EQ(P::eventType(P::makeEvent(P::kBlockDone)), P::EventType::BlockDone);
+    EXPECT_EQ(P::eventType(P::makeEvent(P::kBye)), P::EventType::Bye);
+    EXPECT_EQ(P::eventType({{"type", "from_the_future"}}), P::EventType::Unknown);
+    EXPECT_EQ(P::eventType({{"type", 3}}), P::EventType::Unknown);
+    EXPECT_EQ(P::eventType(json::object()), P::EventType::Unknown);
+    EXPECT_FALSE(P::decodeEvent({{"v", 1}, {"type", "from_the_future"}}).has_value());
+}
+
+TEST(Events, BlockDoneReadsTheWorkersFieldsAndIgnoresUnknownOnes) {
+    const auto e = P::blockDoneFromJson(workerBlockDone());
+    EXPECT_EQ(e.block, 3);
+    EXPECT_EQ(e.phase, "measure");
+    EXPECT_EQ(e.iters, 10);
+    EXPECT_EQ(e.batch_size, 4);
+    EXPECT_DOUBLE_EQ(e.wall_ms, 12.5);
+    ASSERT_TRUE(e.minor_faults && e.major_faults);
+    EXPECT_EQ(*e.minor_faults, 1200);
+    EXPECT_EQ(*e.major_faults, 2);
+    EXPECT_FALSE(e.stopped);
+    const auto variant = P::decodeEvent(workerBlockDone());
+    ASSERT_TRUE(variant);
+    EXPECT_TRUE(std::holds_alternative<P::BlockDone>(*variant));
+}
+
+TEST(Events, MissingFieldsTakeTheDocumentedDefaults) {
+    const auto b = P::blockDoneFromJson({{"type", "block_done"}});
+    EXPECT_FALSE(b.minor_faults.has_value());  // a worker that predates fault counting
+    EXPECT_EQ(b.batch_size, 1);
+    const auto m = P::metricsFromJson({{"type", "metrics"}});
+    EXPECT_EQ(m.tensor_bytes, -1);  // not counted, never 0
+    EXPECT_EQ(m.rss_bytes, 0);
+    const auto l = P::loadedFromJson({{"type", "loaded"}});
+    EXPECT_EQ(l.load_ms, -1);
+    EXPECT_EQ(l.first_forward_ms, -1);
+}
+
+TEST(Events, AFieldOfTheWrongTypeThrows) {
+    EXPECT_ANY_THROW(P::decodeEvent({{"type", "block_done"}, {"minor_faults", "many"}}));
+    EXPECT_ANY_THROW(P::decodeEvent({{"type", "metrics"}, {"rss_bytes", "1 GB"}}));
+    EXPECT_ANY_THROW(P::decodeEvent({{"type", "hello"}, {"pid", "one"}}));
+    EXPECT_ANY_THROW(P::decodeEvent({{"type", "samples"}, {"block", 0}}));  // no latency_ns
+}
+
+TEST(Events, EncodersInvertDecoders) {
+    P::Hello h{4242, 1, "0.3", {{"cpu", "x"}}};
+    const auto h2 = P::helloFromJson(P::toJson(h));
+    EXPECT_EQ(h2.pid, h.pid);
+    EXPECT_EQ(h2.environment, h.environment);
+
+    P::Loaded l;
+    l.load_ms = 12.5;
+    l.first_forward_ms = 3;
+    l.parameters = 1000;
+    l.fields = {{"output", {{"dtype", "float32"}}}};
+    const auto l2 = P::loadedFromJson(P::toJson(l));
+    EXPECT_EQ(l2.load_ms, 12.5);
+    EXPECT_EQ(l2.parameters, 1000);
+    EXPECT_EQ(l2.fields.at("output"), l.fields.at("output"));
+    EXPECT_FALSE(l2.fields.contains("type"));
+
+    const auto b = P::blockDoneFromJson(workerBlockDone());
+    const auto b2 = P::blockDoneFromJson(P::toJson(b));
+    EXPECT_EQ(b2.minor_faults, b.minor_faults);
+    EXPECT_EQ(b2.iters, b.iters);
+
+    P::Metrics m;
+    m.rss_bytes = 1 << 20;
+    m.cpu_user_s = 1.5;
+    m.core_util_pct = {100, 0};
+    const auto m2 = P::metricsFromJson(P::toJson(m));
+    EXPECT_EQ(m2.rss_bytes, m.rss_bytes);
+    EXPECT_EQ(m2.core_util_pct, m.core_util_pct);
+
+    const auto w = P::warningFromJson(P::toJson(P::Warning{"oversubscribed", "8 threads on 2 cores"}));
+    EXPECT_EQ(w.code, "oversubscribed");
+    P::Bye bye;
+    bye.peak_rss_bytes = 77;
+    EXPECT_EQ(P::byeFromJson(P::toJson(bye)).peak_rss_bytes, 77);
+    const auto applied = P::appliedFromJson(P::toJson(P::Applied{{{"mode", "eval"}}}));
+    EXPECT_EQ(applied.fields, json({{"mode", "eval"}}));
+}

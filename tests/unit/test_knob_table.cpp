@@ -1,0 +1,127 @@
+// The knob table drives parsing, the JSON, the window and docs/KNOBS.md: these tests hold the
+// table, the Knobs struct and the doc together.
+#include "pitlane/spec/knob_table.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using pitlane::spec::findKnob;
+using pitlane::spec::json;
+using pitlane::spec::KnobKind;
+using pitlane::spec::knobTable;
+using pitlane::spec::SpecError;
+
+namespace {
+
+const char* kBegin = "<!-- knob-table:begin (generated from core/spec/src/knob_table.cpp) -->\n";
+const char* kEnd = "<!-- knob-table:end -->";
+
+std::string docPath() {
+    const char* src = std::getenv("PITLANE_SOURCE_DIR");
+    return std::string(src ? src : ".") + "/docs/KNOBS.md";
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+// docs/KNOBS.md carries the table between two markers. PITLANE_UPDATE_DOCS=1 rewrites it.
+TEST(KnobTable, DocsSectionIsTheTable) {
+    const std::string doc = readFile(docPath());
+    const auto b = doc.find(kBegin), e = doc.find(kEnd);
+    ASSERT_NE(b, std::string::npos) << docPath() << " lacks the marker " << kBegin;
+    ASSERT_NE(e, std::string::npos) << docPath() << " lacks the marker " << kEnd;
+    const std::string section = doc.substr(b + std::string(kBegin).size(), e - b - std::string(kBegin).size());
+    const std::string want = pitlane::spec::knobTableMarkdown();
+    if (section != want && std::getenv("PITLANE_UPDATE_DOCS")) {
+        std::ofstream(docPath()) << doc.substr(0, b) << kBegin << want << doc.substr(e);
+        GTEST_SKIP() << "rewrote " << docPath();
+    }
+    EXPECT_EQ(section, want) << "docs/KNOBS.md differs from the knob table; run "
+                                "PITLANE_UPDATE_DOCS=1 build/bin/test_unit --gtest_filter=KnobTable.*";
+}
+
+// The struct's defaults are the table's: absent (torch's default) exactly when the row says null.
+TEST(KnobTable, DefaultsOfTheStructAreTheTables) {
+    const json defaults = pitlane::spec::knobsToJson(pitlane::spec::Knobs{});
+    for (const auto& k : knobTable()) {
+        SCOPED_TRACE(k.name);
+        EXPECT_EQ(defaults.value(k.name, json()), k.defaultValue);
+        EXPECT_FALSE(k.label.empty());
+        EXPECT_FALSE(k.help.empty());
+        EXPECT_FALSE(k.defaultText.empty());
+        if (k.cudaOnly) EXPECT_FALSE(k.unavailable.empty());
+    }
+    EXPECT_EQ(defaults.size() + 7, knobTable().size());  // intra_op_threads + 6 torch defaults
+}
+
+TEST(KnobTable, NamesAreUniqueAndFound) {
+    std::set<std::string> names;
+    for (const auto& k : knobTable()) {
+        EXPECT_TRUE(names.insert(k.name).second) << k.name;
+        EXPECT_EQ(findKnob(k.name), &k);
+    }
+    EXPECT_EQ(findKnob("no_such_knob"), nullptr);
+    for (const char* contract :
+         {"device", "mode", "grad", "jit", "precision", "batch_size", "intra_op_threads",
+          "inter_op_threads", "affinity", "cudnn_benchmark", "cudnn_enabled", "cudnn_deterministic",
+          "allow_tf32", "memory_format", "workers", "host_sync_each_iter", "input_on_host",
+          "allocator"})
+        EXPECT_NE(findKnob(contract), nullptr) << contract << " (CONTRACT.md)";
+}
+
+// The limits written in the table are the ones validation enforces.
+TEST(KnobTable, LimitsComeFromTheRow) {
+    for (const auto& k : knobTable()) {
+        if (k.kind != KnobKind::Count && k.kind != KnobKind::OptionalCount) continue;
+        SCOPED_TRACE(k.name);
+        const std::string f = "knobs." + k.name;
+        EXPECT_EQ(pitlane::spec::validateKnob(k, k.max, "<t>", f), json(k.max));
+        try {
+            pitlane::spec::validateKnob(k, k.max + 1, "<t>", f);
+            ADD_FAILURE() << "accepted " << k.max + 1;
+        } catch (const SpecError& e) {
+            EXPECT_EQ(e.field(), f);
+            EXPECT_EQ(e.reason(), "must be <= " + std::to_string(k.max) + ", got " +
+                                      std::to_string(k.max + 1));
+        }
+        EXPECT_THROW(pitlane::spec::validateKnob(k, k.min - 1, "<t>", f), SpecError);
+    }
+    const auto* workers = findKnob("workers");
+    ASSERT_NE(workers, nullptr);
+    EXPECT_EQ(workers->max, 64);
+    EXPECT_EQ(pitlane::spec::knobValuesText(*workers), "integer 1..64");
+}
+
+// Every value validateKnob accepts goes into the struct and comes back out unchanged.
+TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
+    const std::vector<std::pair<std::string, json>> values = {
+        {"device", "cuda:3"}, {"mode", "train"}, {"grad", "no_grad"}, {"jit", "freeze"},
+        {"precision", "half"}, {"memory_format", "channels_last"}, {"allocator", "tcmalloc"},
+        {"batch_size", 8}, {"batch_size", json({1, 8, 32})}, {"intra_op_threads", 3},
+        {"inter_op_threads", 2}, {"affinity", "spread"}, {"affinity", json({0, 2})},
+        {"workers", 4}, {"host_sync_each_iter", true}, {"profiling_executor", false},
+        {"fuser", true}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
+        {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
+        {"cuda_graph", true}};
+    std::set<std::string> covered;
+    for (const auto& [name, v] : values) {
+        SCOPED_TRACE(name + " = " + v.dump());
+        const auto* k = findKnob(name);
+        ASSERT_NE(k, nullptr);
+        pitlane::spec::Knobs knobs;
+        k->set(knobs, pitlane::spec::validateKnob(*k, v, "<t>", name));
+        EXPECT_EQ(k->get(knobs), v);
+        covered.insert(name);
+    }
+    EXPECT_EQ(covered.size(), knobTable().size()) << "a knob without a round-trip value here";
+}
