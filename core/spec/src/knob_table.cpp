@@ -60,15 +60,15 @@ json getAffinity(const Knobs& k) {
 
 const std::string kNeedsCuda = "Changes nothing without a CUDA device.";
 
-std::vector<KnobInfo> makeTable() {
-    using K = KnobKind;
-    std::vector<KnobInfo> t;
+using K = KnobKind;
+const char* const exec = "Execution";
+const char* const threads = "Batch and threads";
+const char* const script = "TorchScript executor";
+const char* const cuda = "CUDA";
+
+// clang-format off
+void executionRows(std::vector<KnobInfo>& t) {
     auto row = [&t](KnobInfo info) { t.push_back(std::move(info)); };
-    const char* exec = "Execution";
-    const char* threads = "Batch and threads";
-    const char* script = "TorchScript executor";
-    const char* cuda = "CUDA";
-    // clang-format off
     row({"device", K::Device, {"cpu", "cuda:0"}, {"cuda:0"}, 0, 0, "cpu", "\"cpu\"", "", exec,
          false, "Device", "Where the model runs: torch::jit::load onto the device, inputs created there",
          "", &setField<&Knobs::device>, &getField<&Knobs::device>});
@@ -97,6 +97,10 @@ std::vector<KnobInfo> makeTable() {
          "Heap allocator of the worker process: glibc malloc (system), or jemalloc / tcmalloc "
          "preloaded (LD_PRELOAD) when the worker starts", "", &setField<&Knobs::allocator>,
          &getField<&Knobs::allocator>});
+}
+
+void threadRows(std::vector<KnobInfo>& t) {
+    auto row = [&t](KnobInfo info) { t.push_back(std::move(info)); };
     row({"batch_size", K::CountOrList, {}, {}, 1, 1 << 20, 1, "1", "samples", threads, false,
          "Batch size", "Batch size, or a list to sweep (e.g. 1, 8, 32); prepended to every input shape",
          "", &setBatch, &getBatch});
@@ -117,6 +121,10 @@ std::vector<KnobInfo> makeTable() {
     row({"host_sync_each_iter", K::Bool, {}, {}, 0, 0, false, "false", "", threads, false, "Sync",
          "Copy the output to the host (.cpu()) every iteration, inside the timed region", "",
          &setField<&Knobs::host_sync_each_iter>, &getField<&Knobs::host_sync_each_iter>});
+}
+
+void executorAndCudaRows(std::vector<KnobInfo>& t) {
+    auto row = [&t](KnobInfo info) { t.push_back(std::move(info)); };
     row({"profiling_executor", K::TorchBool, {}, {}, 0, 0, json(), "torch's default", "", script,
          false, "Profiling executor", "torch::jit::getProfilingMode(): the profiling executor", "",
          &setField<&Knobs::profiling_executor>, &getField<&Knobs::profiling_executor>});
@@ -143,7 +151,14 @@ std::vector<KnobInfo> makeTable() {
          "Capture the forward once as a CUDA graph and replay it every iteration",
          "CUDA graphs need a CUDA device.", &setField<&Knobs::cuda_graph>,
          &getField<&Knobs::cuda_graph>});
-    // clang-format on
+}
+// clang-format on
+
+std::vector<KnobInfo> makeTable() {
+    std::vector<KnobInfo> t;
+    executionRows(t);
+    threadRows(t);
+    executorAndCudaRows(t);
     return t;
 }
 

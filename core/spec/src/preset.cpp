@@ -133,6 +133,131 @@ json readModelSidecar(const std::string& modelPath) {
     }
 }
 
+namespace {
+
+// Model: a bundled name or a path relative to the preset (p.file).
+void resolveModel(const json& j, Preset& p, const std::string& where, const std::string& modelDir) {
+    if (!j.contains("model") || !j["model"].is_string() || j["model"].get<std::string>().empty())
+        throw SpecError(where, "model",
+                        "missing: name a bundled model (resnet18, mobilenet_v3_small, "
+                        "transformer, lstm, mlp) or a TorchScript file");
+    p.model = j["model"];
+    const auto& names = bundledModelNames();
+    if (std::find(names.begin(), names.end(), p.model) != names.end()) {
+        p.bundled = true;
+        if (modelDir.empty())
+            throw SpecError(where, "model",
+                            "bundled model \"" + p.model +
+                                "\" requested but no model directory was found (build the "
+                                "'models' target or set PITLANE_MODEL_DIR)");
+        p.model_path = (fs::path(modelDir) / (p.model + ".pt")).string();
+        if (!fs::exists(p.model_path))
+            throw SpecError(where, "model",
+                            "bundled model \"" + p.model + "\" is missing: " + p.model_path +
+                                " does not exist (build the 'models' target)");
+    } else {
+        fs::path mp(p.model);
+        if (mp.is_relative())
+            mp = (p.file.empty() ? fs::current_path() : fs::absolute(p.file).parent_path()) / mp;
+        std::error_code ec;
+        if (!fs::is_regular_file(mp, ec))
+            throw SpecError(where, "model",
+                            "model file " + mp.string() +
+                                " does not exist (and \"" + p.model + "\" is not a bundled model)");
+        p.model_path = fs::weakly_canonical(mp).string();
+    }
+}
+
+RunSettings parseRunSettings(const json& r, const std::string& where) {
+    RunSettings run;
+    if (!r.is_object()) throw SpecError(where, "run", "expected an object");
+    static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
+                                                  "event_timeout_ms", "seed", "min_time_ms",
+                                                  "max_time_ms", "target_ci_pct",
+                                                  "processes", "max_processes"};
+    for (const auto& [key, v] : r.items())
+        if (!runKeys.count(key))
+            throw SpecError(where, "run." + key,
+                            "unknown field (expected warmup_iters, iters, block_iters, "
+                            "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct, "
+                            "processes, max_processes)");
+    run.warmup_iters = intField(r, "warmup_iters", run.warmup_iters, 0, where, "run");
+    run.iters = intField(r, "iters", run.iters, 1, where, "run");
+    run.block_iters = intField(r, "block_iters", std::min(run.block_iters, run.iters), 1,
+                                 where, "run");
+    run.event_timeout_ms =
+        intField(r, "event_timeout_ms", run.event_timeout_ms, 100, where, "run");
+    run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run"));
+    run.processes = intField(r, "processes", run.processes, 1, where, "run");
+    if (run.processes > 64)
+        throw SpecError(where, "run.processes",
+                        "at most 64 worker processes per arm, got " +
+                            std::to_string(run.processes));
+    run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run");
+    run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run");
+    if (r.contains("target_ci_pct")) {
+        const auto& v = r["target_ci_pct"];
+        if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 100)
+            throw SpecError(where, "run.target_ci_pct",
+                            "expected a percentage in (0, 100], e.g. 1 for +-1 %, got " + v.dump());
+        run.target_ci_pct = v.get<double>();
+    }
+    if (run.max_time_ms > 0 && run.max_time_ms < run.min_time_ms)
+        throw SpecError(where, "run.max_time_ms",
+                        "max_time_ms (" + std::to_string(run.max_time_ms) +
+                            ") is below min_time_ms (" + std::to_string(run.min_time_ms) + ")");
+    if (!r.contains("processes")) run.processes = std::min(run.processes, run.iters);
+    run.max_processes = r.contains("processes") ? run.processes : run.max_processes;
+    run.max_processes = intField(r, "max_processes", run.max_processes, 1, where, "run");
+    if (run.max_processes > 64)
+        throw SpecError(where, "run.max_processes",
+                        "at most 64 worker processes per arm, got " +
+                            std::to_string(run.max_processes));
+    if (run.max_processes < run.processes)
+        throw SpecError(where, "run.max_processes",
+                        "max_processes (" + std::to_string(run.max_processes) +
+                            ") is below processes (" + std::to_string(run.processes) + ")");
+    if (run.processes > run.iters)
+        throw SpecError(where, "run.processes",
+                        "processes (" + std::to_string(run.processes) +
+                            ") exceeds iters (" + std::to_string(run.iters) +
+                            "): every process needs at least one measured iteration");
+    if (run.block_iters > run.iters)
+        throw SpecError(where, "run.block_iters",
+                        "block_iters (" + std::to_string(run.block_iters) +
+                            ") exceeds iters (" + std::to_string(run.iters) + ")");
+    return run;
+}
+
+std::vector<ArmSpec> parseArms(const json& j, const std::string& where) {
+    std::vector<ArmSpec> out;
+    if (!j.contains("arms") || !j["arms"].is_array())
+        throw SpecError(where, "arms", "missing: a preset needs a list of at least one arm");
+    const auto& arms = j["arms"];
+    if (arms.empty()) throw SpecError(where, "arms", "needs at least one arm");
+    std::set<std::string> armNames;
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const auto f = "arms[" + std::to_string(i) + "]";
+        const auto& a = arms[i];
+        if (!a.is_object()) throw SpecError(where, f, "expected an object with name and knobs");
+        for (const auto& [key, v] : a.items())
+            if (key != "name" && key != "knobs")
+                throw SpecError(where, f + "." + key, "unknown field (expected name, knobs)");
+        ArmSpec arm;
+        if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty())
+            throw SpecError(where, f + ".name", "missing: every arm needs a name");
+        arm.name = a["name"];
+        if (!armNames.insert(arm.name).second)
+            throw SpecError(where, f + ".name", "arm name \"" + arm.name + "\" is used twice");
+        arm.knobs_json = a.value("knobs", json::object());
+        arm.knobs = parseKnobs(arm.knobs_json, where, f + ".knobs");
+        out.push_back(std::move(arm));
+    }
+    return out;
+}
+
+}  // namespace
+
 Preset parsePreset(const json& j, const std::string& file, const std::string& modelDir) {
     const std::string where = file.empty() ? "<preset>" : file;
     if (!j.is_object()) throw SpecError(where, "", "a preset must be a JSON object");
@@ -156,38 +281,7 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
         p.description = j["description"];
     }
     if (j.contains("lesson")) p.lesson = j["lesson"];
-
-    // Model: a bundled name or a path relative to the preset.
-    if (!j.contains("model") || !j["model"].is_string() || j["model"].get<std::string>().empty())
-        throw SpecError(where, "model",
-                        "missing: name a bundled model (resnet18, mobilenet_v3_small, "
-                        "transformer, lstm, mlp) or a TorchScript file");
-    p.model = j["model"];
-    const auto& names = bundledModelNames();
-    if (std::find(names.begin(), names.end(), p.model) != names.end()) {
-        p.bundled = true;
-        if (modelDir.empty())
-            throw SpecError(where, "model",
-                            "bundled model \"" + p.model +
-                                "\" requested but no model directory was found (build the "
-                                "'models' target or set PITLANE_MODEL_DIR)");
-        p.model_path = (fs::path(modelDir) / (p.model + ".pt")).string();
-        if (!fs::exists(p.model_path))
-            throw SpecError(where, "model",
-                            "bundled model \"" + p.model + "\" is missing: " + p.model_path +
-                                " does not exist (build the 'models' target)");
-    } else {
-        fs::path mp(p.model);
-        if (mp.is_relative())
-            mp = (file.empty() ? fs::current_path() : fs::absolute(file).parent_path()) / mp;
-        std::error_code ec;
-        if (!fs::is_regular_file(mp, ec))
-            throw SpecError(where, "model",
-                            "model file " + mp.string() +
-                                " does not exist (and \"" + p.model + "\" is not a bundled model)");
-        p.model_path = fs::weakly_canonical(mp).string();
-    }
-
+    resolveModel(j, p, where, modelDir);
     if (j.contains("input")) {
         p.input = parseInputs(j["input"], where, "input");
     } else {
@@ -198,89 +292,8 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
                             "preset must give one");
         p.input = parseInputs(side["input"], p.model_path + " (sidecar)", "input");
     }
-
-    if (j.contains("run")) {
-        const auto& r = j["run"];
-        if (!r.is_object()) throw SpecError(where, "run", "expected an object");
-        static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
-                                                      "event_timeout_ms", "seed", "min_time_ms",
-                                                      "max_time_ms", "target_ci_pct",
-                                                      "processes", "max_processes"};
-        for (const auto& [key, v] : r.items())
-            if (!runKeys.count(key))
-                throw SpecError(where, "run." + key,
-                                "unknown field (expected warmup_iters, iters, block_iters, "
-                                "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct, "
-                                "processes, max_processes)");
-        p.run.warmup_iters = intField(r, "warmup_iters", p.run.warmup_iters, 0, where, "run");
-        p.run.iters = intField(r, "iters", p.run.iters, 1, where, "run");
-        p.run.block_iters = intField(r, "block_iters", std::min(p.run.block_iters, p.run.iters), 1,
-                                     where, "run");
-        p.run.event_timeout_ms =
-            intField(r, "event_timeout_ms", p.run.event_timeout_ms, 100, where, "run");
-        p.run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run"));
-        p.run.processes = intField(r, "processes", p.run.processes, 1, where, "run");
-        if (p.run.processes > 64)
-            throw SpecError(where, "run.processes",
-                            "at most 64 worker processes per arm, got " +
-                                std::to_string(p.run.processes));
-        p.run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run");
-        p.run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run");
-        if (r.contains("target_ci_pct")) {
-            const auto& v = r["target_ci_pct"];
-            if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 100)
-                throw SpecError(where, "run.target_ci_pct",
-                                "expected a percentage in (0, 100], e.g. 1 for +-1 %, got " + v.dump());
-            p.run.target_ci_pct = v.get<double>();
-        }
-        if (p.run.max_time_ms > 0 && p.run.max_time_ms < p.run.min_time_ms)
-            throw SpecError(where, "run.max_time_ms",
-                            "max_time_ms (" + std::to_string(p.run.max_time_ms) +
-                                ") is below min_time_ms (" + std::to_string(p.run.min_time_ms) + ")");
-        if (!r.contains("processes")) p.run.processes = std::min(p.run.processes, p.run.iters);
-        p.run.max_processes = r.contains("processes") ? p.run.processes : p.run.max_processes;
-        p.run.max_processes = intField(r, "max_processes", p.run.max_processes, 1, where, "run");
-        if (p.run.max_processes > 64)
-            throw SpecError(where, "run.max_processes",
-                            "at most 64 worker processes per arm, got " +
-                                std::to_string(p.run.max_processes));
-        if (p.run.max_processes < p.run.processes)
-            throw SpecError(where, "run.max_processes",
-                            "max_processes (" + std::to_string(p.run.max_processes) +
-                                ") is below processes (" + std::to_string(p.run.processes) + ")");
-        if (p.run.processes > p.run.iters)
-            throw SpecError(where, "run.processes",
-                            "processes (" + std::to_string(p.run.processes) +
-                                ") exceeds iters (" + std::to_string(p.run.iters) +
-                                "): every process needs at least one measured iteration");
-        if (p.run.block_iters > p.run.iters)
-            throw SpecError(where, "run.block_iters",
-                            "block_iters (" + std::to_string(p.run.block_iters) +
-                                ") exceeds iters (" + std::to_string(p.run.iters) + ")");
-    }
-
-    if (!j.contains("arms") || !j["arms"].is_array())
-        throw SpecError(where, "arms", "missing: a preset needs a list of at least one arm");
-    const auto& arms = j["arms"];
-    if (arms.empty()) throw SpecError(where, "arms", "needs at least one arm");
-    std::set<std::string> armNames;
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-        const auto f = "arms[" + std::to_string(i) + "]";
-        const auto& a = arms[i];
-        if (!a.is_object()) throw SpecError(where, f, "expected an object with name and knobs");
-        for (const auto& [key, v] : a.items())
-            if (key != "name" && key != "knobs")
-                throw SpecError(where, f + "." + key, "unknown field (expected name, knobs)");
-        ArmSpec arm;
-        if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty())
-            throw SpecError(where, f + ".name", "missing: every arm needs a name");
-        arm.name = a["name"];
-        if (!armNames.insert(arm.name).second)
-            throw SpecError(where, f + ".name", "arm name \"" + arm.name + "\" is used twice");
-        arm.knobs_json = a.value("knobs", json::object());
-        arm.knobs = parseKnobs(arm.knobs_json, where, f + ".knobs");
-        p.arms.push_back(std::move(arm));
-    }
+    if (j.contains("run")) p.run = parseRunSettings(j["run"], where);
+    p.arms = parseArms(j, where);
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)
             if (p.arms[i].knobs.batchSweep())
