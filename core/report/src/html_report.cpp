@@ -200,9 +200,10 @@ QString sweepSection(const RunResult& run) {
                    "together they move the sum of their throughputs.</p>\n");
 }
 
-QString statsSection(const RunResult& run) {
+// Latency per iteration: one row per arm with the summary statistics.
+QString latencyTable(const RunResult& run) {
     QString h = QStringLiteral(
-        "<h2>Comparison table</h2>\n<h3>Latency per iteration</h3>\n<table class=\"grid\">"
+        "<h3>Latency per iteration</h3>\n<table class=\"grid\">"
         "<tr><th>arm</th><th>status</th><th>n</th><th>median</th><th>mean</th><th>sd</th>"
         "<th>CoV</th><th>min</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th>"
         "</tr>\n");
@@ -223,11 +224,14 @@ QString statsSection(const RunResult& run) {
             h += "<td class=\"num\">" + duration(v) + "</td>";
         h += QStringLiteral("</tr>\n");
     }
-    h += QStringLiteral(
-        "</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
-        "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
+    return h + QStringLiteral(
+                   "</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
+                   "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
+}
 
-    h += QStringLiteral(
+// Throughput, peak RSS, page faults and cold-start costs: one row per arm.
+QString resourcesTable(const RunResult& run) {
+    QString h = QStringLiteral(
         "<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
         "<th>arm</th><th>throughput</th><th>peak RSS</th><th>minor page faults / iter</th>"
         "<th>model load</th><th>first forward</th><th>warmup iterations</th></tr>\n");
@@ -252,38 +256,44 @@ QString statsSection(const RunResult& run) {
                       ms("first_forward_ms"))
                  .arg(a.warmup_ns.size());
     }
-    h += QStringLiteral(
-        "</table>\n<p class=\"muted\">Model load and first forward: the arm's first worker "
-        "process (every process's own are under Processes). Page faults: over the timed "
-        "loops of every measured block, all processes of the arm.</p>\n");
-    h += sweepSection(run);
+    return h + QStringLiteral(
+                   "</table>\n<p class=\"muted\">Model load and first forward: the arm's first "
+                   "worker process (every process's own are under Processes). Page faults: over "
+                   "the timed loops of every measured block, all processes of the arm.</p>\n");
+}
 
+// Every arm against the baseline (nothing without a comparison), the method and the replication.
+QString comparisonsTable(const RunResult& run) {
     const auto comps = results::compareArms(run);
-    if (!comps.empty()) {
+    if (comps.empty()) return {};
+    QString h = QStringLiteral(
+        "<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
+        "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
+        "<th>significant</th><th>verdict</th></tr>\n");
+    for (const auto& c : comps)
         h += QStringLiteral(
-            "<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
-            "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
-            "<th>significant</th><th>verdict</th></tr>\n");
-        for (const auto& c : comps)
-            h += QStringLiteral(
-                     "<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
-                     "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
-                     .arg(esc(c.arm), esc(c.baseline))
-                     .arg(c.ratio, 0, 'f', 3)
-                     .arg(c.ci_low, 0, 'f', 3)
-                     .arg(c.ci_high, 0, 'f', 3)
-                     .arg(pValue(c.p_value),
-                          c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
-                          esc(c.verdict));
-        h += QStringLiteral(
-                 "</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
-                 "(&gt; 1: the arm is faster). Method: %1</p>\n")
-                 .arg(esc(comps.front().method));
-        const auto rep = results::replicationSummary(run);
-        if (!rep.empty())
-            h += QStringLiteral("<p class=\"muted\">Replication: %1.</p>\n").arg(esc(rep));
-    }
+                 "<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
+                 "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
+                 .arg(esc(c.arm), esc(c.baseline))
+                 .arg(c.ratio, 0, 'f', 3)
+                 .arg(c.ci_low, 0, 'f', 3)
+                 .arg(c.ci_high, 0, 'f', 3)
+                 .arg(pValue(c.p_value),
+                      c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
+                      esc(c.verdict));
+    h += QStringLiteral(
+             "</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
+             "(&gt; 1: the arm is faster). Method: %1</p>\n")
+             .arg(esc(comps.front().method));
+    const auto rep = results::replicationSummary(run);
+    if (!rep.empty())
+        h += QStringLiteral("<p class=\"muted\">Replication: %1.</p>\n").arg(esc(rep));
     return h;
+}
+
+QString statsSection(const RunResult& run) {
+    return QStringLiteral("<h2>Comparison table</h2>\n") + latencyTable(run) +
+           resourcesTable(run) + sweepSection(run) + comparisonsTable(run);
 }
 
 // Every arm ran in fresh worker processes (run.processes rounds x the workers knob): their

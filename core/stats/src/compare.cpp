@@ -21,12 +21,14 @@
 //
 // Random indices come from std::mt19937_64 with our own unbiased Lemire draw, so the same data
 // and seed give the same CI with every standard library.
+//
+// The method and the verdict in words are written by compare_text.cpp.
 #include "pitlane/stats/stats.h"
+
+#include "compare_text.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -36,19 +38,6 @@
 namespace pitlane::stats {
 
 namespace {
-
-std::string sformat(const char* fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    va_list copy;
-    va_copy(copy, args);
-    const int len = std::vsnprintf(nullptr, 0, fmt, copy);
-    va_end(copy);
-    std::string out(len > 0 ? static_cast<std::size_t>(len) : 0, '\0');
-    if (len > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, args);
-    va_end(args);
-    return out;
-}
 
 // High and low 64-bit halves of a * b. The portable branch gives the same bits as the native one.
 void mul64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::uint64_t& lo) {
@@ -296,59 +285,11 @@ BlockedSamples thinned(const BlockedSamples& s, bool* changed) {
     return out;
 }
 
-std::string confidenceLabel(double confidence) {
-    return sformat("%g%%", confidence * 100);
-}
-
-}  // namespace
-
-Comparison compare(const std::string& baselineName, const BlockedSamples& baseline,
-                   const std::string& armName, const BlockedSamples& arm,
-                   const CompareOptions& options) {
-    Comparison c;
-    c.baseline = baselineName;
-    c.arm = armName;
-    bool thinnedAny = false;
-    const BlockedSamples baseBoot = thinned(baseline, &thinnedAny);
-    const BlockedSamples armBoot = thinned(arm, &thinnedAny);
-    const Arm a = collect(baseBoot);
-    const Arm b = collect(armBoot);
-    const std::string& A = baselineName;
-    const std::string& B = armName;
-
-    if (a.total == 0 || b.total == 0) {
-        c.method = "not computed: an arm has no samples";
-        c.verdict = sformat("not enough samples to compare %s and %s (%s: %zu, %s: %zu)", A.c_str(),
-                            B.c_str(), A.c_str(), a.total, B.c_str(), b.total);
-        return c;
-    }
-
-    std::vector<double> pooledA = baseline.pooled();
-    std::vector<double> pooledB = arm.pooled();
-    c.p_value = mannWhitneyU(pooledA, pooledB).p_value;
-    const double medA = medianInPlace(pooledA);
-    const double medB = medianInPlace(pooledB);
-    if (!(medA > 0) || !(medB > 0)) {
-        c.ratio = safeRatio(medA, medB);
-        c.ci_low = c.ci_high = c.ratio;
-        c.method = "not computed: a median latency is not positive";
-        c.verdict =
-            sformat("cannot compare %s and %s: the median latency of %s is %g ns", A.c_str(),
-                    B.c_str(), !(medA > 0) ? A.c_str() : B.c_str(), !(medA > 0) ? medA : medB);
-        return c;
-    }
-    c.ratio = medA / medB;
-
-    const Units units = unitsOf({&a, &b});
-    c.units = units.count;
-    c.unit = units.name;
-    const bool pairedProcs = options.paired && a.procs.size() == b.procs.size();
-    const bool multiProcess = a.procs.size() > 1 || b.procs.size() > 1;
-    const double confidence = std::clamp(options.confidence, 0.0, 1.0);
-    const double tail = expandedTail(units.count, confidence);
-
-    const int resamples = std::max(1, options.resamples);
-    std::mt19937_64 rng(options.seed);
+// Sorted ratios of resampled baseline and arm medians: processes and blocks drawn for the pair
+// (paired by replicate) or for each arm on its own, then samples within every drawn block.
+std::vector<double> bootstrapRatios(const Arm& a, const Arm& b, bool pairedProcs, int resamples,
+                                    std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
     std::vector<double> ratios(static_cast<std::size_t>(resamples));
     std::vector<double> bufA, bufB;
     bufA.reserve(a.maxPooled);
@@ -367,6 +308,51 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
         ratios[static_cast<std::size_t>(r)] = safeRatio(medianInPlace(bufA), medianInPlace(bufB));
     }
     std::sort(ratios.begin(), ratios.end());
+    return ratios;
+}
+
+}  // namespace
+
+Comparison compare(const std::string& baselineName, const BlockedSamples& baseline,
+                   const std::string& armName, const BlockedSamples& arm,
+                   const CompareOptions& options) {
+    Comparison c;
+    c.baseline = baselineName;
+    c.arm = armName;
+    bool thinnedAny = false;
+    const BlockedSamples baseBoot = thinned(baseline, &thinnedAny);
+    const BlockedSamples armBoot = thinned(arm, &thinnedAny);
+    const Arm a = collect(baseBoot);
+    const Arm b = collect(armBoot);
+
+    if (a.total == 0 || b.total == 0) {
+        c.method = "not computed: an arm has no samples";
+        c.verdict = detail::noSamplesVerdict(baselineName, armName, a.total, b.total);
+        return c;
+    }
+
+    std::vector<double> pooledA = baseline.pooled();
+    std::vector<double> pooledB = arm.pooled();
+    c.p_value = mannWhitneyU(pooledA, pooledB).p_value;
+    const double medA = medianInPlace(pooledA);
+    const double medB = medianInPlace(pooledB);
+    if (!(medA > 0) || !(medB > 0)) {
+        c.ratio = safeRatio(medA, medB);
+        c.ci_low = c.ci_high = c.ratio;
+        c.method = "not computed: a median latency is not positive";
+        c.verdict = detail::nonPositiveMedianVerdict(baselineName, armName, medA, medB);
+        return c;
+    }
+    c.ratio = medA / medB;
+
+    const Units units = unitsOf({&a, &b});
+    c.units = units.count;
+    c.unit = units.name;
+    const bool pairedProcs = options.paired && a.procs.size() == b.procs.size();
+    const double confidence = std::clamp(options.confidence, 0.0, 1.0);
+    const double tail = expandedTail(units.count, confidence);
+    const int resamples = std::max(1, options.resamples);
+    const std::vector<double> ratios = bootstrapRatios(a, b, pairedProcs, resamples, options.seed);
     const Interval iv = bootInterval(ratios, c.ratio, units.count, confidence, tail);
     c.ci_low = iv.low;
     c.ci_high = iv.high;
@@ -375,87 +361,23 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     const bool slower = c.ratio < 1 && c.ci_high < 1;
     c.significant = (faster || slower) && c.p_value < options.alpha;
 
-    // Method, in words.
-    std::string design;
-    const std::size_t kA = a.blocks, kB = b.blocks;
-    if (multiProcess) {
-        design = sformat(
-            "three-level hierarchical bootstrap, %s (%zu vs %zu worker processes, %zu vs %zu "
-            "blocks: processes drawn with replacement%s, then blocks with replacement within each "
-            "drawn process, then samples with replacement within each block)",
-            pairedProcs ? "paired by replicate" : "unpaired", a.procs.size(), b.procs.size(), kA,
-            kB, pairedProcs ? " (the same replicate indices for both arms)" : " independently per arm");
-    } else if (kA == 1 && kB == 1) {
-        design =
-            "plain iid bootstrap (one block per arm, so samples are treated as independent; "
-            "autocorrelated samples make this CI too narrow)";
-    } else if (pairedProcs && kA == kB) {
-        design = sformat(
-            "hierarchical bootstrap paired by block (one process per arm, %zu blocks per arm: the "
-            "same block indices are drawn with replacement for both arms, then samples with "
-            "replacement within each block; the process level is not seen: run.processes > 1 "
-            "lets the CI see it)",
-            kA);
-    } else {
-        design = sformat(
-            "hierarchical bootstrap, unpaired (one process per arm, %zu vs %zu blocks: block "
-            "indices drawn with replacement independently per arm, then samples with replacement "
-            "within each block)",
-            kA, kB);
-    }
-    const std::string level = confidenceLabel(confidence);
-    // Below one resample's worth of tail the percentiles are the extremes.
-    const std::string which = tail * resamples < 0.5
-                                  ? std::string("the smallest and largest resampled ratios")
-                                  : sformat("percentiles %.3g and %.5g of the resampled ratios",
-                                            100 * tail, 100 * (1 - tail));
-    std::string interval = which;
-    if (units.count >= 2) {
-        interval = sformat(
-            "expanded percentile interval for %zu independent %s (Student t, %zu df): %s%s",
-            units.count, units.name, units.count - 1, which.c_str(),
-            iv.widened ? ", widened to exp(log ratio +- sqrt(k/(k-1)) t sd(log resampled "
-                         "ratio)) because so few units cannot show that tail"
-                       : "");
-    }
-    c.method = sformat(
-        "ratio of pooled medians (baseline / arm); %s CI: %s, %d resamples, seed %llu; %s. "
-        "p-value: Mann-Whitney U on the pooled samples (two-sided, normal approximation with tie "
-        "and continuity correction). Significant when the CI excludes 1 and p < %g.",
-        level.c_str(), design.c_str(), resamples, static_cast<unsigned long long>(options.seed),
-        interval.c_str(), options.alpha);
-    if (thinnedAny)
-        c.method += sformat(
-            " Blocks of more than %zu samples enter the bootstrap as %zu of their quantiles "
-            "(a slightly wider, conservative CI).",
-            kMaxBootstrapBlock, kMaxBootstrapBlock);
-
-    if (c.significant && faster) {
-        c.verdict = sformat("%s is %.2fx faster (%s CI %.2f-%.2f)", B.c_str(), c.ratio,
-                            level.c_str(), c.ci_low, c.ci_high);
-    } else if (c.significant && slower) {
-        c.verdict = sformat("%s is %.2fx slower (%s CI %.2f-%.2f)", B.c_str(), 1 / c.ratio,
-                            level.c_str(), 1 / c.ci_high, 1 / c.ci_low);
-    } else {
-        c.verdict = sformat(
-            "no significant difference between %s and %s (ratio %.2f, %s CI "
-            "%.2f-%.2f)",
-            A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
-        // A tiny pooled p-value next to a CI containing 1 looks like a contradiction: say why.
-        const std::string p =
-            c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value);
-        if (c.p_value < options.alpha && units.name == std::string("processes"))
-            c.verdict += sformat(
-                "; the samples differ (Mann-Whitney p %s) but not consistently from process "
-                "to process: the worker processes of one arm differ as much as the arms do, so "
-                "the state of a process can explain it",
-                p.c_str());
-        else if (c.p_value < options.alpha)
-            c.verdict += sformat(
-                "; the samples differ (Mann-Whitney p %s) but not consistently from block "
-                "to block, so machine drift can explain it",
-                p.c_str());
-    }
+    detail::MethodFacts facts;
+    facts.processesA = a.procs.size();
+    facts.processesB = b.procs.size();
+    facts.blocksA = a.blocks;
+    facts.blocksB = b.blocks;
+    facts.pairedProcesses = pairedProcs;
+    facts.units = units.count;
+    facts.unit = units.name;
+    facts.tail = tail;
+    facts.widened = iv.widened;
+    facts.level = detail::confidenceLabel(confidence);
+    facts.resamples = resamples;
+    facts.seed = options.seed;
+    facts.alpha = options.alpha;
+    facts.thinnedTo = thinnedAny ? kMaxBootstrapBlock : 0;
+    c.method = detail::methodText(facts);
+    c.verdict = detail::verdictText(c, faster, slower, facts.level, options.alpha);
     return c;
 }
 

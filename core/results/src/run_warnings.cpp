@@ -1,0 +1,126 @@
+// Warnings about a run: an arm's worker processes that disagree or fault every iteration, noise,
+// warmup that never settled, the reference BLAS, environments that differ between arms.
+#include "pitlane/results/run_result.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace pitlane::results {
+
+namespace {
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d);
+    return buf;
+}
+}  // namespace
+
+std::vector<std::string> processWarnings(const ArmResult& arm) {
+    std::vector<std::string> out;
+    const bool systemAllocator = arm.applied.value("allocator", std::string("system")) == "system";
+    const std::string tryAllocator =
+        systemAllocator
+            ? "add an arm with the knob allocator \"jemalloc\" or \"tcmalloc\" and compare (an "
+              "A/B, not a rule: the effect differs by model)"
+            : "compare allocators as arms (the effect differs by model)";
+    std::vector<ProcessSummary> measured;
+    for (const auto& p : processSummaries(arm))
+        if (p.n > 0 && p.median_ns > 0) measured.push_back(p);
+    if (measured.size() >= 2) {
+        auto [mn, mx] = std::minmax_element(
+            measured.begin(), measured.end(),
+            [](const ProcessSummary& a, const ProcessSummary& b) { return a.median_ns < b.median_ns; });
+        const double spread = mx->median_ns / mn->median_ns;
+        if (spread > kProcessSpreadWarn) {
+            const auto shares = varianceShares(arm);
+            std::string w = arm.name + ": its " + std::to_string(measured.size()) +
+                            " worker processes disagree: process medians range from " +
+                            formatDuration(mn->median_ns) + " to " + formatDuration(mx->median_ns) +
+                            fmt(" (%.2fx apart", spread);
+            if (shares.computed)
+                w += fmt("; %.0f%% of the variance of log latency lies between processes",
+                         100 * shares.between_processes);
+            w += "). The CI counts processes as its units, so it stays wide while they disagree.";
+            // Slow half against fast half (split at the geometric middle of the range).
+            const double mid = std::sqrt(mn->median_ns * mx->median_ns);
+            double slowF = 0, slowI = 0, fastF = 0, fastI = 0;
+            for (const auto& p : measured) {
+                if (p.info.fault_iters <= 0) continue;
+                (p.median_ns > mid ? slowF : fastF) += double(p.info.minor_faults);
+                (p.median_ns > mid ? slowI : fastI) += double(p.info.fault_iters);
+            }
+            if (slowI > 0 && fastI > 0) {
+                const double slow = slowF / slowI, fast = fastF / fastI;
+                if (slow >= kFaultsPerIterWarn && slow > 2 * fast + 1)
+                    w += fmt(" Likely cause: the slow processes take %.0f minor page faults per "
+                             "iteration against %.1f in the fast ones, so memory is handed back "
+                             "to the OS and faulted in again every iteration (glibc malloc's "
+                             "dynamic mmap threshold settles differently in each process). What "
+                             "to do: ",
+                             slow, fast) +
+                         tryAllocator + ".";
+                else
+                    w += fmt(" Page faults do not explain it (%.1f vs %.1f per iteration in the "
+                             "slow and fast processes). What to do: look for other load on the "
+                             "machine, pin threads (knob affinity), raise run.processes.",
+                             slow, fast);
+            } else {
+                w += " What to do: look for other load on the machine, pin threads (knob "
+                     "affinity), raise run.processes.";
+            }
+            out.push_back(w);
+        }
+    }
+    const double minor = minorFaultsPerIter(arm);
+    if (minor >= kFaultsPerIterWarn)
+        out.push_back(arm.name + fmt(": %.0f minor page faults per iteration: the allocator returns "
+                                     "memory to the OS every iteration and faults it in again "
+                                     "(kernel time inside the measurement). What to do: ",
+                                     minor) +
+                      tryAllocator + ".");
+    return out;
+}
+
+std::vector<std::string> runWarnings(const RunResult& run) {
+    std::vector<std::string> w;
+    if (run.stopping.value("stable", true) == false)
+        w.push_back(run.stopping.value("message", std::string("not stable")));
+    for (const auto& a : run.arms) {
+        for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+        for (auto& p : processWarnings(a)) w.push_back(std::move(p));
+        if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)
+            w.push_back(a.name + ": warmup did not reach the steady state within " +
+                        std::to_string(a.warmup_ns.size()) +
+                        " iterations (its last iterations are more than 10% off the measured "
+                        "median): raise run.warmup_iters");
+        if (a.applied.value("blas", std::string()) == "reference")
+            w.push_back(a.name + ": libtorch runs on the reference BLAS (install libopenblas0-openmp)");
+    }
+    // Environment drift: every manifest field but those that name the process.
+    static const std::set<std::string> perProcess = {"pid", "hostname"};
+    const ArmResult* first = nullptr;
+    for (const auto& a : run.arms) {
+        if (!a.environment.is_object()) continue;
+        if (!first) {
+            first = &a;
+            continue;
+        }
+        std::set<std::string> keys;
+        for (const auto& [key, v] : a.environment.items()) keys.insert(key);
+        for (const auto& [key, v] : first->environment.items()) keys.insert(key);
+        for (const auto& key : keys) {
+            if (perProcess.count(key)) continue;
+            const bool inFirst = first->environment.contains(key), inThis = a.environment.contains(key);
+            if (inFirst && inThis && first->environment[key] == a.environment[key]) continue;
+            w.push_back("environment differs between " + first->name + " and " + a.name +
+                        " in \"" + key + "\" (not a knob): " +
+                        (inFirst ? first->environment[key].dump() : std::string("absent")) + " vs " +
+                        (inThis ? a.environment[key].dump() : std::string("absent")));
+        }
+    }
+    return w;
+}
+
+}  // namespace pitlane::results
