@@ -152,6 +152,7 @@ protected:
             {"channels_last_2d",
              "mlp",
              {{"memory_format", "channels_last"}, {"intra_op_threads", 1}}},
+            {"flush_denormal", "mlp", {{"flush_denormal", true}, {"intra_op_threads", 2}}},
         });
         pool_ = new std::map<std::string, ConfiguredWorker>(configureAll(*requests_));
     }
@@ -394,6 +395,23 @@ TEST_F(KnobReadback, CudnnAndTf32FlagsReadBackWithACudaOnlyWarning) {
     ASSERT_EQ(warned.size(), 1u);
     EXPECT_NE(warned[0].value("message", "").find("cuDNN"), std::string::npos);
     EXPECT_TRUE(worker("baseline").warnings("cuda_only_knob").empty());
+}
+
+// flush_denormal is set on the timing thread and on every intra-op thread, read back from each
+// thread's MXCSR, and its effect measured: a denormal times one is zero only when flushed.
+TEST_F(KnobReadback, FlushDenormalReadsBackFromEveryThreadAndFlushes) {
+    const json on = applied("flush_denormal"), base = applied("baseline");
+    EXPECT_EQ(base["flush_denormal"], false);
+    EXPECT_GT(base["flush_denormal_state"]["denormal_times_one"].get<double>(), 0.0)
+        << "torch's default keeps denormals";
+    EXPECT_EQ(on["flush_denormal"], true) << on["flush_denormal_state"].dump();
+    EXPECT_EQ(on["flush_denormal_state"]["denormal_times_one"].get<double>(), 0.0);
+    if (on["flush_denormal_state"].contains("threads_checked")) {  // x86: MXCSR of each thread
+        EXPECT_EQ(on["flush_denormal_state"]["threads_checked"], 3);  // main + 2 intra-op
+        EXPECT_EQ(on["flush_denormal_state"]["threads_flushing"], 3);
+        EXPECT_EQ(base["flush_denormal_state"]["threads_flushing"], 0);
+    }
+    EXPECT_TRUE(worker("flush_denormal").warnings("flush_denormal_partial").empty());
 }
 
 TEST_F(KnobReadback, ProfilingExecutorAndFuserOnAndOff) {

@@ -59,9 +59,11 @@ TEST(KnobTable, DefaultsOfTheStructAreTheTables) {
         EXPECT_FALSE(k.label.empty());
         EXPECT_FALSE(k.help.empty());
         EXPECT_FALSE(k.defaultText.empty());
-        if (k.cudaOnly) EXPECT_FALSE(k.unavailable.empty());
+        if (k.cudaOnly) {
+            EXPECT_FALSE(k.unavailable.empty());
+        }
     }
-    EXPECT_EQ(defaults.size() + 7, knobTable().size());  // intra_op_threads + 6 torch defaults
+    EXPECT_EQ(defaults.size() + 8, knobTable().size());  // intra_op_threads + 7 torch defaults
 }
 
 TEST(KnobTable, NamesAreUniqueAndFound) {
@@ -110,7 +112,7 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
         {"batch_size", 8}, {"batch_size", json({1, 8, 32})}, {"intra_op_threads", 3},
         {"inter_op_threads", 2}, {"affinity", "spread"}, {"affinity", json({0, 2})},
         {"workers", 4}, {"host_sync_each_iter", true}, {"profiling_executor", false},
-        {"fuser", true}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
+        {"fuser", true}, {"flush_denormal", true}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
         {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
         {"cuda_graph", true}};
     std::set<std::string> covered;

@@ -3,7 +3,13 @@
 
 #include <c10/core/impl/alloc_cpu.h>
 
+#include <atomic>
 #include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define PITLANE_HAVE_MXCSR 1
+#endif
 
 namespace pitlane::engine {
 
@@ -110,6 +116,54 @@ c10::IValue Engine::Impl::forward(const std::vector<c10::IValue>& in) {
         return module.forward(std::move(moved));
     }
     return module.forward(in);
+}
+
+// flush_denormal: ATen sets the flag (MXCSR FTZ + DAZ on x86) of the calling thread only, so it
+// is set on the main (timing) thread and once on each intra-op thread: a parallel_for with one
+// item per thread gives every thread of the pool exactly one item.
+void Engine::Impl::applyFlushDenormal() {
+    if (!knobs.flush_denormal) return;
+    const bool on = *knobs.flush_denormal;
+    std::atomic<int> refused{at::globalContext().setFlushDenormal(on) ? 0 : 1};
+    at::parallel_for(0, at::get_num_threads(), 1, [&](std::int64_t b, std::int64_t e) {
+        for (auto i = b; i < e; ++i)
+            if (!at::globalContext().setFlushDenormal(on)) ++refused;
+    });
+    if (on && refused > 0)
+        sink.warning("flush_denormal_unsupported",
+                     "flush_denormal: this CPU cannot flush denormals to zero "
+                     "(setFlushDenormal returned false); denormals are kept");
+}
+
+// Read back from every thread that computes (main + intra-op pool), and the effect itself: a
+// denormal multiplied by one through an ATen kernel is 0 only when denormals are flushed.
+void Engine::Impl::readBackFlushDenormal(json& a) {
+    const float tiny = 1e-39f;  // below FLT_MIN (1.18e-38): a denormal
+    const float product = (torch::full({1}, tiny) * 1.0f).item<float>();
+#ifdef PITLANE_HAVE_MXCSR
+    const unsigned kFlush = 0x8000u | 0x0040u;  // FTZ | DAZ
+    const int n = at::get_num_threads();
+    std::vector<unsigned> csr(std::size_t(n) + 1, 0);
+    csr[0] = _mm_getcsr();
+    at::parallel_for(0, n, 1, [&](std::int64_t b, std::int64_t e) {
+        for (auto i = b; i < e; ++i) csr[std::size_t(i) + 1] = _mm_getcsr();
+    });
+    int flushing = 0;
+    for (unsigned c : csr) flushing += (c & kFlush) == kFlush ? 1 : 0;
+    const bool all = flushing == int(csr.size());
+    a["flush_denormal"] = all;
+    a["flush_denormal_state"] = {{"threads_checked", csr.size()},
+                                 {"threads_flushing", flushing},
+                                 {"mxcsr_main", csr[0]},
+                                 {"denormal_times_one", product}};
+    if (knobs.flush_denormal && *knobs.flush_denormal != all)
+        sink.warning("flush_denormal_partial",
+                     "flush_denormal: " + std::to_string(flushing) + " of " +
+                         std::to_string(csr.size()) + " threads flush denormals");
+#else
+    a["flush_denormal"] = product == 0.0f;
+    a["flush_denormal_state"] = {{"readable", false}, {"denormal_times_one", product}};
+#endif
 }
 
 }  // namespace pitlane::engine

@@ -110,6 +110,7 @@ bool Engine::configure(const json& cmd) {
     if (!d.applyThreads(s)) return false;            // 3. intra / inter-op threads
     d.applyJitExecutor();                            // 4. JIT executor and fuser
     d.applyCudnnFlags();                             // 5. cuDNN / TF32 flags
+    d.applyFlushDenormal();                          //    flush denormals, every intra-op thread
     if (!d.loadModel(s)) return false;               // 6. load
     if (!d.applyModePrecisionFormat(s)) return false;  // 7. mode, precision, memory format
     if (!d.freezeOptimize(s)) return false;          // 8. freeze / optimize_for_inference
@@ -462,6 +463,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["blas"] = blas["name"];
     a["blas_path"] = blas["path"];
     readBackAllocator(a, s.allocator);
+    readBackFlushDenormal(a);
     auto& ctx = at::globalContext();
     a["cudnn"] = {{"enabled", ctx.userEnabledCuDNN()},
                   {"benchmark", ctx.benchmarkCuDNN()},

@@ -237,6 +237,7 @@ struct Engine::Impl {
     bool applyThreads(const detail::ConfigureState& s);
     void applyJitExecutor();
     void applyCudnnFlags();
+    void applyFlushDenormal();  // engine.cpp, with its read-back
     bool loadModel(detail::ConfigureState& s);
     bool applyModePrecisionFormat(detail::ConfigureState& s);
     bool freezeOptimize(detail::ConfigureState& s);
@@ -245,6 +246,7 @@ struct Engine::Impl {
     bool captureCudaGraph();
     void installCudaMetricsHook();
     void emitApplied(const detail::ConfigureState& s);
+    void readBackFlushDenormal(json& applied);
 
     // The parts of runBlock (engine_run.cpp).
     const std::vector<std::vector<c10::IValue>>* inputsFor(int batchSize);

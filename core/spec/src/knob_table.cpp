@@ -97,6 +97,11 @@ void executionRows(std::vector<KnobInfo>& t) {
          "Heap allocator of the worker process: glibc malloc (system), or jemalloc / tcmalloc "
          "preloaded (LD_PRELOAD) when the worker starts", "", &setField<&Knobs::allocator>,
          &getField<&Knobs::allocator>});
+    row({"flush_denormal", K::TorchBool, {}, {}, 0, 0, json(), "torch's default (off)", "", exec,
+         false, "Flush denormals",
+         "at::globalContext().setFlushDenormal on every intra-op thread: denormal floats become "
+         "zero (x86 FTZ + DAZ), so a model whose activations decay into denormals stops crawling",
+         "", &setField<&Knobs::flush_denormal>, &getField<&Knobs::flush_denormal>});
 }
 
 void threadRows(std::vector<KnobInfo>& t) {

@@ -52,6 +52,8 @@ struct Knobs {
     bool input_on_host = false;
     std::optional<bool> profiling_executor;  // TorchScript profiling executor on/off
     std::optional<bool> fuser;               // NNC fuser on/off
+    // Flush denormal floats to zero (FTZ + DAZ in MXCSR) on the worker's threads.
+    std::optional<bool> flush_denormal;
     bool cuda_graph = false;                 // capture the forward once, replay it (CUDA only)
     // Heap allocator of the worker process: "system" (glibc malloc), "jemalloc", "tcmalloc".
     // Applied by the orchestrator (LD_PRELOAD when it starts the worker, session/allocator.h);
