@@ -1,6 +1,7 @@
 // The results JSON of CONTRACT.md (schema 1): writing a RunResult out, section by section
 // (environment and cold costs, samples, processes, variance, sweep, workers, metrics,
 // comparisons), and reading one back.
+#include "pitlane/results/lesson.h"
 #include "pitlane/results/run_result.h"
 
 #include <stdexcept>
@@ -357,6 +358,8 @@ json toResultsJson(const RunResult& run) {
     j["comparisons"] = json::array();
     for (const auto& c : compareArms(run)) j["comparisons"].push_back(comparisonJson(c));
     j["warnings"] = runWarnings(run);
+    const auto lesson = checkLesson(run);
+    if (!lesson.empty()) j["lesson"] = toJson(lesson);
     return j;
 }
 

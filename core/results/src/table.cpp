@@ -1,4 +1,5 @@
 // The plain-text comparison table of pitlane-cli.
+#include "pitlane/results/lesson.h"
 #include "pitlane/results/run_result.h"
 
 #include <algorithm>
@@ -79,22 +80,33 @@ void processBlock(std::ostringstream& os, const RunResult& run) {
     os << "(median of each worker process, in run order; shares of the variance of log latency "
           "between processes / between blocks / within blocks, by nested ANOVA)\n";
 }
+// A lesson preset says what it teaches and what to expect, next to what was measured.
+void lessonHeader(std::ostream& os, const RunResult& run) {
+    const json lesson = lessonOf(run);
+    if (!lesson.is_object()) return;
+    os << "Lesson: " << lesson.value("title", std::string()) << "\n";
+    if (lesson.contains("text")) os << "  " << lesson.value("text", std::string()) << "\n";
+    if (lesson.contains("claim")) os << "  Claim: " << lesson.value("claim", std::string()) << "\n";
+    if (lesson.contains("expect")) os << "  Expect: " << lesson.value("expect", std::string()) << "\n";
+    os << "\n";
+}
+
+// Each check of the lesson, judged on this run.
+void lessonChecks(std::ostream& os, const RunResult& run) {
+    const auto report = checkLesson(run);
+    if (report.empty()) return;
+    os << "\nlesson: " << statusText(report.status) << "\n";
+    for (const auto& c : report.checks)
+        os << "  [" << statusText(c.status) << "] " << c.expected << ": " << c.measured << "\n";
+}
+
 }  // namespace
 
 std::string comparisonTable(const RunResult& run) {
     std::ostringstream os;
     os << "Pitlane: " << run.preset.name << " (model " << run.preset.model << ")\n\n";
     // A lesson preset says what it teaches and what to expect, next to what was measured.
-    const json lesson = run.preset.lesson.is_object()  ? run.preset.lesson
-                        : run.preset_json.is_object() ? run.preset_json.value("lesson", json())
-                                                      : json();
-    if (lesson.is_object()) {
-        os << "Lesson: " << lesson.value("title", std::string()) << "\n";
-        if (lesson.contains("text")) os << "  " << lesson.value("text", std::string()) << "\n";
-        if (lesson.contains("expect"))
-            os << "  Expect: " << lesson.value("expect", std::string()) << "\n";
-        os << "\n";
-    }
+    lessonHeader(os, run);
     const std::vector<std::pair<std::string, std::size_t>> cols = {
         {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
         {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};
@@ -149,6 +161,7 @@ std::string comparisonTable(const RunResult& run) {
         const auto rep = replicationSummary(run);
         if (!rep.empty()) os << "replication: " << rep << "\n";
     }
+    lessonChecks(os, run);
     for (const auto& a : run.arms)
         if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";
     const auto warnings = runWarnings(run);

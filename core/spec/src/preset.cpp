@@ -1,6 +1,8 @@
 // Preset files: parsing, model resolution and validation.
 #include "pitlane/spec/preset.h"
 
+#include "pitlane/spec/lesson.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -294,6 +296,7 @@ Preset parsePreset(const json& j, const std::string& file, const std::string& mo
     }
     if (j.contains("run")) p.run = parseRunSettings(j["run"], where);
     p.arms = parseArms(j, where);
+    validateLesson(p.lesson, p.arms, where);
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)
             if (p.arms[i].knobs.batchSweep())
