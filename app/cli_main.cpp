@@ -1,4 +1,5 @@
 // pitlane-cli: run / validate / report presets headless (CONTRACT.md "Commands").
+#include "pitlane/report/export_formats.h"
 #include "pitlane/report/report.h"
 #include "pitlane/results/run_result.h"
 #include "pitlane/session/experiment_runner.h"
@@ -11,6 +12,7 @@
 #include <QGuiApplication>
 #include <QTimer>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -25,27 +27,51 @@ constexpr int kExitOk = 0, kExitArmFailed = 1, kExitUsage = 2;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-const char* kUsage =
-    "usage:\n"
-    "  pitlane-cli run PRESET.json [--json OUT.json] [--csv OUT.csv] [--report OUT.html]\n"
-    "                  [--pdf F] [--md F] [--db PATH|none] [--quiet]\n"
-    "  pitlane-cli validate PRESET.json\n"
-    "  pitlane-cli report RESULTS.json|RUN_ID [--html F] [--pdf F] [--md F] [--csv F] [--json F]\n"
-    "                  [--db PATH|none]\n"
-    "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
-    "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
-    "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
+// A command's lines of the usage text: its arguments, one "[--flag FILE]" per export format
+// (report::exportFormats(): `run` shows each format's runUsageFlag and OUT.<suffix>, `report`
+// its first flag and F), then `extra`; wrapped under the command at 92 columns.
+std::string usageLines(const QString& command, bool run, const QStringList& extra) {
+    QStringList items;
+    for (const auto& f : report::exportFormats())
+        items << QStringLiteral("[%1 %2]").arg(run ? f.runUsageFlag : f.cliFlags.first(),
+                                               run ? "OUT." + f.suffixes.first() : "F");
+    items << extra;
+    QString text = QStringLiteral("  pitlane-cli ") + command;
+    qsizetype lineStart = 0;
+    for (const auto& item : items) {
+        if (text.size() - lineStart + 1 + item.size() > 92) {
+            text += QLatin1Char('\n');
+            lineStart = text.size();
+            text += QString(17, QLatin1Char(' '));
+        }
+        text += QLatin1Char(' ') + item;
+    }
+    return text.toStdString() + "\n";
+}
+
+const std::string& usage() {
+    static const std::string text =
+        "usage:\n" + usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]"}) +
+        "  pitlane-cli validate PRESET.json\n" +
+        usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]"}) +
+        "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
+        "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
+        "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
+    return text;
+}
 
 int usageError(const std::string& msg) {
-    std::cerr << "pitlane-cli: " << msg << "\n" << kUsage;
+    std::cerr << "pitlane-cli: " << msg << "\n" << usage();
     return kExitUsage;
 }
 
 struct Outputs {
-    QString json, csv, md, html, pdf;
+    // The file asked for in each export format, in report::exportFormats() order ("" = none).
+    std::vector<QString> files = std::vector<QString>(report::exportFormats().size());
     QString db;  // --db as given ("" = not given)
     bool any() const {
-        return !json.isEmpty() || !csv.isEmpty() || !md.isEmpty() || !html.isEmpty() || !pdf.isEmpty();
+        return std::any_of(files.begin(), files.end(),
+                           [](const QString& f) { return !f.isEmpty(); });
     }
 };
 
@@ -61,12 +87,10 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             dst = args[++i];
             return true;
         };
-        if (a == "--json") { if (!value(out.json)) return false; }
-        else if (a == "--csv") { if (!value(out.csv)) return false; }
-        else if (a == "--md") { if (!value(out.md)) return false; }
-        else if (a == "--html" || a == "--report") { if (!value(out.html)) return false; }
-        else if (a == "--pdf") { if (!value(out.pdf)) return false; }
-        else if (a == "--quiet" || a == "-q") quiet = true;
+        if (const auto* format = report::exportFormatForFlag(a)) {
+            const auto row = std::size_t(format - report::exportFormats().data());
+            if (!value(out.files[row])) return false;
+        } else if (a == "--quiet" || a == "-q") quiet = true;
         else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {
@@ -83,19 +107,15 @@ bool writeOutputs(const results::RunResult& run, const Outputs& out, const QStri
     report::ReportOptions opts;
     opts.runId = runId;
     bool ok = true;
-    auto write = [&](const QString& path, auto writer) {
-        if (path.isEmpty()) return;
+    const auto& formats = report::exportFormats();
+    for (std::size_t i = 0; i < formats.size(); ++i) {
+        if (out.files[i].isEmpty()) continue;
         QString err;
-        if (!writer(path, run, opts, &err)) {
+        if (!formats[i].write(out.files[i], run, opts, &err)) {
             std::cerr << "pitlane-cli: cannot write " << err.toStdString() << "\n";
             ok = false;
         }
-    };
-    write(out.json, report::writeJson);
-    write(out.csv, report::writeCsv);
-    write(out.md, report::writeMarkdown);
-    write(out.html, report::writeHtml);
-    write(out.pdf, report::writePdf);
+    }
     return ok;
 }
 
@@ -254,10 +274,13 @@ int cmdRun(QCoreApplication& app, const QStringList& args) {
 int main(int argc, char** argv) {
     // Writing a PDF needs a QGuiApplication (fonts, painting); everything else runs on a
     // QCoreApplication. A CLI never shows a window: offscreen, so it works without DISPLAY.
-    bool wantsPdf = false;
-    for (int i = 1; i < argc; ++i) wantsPdf |= std::string(argv[i]) == "--pdf";
+    bool wantsGui = false;
+    for (int i = 1; i < argc; ++i) {
+        const auto* format = report::exportFormatForFlag(QString::fromLocal8Bit(argv[i]));
+        wantsGui |= format && format->needsGuiApp;
+    }
     std::unique_ptr<QCoreApplication> appHolder;
-    if (wantsPdf) {
+    if (wantsGui) {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
         appHolder = std::make_unique<QGuiApplication>(argc, argv);
     } else {
@@ -267,7 +290,7 @@ int main(int argc, char** argv) {
     QCoreApplication::setApplicationName("pitlane");
     const QStringList args = app.arguments();
     if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
-        std::cout << kUsage;
+        std::cout << usage();
         return args.size() < 2 ? kExitUsage : kExitOk;
     }
     const QString cmd = args[1];

@@ -1,9 +1,11 @@
 #include "main_window.h"
 
+#include "export_controller.h"
+#include "history_controller.h"
 #include "recent_files.h"
+#include "run_controller.h"
 
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
@@ -15,7 +17,6 @@
 #include "pitlane/widgets/run_status_panel.h"
 #include "pitlane/widgets/setup_panel.h"
 #include "pitlane/widgets/theme.h"
-#include "pitlane/widgets/verdict_calculator.h"
 #include "pitlane/widgets/wrapping_label.h"
 
 #include <QAction>
@@ -40,13 +41,10 @@
 
 namespace pitlane::app {
 
-using json = nlohmann::json;
 namespace W = widgets;
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
-      runner_(new session::ExperimentRunner({session::defaultWorkerPath()}, this)),
-      verdict_(new W::VerdictCalculator(this)),
       setup_(new W::SetupPanel),
       status_(new W::RunStatusPanel),
       plots_(new W::PlotPanel),
@@ -80,13 +78,8 @@ MainWindow::MainWindow(QWidget* parent)
     rightSplitter_->setSizes({70, 600, 190});  // the history dock below takes its share too
     setCentralWidget(mainSplitter_);
 
-    plots_->attach(runner_);
-    status_->attach(runner_);
-    createActions();
-    createHistoryDock();
+    createControllers();
     createMenus();
-    connectRunner();
-    connect(verdict_, &W::VerdictCalculator::ready, this, &MainWindow::onVerdict);
     connect(setup_, &W::SetupPanel::changed, this, [this] { setWindowModified(true); });
     // Every preset load (open, save, last session, new model) ends in changed(): the lesson
     // follows the preset the setup now holds.
@@ -104,26 +97,33 @@ MainWindow::MainWindow(QWidget* parent)
                          .arg(errors)
                          .arg(errors == 1 ? tr("error") : tr("errors")));
     });
-    liveVerdict_.setInterval(1000);
-    connect(&liveVerdict_, &QTimer::timeout, this, [this] {
-        std::size_t n = 0;
-        for (const auto& a : runner_->result().arms) n += a.samples.size();
-        if (n == samplesAtLastVerdict_ || verdict_->busy()) return;
-        samplesAtLastVerdict_ = n;
-        verdict_->request(runner_->result(), false);
-    });
     restoreSettings();
     updateActions();
     updateTitle();
     // The history opens once the caller had its chance to choose the file (--db).
-    QTimer::singleShot(0, this, &MainWindow::ensureHistory);
+    QTimer::singleShot(0, historyCtl_, &HistoryController::ensureHistory);
     statusBar()->showMessage(tr("Open a preset or a model, then Run (Ctrl+R)"));
 }
 
-MainWindow::~MainWindow() {
-    // The runner (a child, deleted after the members) may still report while it goes: the
-    // recorder must not write into the history closed before it.
-    delete recorder_;
+// The controllers are children: whichever goes first, the recorder never outlives the store
+// it writes into (~HistoryController).
+MainWindow::~MainWindow() = default;
+
+// The runner wired to the views first, then the actions, the history dock (below the views)
+// and File ▸ Export; problems any of them meets go through report().
+void MainWindow::createControllers() {
+    const WindowViews views{this,     setup_, status_,       plots_,      comparison_,
+                            applied_, log_,   verdictLine_, resultsTabs_};
+    runCtl_ = new RunController(views, this);
+    createActions();
+    historyCtl_ = new HistoryController(views, runCtl_, this);
+    exportCtl_ = new ExportController(this, runCtl_, historyCtl_, this);
+    connect(runCtl_, &RunController::runFinished, this, &MainWindow::runFinished);
+    connect(runCtl_, &RunController::actionsChanged, this, &MainWindow::updateActions);
+    connect(runCtl_, &RunController::cudaReported, this, &MainWindow::setCuda);
+    connect(historyCtl_, &HistoryController::actionsChanged, this, &MainWindow::updateActions);
+    connect(historyCtl_, &HistoryController::problem, this, &MainWindow::report);
+    connect(exportCtl_, &ExportController::problem, this, &MainWindow::report);
 }
 
 QWidget* MainWindow::buildResultsTabs() {
@@ -201,7 +201,7 @@ void MainWindow::createMenus() {
     saveAction_ = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton),
                                   tr("&Save preset…"), this, &MainWindow::savePresetDialog);
     saveAction_->setShortcut(QKeySequence::Save);
-    exportAction_ = file->addAction(tr("&Export…"), this, &MainWindow::exportDialog);
+    exportAction_ = file->addAction(tr("&Export…"), exportCtl_, &ExportController::exportDialog);
     exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     exportAction_->setStatusTip(
         tr("Write the shown run (or the run selected in the history list) as HTML, PDF, "
@@ -213,7 +213,7 @@ void MainWindow::createMenus() {
     run->addAction(runAction_);
     run->addAction(stopAction_);
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    QAction* showHistory = historyDock_->toggleViewAction();
+    QAction* showHistory = historyDock()->toggleViewAction();
     showHistory->setText(tr("Run &history"));
     showHistory->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
     view->addAction(showHistory);
@@ -237,25 +237,8 @@ void MainWindow::createMenus() {
     tools->addAction(stopAction_);
 }
 
-void MainWindow::connectRunner() {
-    using R = session::ExperimentRunner;
-    connect(runner_, &R::armEvent, this, &MainWindow::onArmEvent);
-    connect(runner_, &R::logMessage, this,
-            [this](int arm, const QString& level, const QString& text) {
-                const auto& arms = runner_->result().arms;
-                const QString name = arm >= 0 && arm < int(arms.size())
-                                         ? QString::fromStdString(arms[std::size_t(arm)].name)
-                                         : QString();
-                log_->append(arm, name, level, text);
-            });
-    connect(runner_, &R::armFinished, this, [this] { refreshApplied(); });
-    // Queued: a worker that cannot even start ends the run inside start(); the window finishes
-    // the run after startRun() has set everything up.
-    connect(runner_, &R::finished, this, &MainWindow::onRunnerFinished, Qt::QueuedConnection);
-}
-
 bool MainWindow::isRunning() const {
-    return runner_->isRunning();
+    return runCtl_->isRunning();
 }
 
 void MainWindow::report(const QString& title, const QString& text) {
@@ -268,12 +251,12 @@ void MainWindow::report(const QString& title, const QString& text) {
 }
 
 void MainWindow::updateActions() {
-    const bool running = runner_->isRunning();
+    const bool running = isRunning();
     runAction_->setEnabled(!running && setup_->isValid());
     stopAction_->setEnabled(running);
     setup_->setEnabled(!running);
     exportAction_->setEnabled(!running && !shownResult().arms.empty());
-    historyPanel_->setLiveRun(running, running && recorder_ ? recorder_->runId() : 0);
+    historyCtl_->setLiveRun(running);
 }
 
 void MainWindow::updateTitle() {
@@ -283,126 +266,21 @@ void MainWindow::updateTitle() {
 }
 
 bool MainWindow::startRun() {
-    if (runner_->isRunning()) return false;
+    if (isRunning()) return false;
     const auto built = setup_->build();
     if (!built.preset) {
         report(tr("Cannot run"), tr("The setup is not valid: %1").arg(built.error));
         return false;
     }
-    ensureHistory();
-    // The views follow the live run again.
-    stored_.reset();
-    storedId_ = 0;
-    storedHeading_.clear();
-    storedNotes_.clear();
-    liveVerdictPending_ = false;
-    log_->clear();
-    verdict_->reset();
-    comparison_->setRows({});
-    verdictLine_->setWrappedText(QString());
-    samplesAtLastVerdict_ = 0;
-    setup_->modelPanel()->clearLoaded();
-    runner_->start(*built.preset);
-    plots_->beginRun();
-    status_->beginRun();
-    refreshApplied();
-    liveVerdict_.start();
-    log_->append(-1, QString(), QStringLiteral("info"),
-                 tr("run started: %1 arms of %2")
-                     .arg(built.preset->arms.size())
-                     .arg(QString::fromStdString(built.preset->model_path)));
-    statusBar()->showMessage(tr("Running… (Esc stops)"));
+    historyCtl_->ensureHistory();  // its recorder hears the run from the start
+    runCtl_->start(*built.preset);
     saveLastSetup();
     updateActions();
     return true;
 }
 
 void MainWindow::stopRun() {
-    if (!runner_->isRunning()) return;
-    statusBar()->showMessage(tr("Stopping: every worker is asked to stop, then killed"));
-    runner_->stop();
-    updateActions();
-}
-
-void MainWindow::onArmEvent(int arm, const json& event) {
-    const auto type = event.value("type", std::string());
-    if (type == "hello") {
-        const auto env = event.value("environment", json::object());
-        const auto available = env.is_object() ? env.find("cuda_available") : env.end();
-        if (available != env.end() && available->is_boolean()) {
-            const auto devices = env.find("cuda_devices");
-            setCuda(
-                {true, available->get<bool>(),
-                 devices != env.end() && devices->is_number_integer() ? devices->get<int>() : 0});
-        }
-    } else if (type == "loaded" || type == "applied") {
-        // armEvent is emitted before the runner stores the event in result(): read it after.
-        QTimer::singleShot(0, this, [this] {
-            setup_->modelPanel()->showLoaded(runner_->result());
-            refreshApplied();
-        });
-    }
-    Q_UNUSED(arm);
-}
-
-void MainWindow::refreshApplied() {
-    std::vector<std::pair<std::string, json>> arms;
-    for (const auto& a : shownResult().arms)
-        arms.emplace_back(a.name, a.applied.empty() ? json() : a.applied);
-    applied_->setArms(arms);
-}
-
-void MainWindow::onRunnerFinished() {
-    liveVerdict_.stop();
-    plots_->flush();
-    refreshApplied();
-    setup_->modelPanel()->showLoaded(runner_->result());
-    const auto& result = runner_->result();
-    for (const auto& w : results::runWarnings(result))
-        log_->append(-1, QString(), QStringLiteral("warning"), QString::fromStdString(w));
-    liveVerdictPending_ = true;
-    verdict_->request(result, true);
-    updateActions();
-}
-
-void MainWindow::onVerdict(const std::vector<W::ComparisonRow>& rows, bool final) {
-    comparison_->setRows(rows);
-    QStringList lines;
-    for (const auto& r : rows)
-        if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
-    const QString prefix = final || stored_ ? QString() : tr("(live) ");
-    QString text =
-        lines.isEmpty()
-            ? QString()
-            : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>")));
-    // How many fresh processes stood behind the verdict, and why rounds were added.
-    const std::string replication =
-        results::replicationSummary(stored_ ? *stored_ : runner_->result());
-    if ((final || stored_) && !text.isEmpty() && !replication.empty())
-        text += QStringLiteral("<br><i>%1</i>")
-                    .arg(QString::fromStdString(replication).toHtmlEscaped());
-    if (stored_) {
-        // Which run this is, and what the reader must know to trust the verdict.
-        QStringList parts = {storedHeading_.toHtmlEscaped()};
-        if (!text.isEmpty()) parts << text;
-        for (const auto& note : storedNotes_)
-            parts << QStringLiteral("<i>%1</i>").arg(note.toHtmlEscaped());
-        text = parts.join(QStringLiteral("<br>"));
-    }
-    verdictLine_->setWrappedText(text);
-    if (!final || stored_) return;
-    liveVerdictPending_ = false;
-    const auto& result = runner_->result();
-    const bool ok = result.allOk();
-    statusBar()->showMessage(tr("Run %1 in %2 s")
-                                 .arg(ok ? tr("finished") : tr("ended with failed arms"))
-                                 .arg(result.wall_s, 0, 'f', 1));
-    log_->append(-1, QString(), ok ? QStringLiteral("info") : QStringLiteral("warning"),
-                 tr("run %1 in %2 s")
-                     .arg(ok ? tr("finished") : tr("ended with failed arms"))
-                     .arg(result.wall_s, 0, 'f', 1));
-    updateActions();
-    emit runFinished(ok);
+    if (runCtl_->stop()) updateActions();
 }
 
 void MainWindow::setCuda(const W::CudaAvailability& cuda) {
@@ -440,10 +318,59 @@ void MainWindow::setDarkPalette(bool dark) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (runner_->isRunning()) runner_->stop();  // the workers get SIGTERM, then SIGKILL
+    runCtl_->stop();  // while a run goes: the workers get SIGTERM, then SIGKILL
     saveSettings();
     saveLastSetup();
     event->accept();
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    // pitlane-cli may have stored runs in the same file meanwhile; listing reads no samples.
+    if (event->type() == QEvent::ActivationChange && isActiveWindow() && historyCtl_)
+        historyCtl_->refreshList();
+}
+
+// Forwarded to the controllers.
+
+const session::ExperimentRunner* MainWindow::runner() const {
+    return runCtl_->runner();
+}
+const results::RunResult& MainWindow::shownResult() const {
+    return runCtl_->shown().result();
+}
+bool MainWindow::showsStoredRun() const {
+    return runCtl_->shown().isStored();
+}
+bool MainWindow::setDatabasePath(const QString& choice) {
+    return historyCtl_->setDatabasePath(choice);
+}
+QString MainWindow::databasePath() const {
+    return historyCtl_->databasePath();
+}
+store::RunStore* MainWindow::history() const {
+    return historyCtl_->store();
+}
+W::HistoryPanel* MainWindow::historyPanel() const {
+    return historyCtl_->panel();
+}
+QDockWidget* MainWindow::historyDock() const {
+    return historyCtl_->dock();
+}
+qint64 MainWindow::shownRunId() const {
+    return historyCtl_->shownRunId();
+}
+bool MainWindow::showStoredRun(qint64 runId) {
+    return historyCtl_->showStoredRun(runId);
+}
+bool MainWindow::showRunComparison(const W::CrossRunChoice& choice) {
+    return historyCtl_->showRunComparison(choice);
+}
+bool MainWindow::exportShownRun(const QString& path, QString* error) {
+    return exportCtl_->exportShownRun(path, error);
+}
+bool MainWindow::exportStoredRun(qint64 runId, const QString& path, QString* error) {
+    return exportCtl_->exportStoredRun(runId, path, error);
 }
 
 }  // namespace pitlane::app

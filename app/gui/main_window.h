@@ -1,36 +1,32 @@
 #pragma once
 // The workbench window, composed of the widgets library: the setup on the left (model, run
 // settings, arms), run status, live plots and the verdict on the right, the run history below.
-// It owns the one ExperimentRunner (the orchestration pitlane-cli uses) and wires its signals to
-// the views; a RunRecorder stores every run in the history as it goes (the CLI's recorder and
-// database file). The views show either the live run or a finished one from the history.
+// It builds the views, menus and settings, and hands the rest to three controllers:
+// RunController (the one ExperimentRunner, the orchestration pitlane-cli uses, wired to the
+// views; the verdict; start/stop), HistoryController (the RunStore and the RunRecorder that
+// stores every run as it goes, the CLI's recorder and database file; the history dock; stored
+// runs and cross-run comparisons in the views) and ExportController (File ▸ Export). The views
+// show either the live run or a finished one from the history.
+#include "pitlane/results/run_result.h"
 #include "pitlane/widgets/comparison_rows.h"
 #include "pitlane/widgets/cross_run_dialog.h"
 #include "pitlane/widgets/knob_form.h"
 
 #include <QMainWindow>
 #include <QPalette>
-#include <QTimer>
-
-#include <memory>
 
 class QAction;
 class QDockWidget;
-class QLabel;
 class QSplitter;
 class QTabWidget;
 class QTableView;
 
-namespace pitlane::report {
-struct ReportOptions;
-}
 namespace pitlane::session {
 class ExperimentRunner;
 }
 namespace pitlane::store {
-class RunRecorder;
 class RunStore;
-}  // namespace pitlane::store
+}
 namespace pitlane::widgets {
 class AppliedSettingsModel;
 class ComparisonTableModel;
@@ -40,13 +36,15 @@ class LogPane;
 class PlotPanel;
 class RunStatusPanel;
 class SetupPanel;
-class VerdictCalculator;
 class WrappingLabel;
 }  // namespace pitlane::widgets
 
 namespace pitlane::app {
 
+class ExportController;
+class HistoryController;
 class RecentFiles;
+class RunController;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -63,7 +61,7 @@ public:
     // (the window then runs without history, as with "none"), or while a run is going.
     bool setDatabasePath(const QString& choice);
     QString databasePath() const;  // "" when no history is open
-    store::RunStore* history() const { return history_.get(); }
+    store::RunStore* history() const;
 
     // By suffix: .pt opens a model, .json a preset.
     bool openPath(const QString& path);
@@ -86,7 +84,7 @@ public:
     bool showRunComparison(const widgets::CrossRunChoice& choice);
     // The run the views show: a stored run or comparison when one was opened, else the live one.
     const results::RunResult& shownResult() const;
-    bool showsStoredRun() const { return static_cast<bool>(stored_); }
+    bool showsStoredRun() const;
     // The history id of the shown run (a stored one, or the live one once recorded); 0: none.
     qint64 shownRunId() const;
     // File ▸ Export without the dialog: the format follows the suffix (.html .pdf .md .csv
@@ -97,7 +95,7 @@ public:
     bool saveScreenshot(const QString& path, QString* error = nullptr);
     void setDarkPalette(bool dark);
 
-    const session::ExperimentRunner* runner() const { return runner_; }
+    const session::ExperimentRunner* runner() const;
     widgets::SetupPanel* setupPanel() const { return setup_; }
     widgets::PlotPanel* plotPanel() const { return plots_; }
     widgets::RunStatusPanel* statusPanel() const { return status_; }
@@ -105,8 +103,8 @@ public:
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
     widgets::LessonPanel* lessonPanel() const { return lesson_; }
-    widgets::HistoryPanel* historyPanel() const { return historyPanel_; }
-    QDockWidget* historyDock() const { return historyDock_; }
+    widgets::HistoryPanel* historyPanel() const;
+    QDockWidget* historyDock() const;
     QAction* runAction() const { return runAction_; }
     QAction* stopAction() const { return stopAction_; }
     QAction* exportAction() const { return exportAction_; }
@@ -123,42 +121,22 @@ protected:
 
 private:
     QWidget* buildResultsTabs();
+    void createControllers();
     void createActions();
     void createMenus();
-    void connectRunner();
     void updateActions();
     void updateTitle();
     void report(const QString& title, const QString& text);
-    void onArmEvent(int arm, const nlohmann::json& event);
-    void onRunnerFinished();
-    void onVerdict(const std::vector<widgets::ComparisonRow>& rows, bool final);
-    void refreshApplied();
     void setCuda(const widgets::CudaAvailability& cuda);
 
     // main_window_files.cpp
     void openPresetDialog();
     void openModelDialog();
     void savePresetDialog();
-    QString lastFolder() const;
-    void rememberFolder(const QString& path);
     void restoreSettings();
     void saveSettings();
     void saveLastSetup();
 
-    // main_window_history.cpp
-    void createHistoryDock();
-    void ensureHistory();
-    void onRunStored(qint64 runId);
-    // Puts a finished run into every view; `heading` names it above the verdict.
-    void showFinished(results::RunResult run, qint64 runId, const QString& heading,
-                      const QStringList& notes);
-    void exportDialog();
-    void exportStoredRunDialog(qint64 runId);
-    void exportRunDialog(const results::RunResult& run,
-                         const pitlane::report::ReportOptions& options);
-
-    session::ExperimentRunner* runner_;
-    widgets::VerdictCalculator* verdict_;
     widgets::SetupPanel* setup_;
     widgets::RunStatusPanel* status_;
     widgets::PlotPanel* plots_;
@@ -174,25 +152,13 @@ private:
     RecentFiles* recent_ = nullptr;
     QAction *runAction_ = nullptr, *stopAction_ = nullptr, *darkAction_ = nullptr;
     QAction *saveAction_ = nullptr, *exportAction_ = nullptr;
-    QTimer liveVerdict_;
-    std::size_t samplesAtLastVerdict_ = 0;
     QPalette systemPalette_;
     QString systemStyle_;
     bool interactive_ = true;
 
-    // Run history.
-    std::unique_ptr<store::RunStore> history_;
-    store::RunRecorder* recorder_ = nullptr;
-    bool historyChosen_ = false;  // setDatabasePath() ran (explicitly or by default)
-    widgets::HistoryPanel* historyPanel_ = nullptr;
-    QDockWidget* historyDock_ = nullptr;
-    // What the views show when not the live run: a stored run or a comparison.
-    std::shared_ptr<const results::RunResult> stored_;  // shared with the plots
-    qint64 storedId_ = 0;                               // 0 for a comparison of two runs
-    QString storedHeading_;
-    QStringList storedNotes_;
-    // The live run's final verdict is being computed; runFinished() follows it.
-    bool liveVerdictPending_ = false;
+    RunController* runCtl_ = nullptr;          // the live run, the verdict, which run is shown
+    HistoryController* historyCtl_ = nullptr;  // the run history and its dock
+    ExportController* exportCtl_ = nullptr;    // File ▸ Export
 };
 
 }  // namespace pitlane::app

@@ -1,11 +1,11 @@
 // MainWindow: files (presets, models), recent files, drag and drop, and QSettings. Exports are
-// in main_window_history.cpp.
+// ExportController's (export_controller.cpp).
 #include "main_window.h"
 
 #include "app_paths.h"
 #include "recent_files.h"
 
-#include "pitlane/session/experiment_runner.h"
+#include "pitlane/spec/preset.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/setup_panel.h"
 
@@ -176,14 +176,6 @@ void MainWindow::savePresetDialog() {
         statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
 }
 
-QString MainWindow::lastFolder() const {
-    return QSettings().value(QStringLiteral("files/lastFolder")).toString();
-}
-
-void MainWindow::rememberFolder(const QString& path) {
-    QSettings().setValue(QStringLiteral("files/lastFolder"), QFileInfo(path).absolutePath());
-}
-
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
     for (const QUrl& url : event->mimeData()->urls())
         if (url.isLocalFile() &&
@@ -194,7 +186,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-    if (runner_->isRunning()) return;
+    if (isRunning()) return;
     for (const QUrl& url : event->mimeData()->urls()) {
         const QString path = url.toLocalFile();
         if (isModelFile(path) || isJsonFile(path)) {

@@ -10,6 +10,14 @@ namespace {
 const QString kKey = QStringLiteral("files/recent");
 }
 
+QString lastFolder() {
+    return QSettings().value(QStringLiteral("files/lastFolder")).toString();
+}
+
+void rememberFolder(const QString& path) {
+    QSettings().setValue(QStringLiteral("files/lastFolder"), QFileInfo(path).absolutePath());
+}
+
 RecentFiles::RecentFiles(QMenu* menu, QObject* parent) : QObject(parent), menu_(menu) {
     files_ = QSettings().value(kKey).toStringList();
     rebuild();

@@ -8,6 +8,11 @@ class QMenu;
 
 namespace pitlane::app {
 
+// The folder the file dialogs start in: the one of the last file opened, saved or exported
+// (QSettings files/lastFolder).
+QString lastFolder();
+void rememberFolder(const QString& path);
+
 class RecentFiles : public QObject {
     Q_OBJECT
 public:

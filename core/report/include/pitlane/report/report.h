@@ -2,7 +2,8 @@
 // Reports of a run: one self-contained HTML file (charts as inline SVG, no external resource),
 // a PDF with the same content, a Markdown summary for pull requests and chat, the raw samples
 // as CSV and the results JSON of CONTRACT.md. Every write is atomic (QSaveFile): an interrupted
-// export never leaves a half file over a good one. Qt Core/Gui/Svg, no widgets.
+// export never leaves a half file over a good one. Qt Core/Gui/Svg, no widgets. The formats as one
+// table (suffixes, pitlane-cli flags, writer): export_formats.h.
 #include "pitlane/results/run_result.h"
 
 #include <QByteArray>

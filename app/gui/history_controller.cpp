@@ -1,0 +1,199 @@
+#include "history_controller.h"
+
+#include "run_controller.h"
+
+#include "pitlane/store/run_recorder.h"
+#include "pitlane/store/run_store.h"
+#include "pitlane/widgets/history_model.h"
+#include "pitlane/widgets/history_panel.h"
+#include "pitlane/widgets/log_pane.h"
+#include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/run_status_panel.h"
+
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace pitlane::app {
+
+namespace W = widgets;
+
+namespace {
+const QString kInfo = QStringLiteral("info");
+const QString kError = QStringLiteral("error");
+const QString kWarning = QStringLiteral("warning");
+}  // namespace
+
+HistoryController::HistoryController(const WindowViews& views, RunController* run, QObject* parent)
+    : QObject(parent), views_(views), run_(run) {
+    panel_ = new W::HistoryPanel;
+    dock_ = new QDockWidget(tr("Run history"), views_.window);
+    dock_->setObjectName(QStringLiteral("historyDock"));
+    dock_->setWidget(panel_);
+    dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                       QDockWidget::DockWidgetClosable);
+    views_.window->addDockWidget(Qt::BottomDockWidgetArea, dock_);
+    views_.window->resizeDocks({dock_}, {170}, Qt::Vertical);
+    connect(panel_, &W::HistoryPanel::openRequested, this,
+            [this](qint64 id) { showStoredRun(id); });
+    connect(panel_, &W::HistoryPanel::compareChosen, this,
+            [this](const W::CrossRunChoice& c) { showRunComparison(c); });
+    connect(panel_, &W::HistoryPanel::storeError, this,
+            [this](const QString& why) { emit problem(tr("Run history"), why); });
+}
+
+HistoryController::~HistoryController() {
+    // The runner may still report while it goes: the recorder must not write into the history
+    // closed before it.
+    delete recorder_;
+}
+
+bool HistoryController::setDatabasePath(const QString& choice) {
+    if (run_->isRunning()) return false;
+    chosen_ = true;
+    panel_->setStore(nullptr);
+    delete recorder_;
+    recorder_ = nullptr;
+    store_.reset();
+    const QString path = store::RunStore::resolvePath(choice);
+    if (path.isEmpty()) {
+        panel_->setStore(nullptr, tr("Run history off (--db none): runs are not stored."));
+        return true;
+    }
+    auto db = std::make_unique<store::RunStore>();
+    if (!db->open(path)) {
+        const QString why = db->lastError();
+        panel_->setStore(nullptr, tr("No run history: %1").arg(why));
+        emit problem(tr("Run history"),
+                     tr("Cannot open the run history (%1). Runs will not be stored.").arg(why));
+        return choice.isEmpty();  // like pitlane-cli: only a file named with --db is fatal
+    }
+    store_ = std::move(db);
+    recorder_ = new store::RunRecorder(store_.get(), QStringLiteral("gui"), this);
+    recorder_->attach(run_->runner());
+    connectRecorder();
+    panel_->setStore(store_.get());
+    return true;
+}
+
+void HistoryController::connectRecorder() {
+    connect(recorder_, &store::RunRecorder::runStarted, this, [this](qint64 id) {
+        panel_->refresh();
+        panel_->setLiveRun(true, id);
+        views_.log->append(-1, QString(), kInfo,
+                           tr("recording run #%1 in %2").arg(id).arg(store_->path()));
+    });
+    connect(recorder_, &store::RunRecorder::runStored, this, &HistoryController::onRunStored);
+    connect(recorder_, &store::RunRecorder::storeError, this, [this](const QString& why) {
+        // Recording goes on with the next write; a dialog in the middle of a run would stop
+        // nothing, so the log and the status bar say it.
+        views_.log->append(-1, QString(), kError, tr("run history: %1").arg(why));
+        views_.window->statusBar()->showMessage(tr("Run history: %1").arg(why), 10000);
+    });
+}
+
+QString HistoryController::databasePath() const {
+    return store_ ? store_->path() : QString();
+}
+
+void HistoryController::ensureHistory() {
+    if (!chosen_) setDatabasePath(QString());
+}
+
+void HistoryController::refreshList() {
+    if (store_) panel_->refresh();
+}
+
+void HistoryController::setLiveRun(bool running) {
+    panel_->setLiveRun(running, running && recorder_ ? recorder_->runId() : 0);
+}
+
+void HistoryController::onRunStored(qint64 runId) {
+    panel_->refresh();
+    panel_->selectRun(runId);
+}
+
+qint64 HistoryController::shownRunId() const {
+    const ShownRun& shown = run_->shown();
+    if (shown.isStored()) return shown.storedId();
+    return recorder_ && !run_->runner()->result().arms.empty() ? recorder_->runId() : 0;
+}
+
+bool HistoryController::showStoredRun(qint64 runId) {
+    if (run_->isRunning() || !store_) return false;
+    auto run = store_->loadRun(runId);
+    if (!run) {
+        emit problem(tr("Cannot open the run"), store_->lastError());
+        return false;
+    }
+    const auto info = store_->runInfo(runId);
+    QStringList parts = {tr("Stored run #%1").arg(runId),
+                         W::localDateText(QString::fromStdString(run->started_at)),
+                         QString::fromStdString(run->preset.name)};
+    QStringList notes;
+    if (info) {
+        if (!info->label.isEmpty()) parts << QStringLiteral("“%1”").arg(info->label);
+        if (info->baseline) parts << tr("baseline ★");
+        if (!info->complete())
+            notes << tr(
+                "Its recording stopped before the run finished (the process was killed): "
+                "every sample received until then is here.");
+    }
+    showFinished(std::move(*run), runId, parts.join(QStringLiteral(" · ")), notes);
+    panel_->selectRun(runId);  // the list shows which run the views show
+    return true;
+}
+
+bool HistoryController::showRunComparison(const W::CrossRunChoice& c) {
+    if (run_->isRunning() || !store_) return false;
+    auto comparison = store_->compareRuns(c.runX, c.armX, c.runY, c.armY);
+    if (!comparison) {
+        emit problem(tr("Cannot compare"), store_->lastError());
+        return false;
+    }
+    const QString heading =
+        tr("Comparison: %1").arg(QString::fromStdString(comparison->run.preset.name));
+    QString note = QString::fromStdString(comparison->note);  // says "not interleaved"
+    if (!note.isEmpty()) note[0] = note[0].toUpper();
+    showFinished(std::move(comparison->run), 0, heading, {note});
+    return true;
+}
+
+void HistoryController::showFinished(results::RunResult run, qint64 runId, const QString& heading,
+                                     const QStringList& notes) {
+    run_->leaveLiveRun(
+        QStringLiteral("%1<br>%2").arg(heading.toHtmlEscaped(), tr("computing the verdict…")));
+    run_->shown().showStored(std::move(run), runId, heading, notes);
+    const auto& shown = *run_->shown().stored();
+    views_.plots->showRun(run_->shown().stored());
+    views_.status->showRun(shown);
+    run_->refreshApplied();
+    logShown(shown, heading, notes);
+    run_->computeVerdict(shown);
+    views_.resultsTabs->setCurrentIndex(0);
+    views_.window->statusBar()->showMessage(
+        tr("Showing %1 (Run measures the setup again)").arg(heading));
+    emit actionsChanged();
+}
+
+void HistoryController::logShown(const results::RunResult& shown, const QString& heading,
+                                 const QStringList& notes) {
+    W::LogPane* log = views_.log;
+    log->clear();
+    log->append(-1, QString(), kInfo, tr("showing %1").arg(heading));
+    for (const auto& note : notes) log->append(-1, QString(), kWarning, note);
+    for (std::size_t i = 0; i < shown.arms.size(); ++i) {
+        const auto& a = shown.arms[i];
+        const QString name = QString::fromStdString(a.name);
+        for (const auto& w : a.warnings)
+            log->append(int(i), name, kWarning, QString::fromStdString(w));
+        if (a.error)
+            log->append(int(i), name, kError,
+                        QString::fromStdString(a.error->code + ": " + a.error->message));
+    }
+    for (const auto& w : results::runWarnings(shown))
+        log->append(-1, QString(), kWarning, QString::fromStdString(w));
+}
+
+}  // namespace pitlane::app

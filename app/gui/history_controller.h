@@ -1,0 +1,83 @@
+#pragma once
+// The window's run history: the RunStore (--db), the RunRecorder that stores every run of the
+// window's runner as it goes (the CLI's recorder and file format), the Run history dock, and
+// opening a stored run, or arm X of one run against arm Y of another, in the views.
+#include "window_views.h"
+
+#include "pitlane/widgets/cross_run_dialog.h"
+
+#include <QObject>
+#include <QStringList>
+
+#include <memory>
+
+class QDockWidget;
+
+namespace pitlane::results {
+struct RunResult;
+}
+namespace pitlane::store {
+class RunRecorder;
+class RunStore;
+}  // namespace pitlane::store
+namespace pitlane::widgets {
+class HistoryPanel;
+}
+
+namespace pitlane::app {
+
+class RunController;
+
+class HistoryController : public QObject {
+    Q_OBJECT
+public:
+    // Adds the Run history dock to `views.window`, below.
+    HistoryController(const WindowViews& views, RunController* run, QObject* parent);
+    // The recorder goes first: it must not write into the store closed before it.
+    ~HistoryController() override;
+
+    // MainWindow::setDatabasePath: `choice` as --db takes it. False when a named file cannot
+    // be opened (no history then), or while a run is going.
+    bool setDatabasePath(const QString& choice);
+    QString databasePath() const;  // "" when no history is open
+    // Opens the default history unless setDatabasePath() chose one already.
+    void ensureHistory();
+    store::RunStore* store() const { return store_.get(); }
+    widgets::HistoryPanel* panel() const { return panel_; }
+    QDockWidget* dock() const { return dock_; }
+
+    // The list again (pitlane-cli may have stored runs in the same file meanwhile).
+    void refreshList();
+    // The list marks the run being recorded while `running`.
+    void setLiveRun(bool running);
+    // The history id of the shown run (a stored one, or the live one once recorded); 0: none.
+    qint64 shownRunId() const;
+
+    bool showStoredRun(qint64 runId);
+    bool showRunComparison(const widgets::CrossRunChoice& choice);
+
+signals:
+    // Something the user must hear of (MainWindow::report).
+    void problem(const QString& title, const QString& text);
+    // What the views show changed: the window's actions follow.
+    void actionsChanged();
+
+private:
+    void connectRecorder();
+    void onRunStored(qint64 runId);
+    // Puts a finished run into every view; `heading` names it above the verdict.
+    void showFinished(results::RunResult run, qint64 runId, const QString& heading,
+                      const QStringList& notes);
+    void logShown(const results::RunResult& shown, const QString& heading,
+                  const QStringList& notes);
+
+    WindowViews views_;
+    RunController* run_;
+    std::unique_ptr<store::RunStore> store_;
+    store::RunRecorder* recorder_ = nullptr;
+    bool chosen_ = false;  // setDatabasePath() ran (explicitly or by default)
+    widgets::HistoryPanel* panel_ = nullptr;
+    QDockWidget* dock_ = nullptr;
+};
+
+}  // namespace pitlane::app

@@ -1,0 +1,192 @@
+#include "run_controller.h"
+
+#include "pitlane/spec/preset.h"
+#include "pitlane/widgets/applied_settings_model.h"
+#include "pitlane/widgets/comparison_table_model.h"
+#include "pitlane/widgets/log_pane.h"
+#include "pitlane/widgets/model_panel.h"
+#include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/run_status_panel.h"
+#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/verdict_calculator.h"
+#include "pitlane/widgets/wrapping_label.h"
+
+#include <QMainWindow>
+#include <QStatusBar>
+
+namespace pitlane::app {
+
+using json = nlohmann::json;
+namespace W = widgets;
+
+RunController::RunController(const WindowViews& views, QObject* parent)
+    : QObject(parent),
+      views_(views),
+      runner_(new session::ExperimentRunner({session::defaultWorkerPath()}, this)),
+      verdict_(new W::VerdictCalculator(this)),
+      shown_(runner_) {
+    views_.plots->attach(runner_);
+    views_.status->attach(runner_);
+    connectRunner();
+    connect(verdict_, &W::VerdictCalculator::ready, this, &RunController::onVerdict);
+    liveVerdict_.setInterval(1000);
+    connect(&liveVerdict_, &QTimer::timeout, this, &RunController::onLiveVerdictTick);
+}
+
+void RunController::connectRunner() {
+    using R = session::ExperimentRunner;
+    connect(runner_, &R::armEvent, this, &RunController::onArmEvent);
+    connect(runner_, &R::logMessage, this,
+            [this](int arm, const QString& level, const QString& text) {
+                const auto& arms = runner_->result().arms;
+                const QString name = arm >= 0 && arm < int(arms.size())
+                                         ? QString::fromStdString(arms[std::size_t(arm)].name)
+                                         : QString();
+                views_.log->append(arm, name, level, text);
+            });
+    connect(runner_, &R::armFinished, this, [this] { refreshApplied(); });
+    // Queued: a worker that cannot even start ends the run inside start(); the window finishes
+    // the run after start() has set everything up.
+    connect(runner_, &R::finished, this, &RunController::onRunnerFinished, Qt::QueuedConnection);
+}
+
+void RunController::onLiveVerdictTick() {
+    std::size_t n = 0;
+    for (const auto& a : runner_->result().arms) n += a.samples.size();
+    if (n == samplesAtLastVerdict_ || verdict_->busy()) return;
+    samplesAtLastVerdict_ = n;
+    verdict_->request(runner_->result(), false);
+}
+
+void RunController::start(const spec::Preset& preset) {
+    shown_.followLive();
+    liveVerdictPending_ = false;
+    views_.log->clear();
+    verdict_->reset();
+    views_.comparison->setRows({});
+    views_.verdictLine->setWrappedText(QString());
+    samplesAtLastVerdict_ = 0;
+    views_.setup->modelPanel()->clearLoaded();
+    runner_->start(preset);
+    views_.plots->beginRun();
+    views_.status->beginRun();
+    refreshApplied();
+    liveVerdict_.start();
+    views_.log->append(-1, QString(), QStringLiteral("info"),
+                       tr("run started: %1 arms of %2")
+                           .arg(preset.arms.size())
+                           .arg(QString::fromStdString(preset.model_path)));
+    views_.window->statusBar()->showMessage(tr("Running… (Esc stops)"));
+}
+
+bool RunController::stop() {
+    if (!runner_->isRunning()) return false;
+    views_.window->statusBar()->showMessage(
+        tr("Stopping: every worker is asked to stop, then killed"));
+    runner_->stop();
+    return true;
+}
+
+void RunController::onArmEvent(int arm, const json& event) {
+    const auto type = event.value("type", std::string());
+    if (type == "hello") {
+        const auto env = event.value("environment", json::object());
+        const auto available = env.is_object() ? env.find("cuda_available") : env.end();
+        if (available != env.end() && available->is_boolean()) {
+            const auto devices = env.find("cuda_devices");
+            emit cudaReported(
+                {true, available->get<bool>(),
+                 devices != env.end() && devices->is_number_integer() ? devices->get<int>() : 0});
+        }
+    } else if (type == "loaded" || type == "applied") {
+        // armEvent is emitted before the runner stores the event in result(): read it after.
+        QTimer::singleShot(0, this, [this] {
+            views_.setup->modelPanel()->showLoaded(runner_->result());
+            refreshApplied();
+        });
+    }
+    Q_UNUSED(arm);
+}
+
+void RunController::refreshApplied() {
+    std::vector<std::pair<std::string, json>> arms;
+    for (const auto& a : shown_.result().arms)
+        arms.emplace_back(a.name, a.applied.empty() ? json() : a.applied);
+    views_.applied->setArms(arms);
+}
+
+void RunController::onRunnerFinished() {
+    liveVerdict_.stop();
+    views_.plots->flush();
+    refreshApplied();
+    views_.setup->modelPanel()->showLoaded(runner_->result());
+    const auto& result = runner_->result();
+    for (const auto& w : results::runWarnings(result))
+        views_.log->append(-1, QString(), QStringLiteral("warning"), QString::fromStdString(w));
+    liveVerdictPending_ = true;
+    verdict_->request(result, true);
+    emit actionsChanged();
+}
+
+void RunController::leaveLiveRun(const QString& verdictLine) {
+    if (liveVerdictPending_) {
+        // The live run's verdict is about to be dropped for the finished run's: whoever waits
+        // for the end of the run (scripts, screenshots) hears of it now.
+        liveVerdictPending_ = false;
+        emit runFinished(runner_->result().allOk());
+    }
+    liveVerdict_.stop();
+    verdict_->reset();  // answers for the previous run are dropped
+    views_.comparison->setRows({});
+    views_.verdictLine->setWrappedText(verdictLine);
+}
+
+void RunController::computeVerdict(const results::RunResult& run) {
+    verdict_->request(run, true);
+}
+
+QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bool final) const {
+    QStringList lines;
+    for (const auto& r : rows)
+        if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
+    const bool stored = shown_.isStored();
+    const QString prefix = final || stored ? QString() : tr("(live) ");
+    QString text =
+        lines.isEmpty()
+            ? QString()
+            : QStringLiteral("<b>%1%2</b>").arg(prefix, lines.join(QStringLiteral("<br>")));
+    // How many fresh processes stood behind the verdict, and why rounds were added.
+    const std::string replication = results::replicationSummary(shown_.result());
+    if ((final || stored) && !text.isEmpty() && !replication.empty())
+        text += QStringLiteral("<br><i>%1</i>")
+                    .arg(QString::fromStdString(replication).toHtmlEscaped());
+    if (!stored) return text;
+    // Which run this is, and what the reader must know to trust the verdict.
+    QStringList parts = {shown_.heading().toHtmlEscaped()};
+    if (!text.isEmpty()) parts << text;
+    for (const auto& note : shown_.notes())
+        parts << QStringLiteral("<i>%1</i>").arg(note.toHtmlEscaped());
+    return parts.join(QStringLiteral("<br>"));
+}
+
+void RunController::onVerdict(const std::vector<W::ComparisonRow>& rows, bool final) {
+    views_.comparison->setRows(rows);
+    views_.verdictLine->setWrappedText(verdictText(rows, final));
+    if (!final || shown_.isStored()) return;
+    liveVerdictPending_ = false;
+    logRunEnd();
+    emit actionsChanged();
+    emit runFinished(runner_->result().allOk());
+}
+
+void RunController::logRunEnd() {
+    const auto& result = runner_->result();
+    const bool ok = result.allOk();
+    const QString outcome = ok ? tr("finished") : tr("ended with failed arms");
+    views_.window->statusBar()->showMessage(
+        tr("Run %1 in %2 s").arg(outcome).arg(result.wall_s, 0, 'f', 1));
+    views_.log->append(-1, QString(), ok ? QStringLiteral("info") : QStringLiteral("warning"),
+                       tr("run %1 in %2 s").arg(outcome).arg(result.wall_s, 0, 'f', 1));
+}
+
+}  // namespace pitlane::app

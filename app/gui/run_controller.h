@@ -1,0 +1,79 @@
+#pragma once
+// The window's live run: the one ExperimentRunner (the orchestration pitlane-cli uses) and its
+// signals wired to the views, the verdict (recomputed every second while samples arrive, final
+// when the run ends, then runFinished), start and stop. It also holds which run the views show
+// (ShownRun): the verdict line of a stored run carries its heading and notes.
+#include "shown_run.h"
+#include "window_views.h"
+
+#include "pitlane/widgets/comparison_rows.h"
+#include "pitlane/widgets/knob_form.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <nlohmann/json.hpp>
+
+namespace pitlane::spec {
+struct Preset;
+}
+namespace pitlane::widgets {
+class VerdictCalculator;
+}
+
+namespace pitlane::app {
+
+class RunController : public QObject {
+    Q_OBJECT
+public:
+    // Attaches the plots and the status panel to the runner, then wires the rest.
+    RunController(const WindowViews& views, QObject* parent);
+
+    session::ExperimentRunner* runner() const { return runner_; }
+    bool isRunning() const { return runner_->isRunning(); }
+    ShownRun& shown() { return shown_; }
+    const ShownRun& shown() const { return shown_; }
+
+    // Clears the views, which follow the live run again, and starts `preset` (valid).
+    void start(const spec::Preset& preset);
+    // Every worker is asked to stop, then killed; what was measured is kept. False when no
+    // run is going.
+    bool stop();
+    // The shown run's applied settings into the Applied settings table.
+    void refreshApplied();
+
+    // The views leave the live run for a finished one: whoever waits for the live run's end
+    // hears of it now (runFinished), the live verdict stops, answers still on their way are
+    // dropped, and `verdictLine` shows until computeVerdict's answer arrives.
+    void leaveLiveRun(const QString& verdictLine);
+    // The final verdict of `run` (the shown stored run) into the verdict line and the table.
+    void computeVerdict(const results::RunResult& run);
+
+signals:
+    // The live run is over and its verdict computed (the moment for screenshots).
+    void runFinished(bool allOk);
+    // Running or not, or what is shown, changed: the window's actions follow.
+    void actionsChanged();
+    // A worker said whether CUDA is available.
+    void cudaReported(const pitlane::widgets::CudaAvailability& cuda);
+
+private:
+    void connectRunner();
+    void onLiveVerdictTick();
+    void onArmEvent(int arm, const nlohmann::json& event);
+    void onRunnerFinished();
+    void onVerdict(const std::vector<widgets::ComparisonRow>& rows, bool final);
+    QString verdictText(const std::vector<widgets::ComparisonRow>& rows, bool final) const;
+    void logRunEnd();
+
+    WindowViews views_;
+    session::ExperimentRunner* runner_;
+    widgets::VerdictCalculator* verdict_;
+    ShownRun shown_;
+    QTimer liveVerdict_;
+    std::size_t samplesAtLastVerdict_ = 0;
+    // The live run's final verdict is being computed; runFinished() follows it.
+    bool liveVerdictPending_ = false;
+};
+
+}  // namespace pitlane::app

@@ -1,0 +1,31 @@
+#pragma once
+// The views of the workbench window that its controllers (RunController, HistoryController,
+// ExportController) fill: plain pointers, owned by the window's widget tree.
+class QMainWindow;
+class QTabWidget;
+
+namespace pitlane::widgets {
+class AppliedSettingsModel;
+class ComparisonTableModel;
+class LogPane;
+class PlotPanel;
+class RunStatusPanel;
+class SetupPanel;
+class WrappingLabel;
+}  // namespace pitlane::widgets
+
+namespace pitlane::app {
+
+struct WindowViews {
+    QMainWindow* window = nullptr;  // parent of dialogs and docks; its status bar
+    widgets::SetupPanel* setup = nullptr;
+    widgets::RunStatusPanel* status = nullptr;
+    widgets::PlotPanel* plots = nullptr;
+    widgets::ComparisonTableModel* comparison = nullptr;
+    widgets::AppliedSettingsModel* applied = nullptr;
+    widgets::LogPane* log = nullptr;
+    widgets::WrappingLabel* verdictLine = nullptr;
+    QTabWidget* resultsTabs = nullptr;  // Verdict, Applied settings, Log
+};
+
+}  // namespace pitlane::app
