@@ -128,7 +128,7 @@ private slots:
         // The editor writes back exactly the knobs the preset named.
         for (int i = 0; i < 3; ++i)
             QCOMPARE(arms->form(i)->knobsJson(), original["arms"][i]["knobs"]);
-        QCOMPARE(arms->form(1)->findChild<QLineEdit*>(QStringLiteral("batchSize"))->text(),
+        QCOMPARE(arms->form(1)->findChild<QLineEdit*>(QStringLiteral("batch_size"))->text(),
                  QStringLiteral("1, 4, 16"));
 
         const QString out = dir.filePath("out.json");
@@ -155,7 +155,7 @@ private slots:
         w.setInteractive(false);
         QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", testing::mlpPreset(20, 10))));
         auto* batch = w.setupPanel()->armEditor()->form(1)->findChild<QLineEdit*>(
-            QStringLiteral("batchSize"));
+            QStringLiteral("batch_size"));
         batch->setText(QStringLiteral("1, x"));
         auto* label = w.setupPanel()->findChild<QLabel*>(QStringLiteral("validationLabel"));
         QTRY_VERIFY(label->text().contains(QStringLiteral("arms[1].knobs.batch_size[1]")));

@@ -12,6 +12,8 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 
+#include <algorithm>
+
 namespace pitlane::widgets {
 
 using json = nlohmann::json;
@@ -54,108 +56,87 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     connect(name_, &QLineEdit::textChanged, this, &KnobForm::nameChanged);
     watch(name_);
 
-    addSection(tr("Execution"));
-    device_ = choice({QStringLiteral("cpu"), QStringLiteral("cuda:0")}, tr("Where the model runs"));
-    form_->addRow(tr("Device"), device_);
-    mode_ = choice({QStringLiteral("train"), QStringLiteral("eval")},
-                   tr("module.train() or module.eval(): dropout, batch-norm statistics"));
-    form_->addRow(tr("Mode"), mode_);
-    grad_ = choice(
-        {QStringLiteral("enabled"), QStringLiteral("no_grad"), QStringLiteral("inference_mode")},
-        tr("Autograd: record the graph (enabled), torch::NoGradGuard, or "
-           "c10::InferenceMode"));
-    form_->addRow(tr("Grad mode"), grad_);
-    jit_ = choice(
-        {QStringLiteral("none"), QStringLiteral("freeze"), QStringLiteral("freeze_optimize")},
-        tr("TorchScript as loaded, torch::jit::freeze, or freeze + "
-           "optimize_for_inference (needs eval mode)"));
-    form_->addRow(tr("JIT"), jit_);
-    precision_ = choice({QStringLiteral("fp32"), QStringLiteral("autocast_bf16"),
-                         QStringLiteral("autocast_fp16"), QStringLiteral("half")},
-                        tr("Numeric precision: fp32, autocast to bf16 (CPU) or fp16 (CUDA), or "
-                           "the whole model in half"));
-    form_->addRow(tr("Precision"), precision_);
-    memoryFormat_ = choice({QStringLiteral("contiguous"), QStringLiteral("channels_last")},
-                           tr("Memory layout of 4-D inputs (and the model)"));
-    form_->addRow(tr("Memory format"), memoryFormat_);
-    allocator_ =
-        choice({QStringLiteral("system"), QStringLiteral("jemalloc"), QStringLiteral("tcmalloc")},
-               tr("Heap allocator of the worker process: glibc malloc (system), or "
-                  "jemalloc / tcmalloc preloaded (LD_PRELOAD) when the worker starts"));
-    allocator_->setObjectName(QStringLiteral("allocator"));
-    form_->addRow(tr("Allocator"), allocator_);
-    updateAllocators();
-
-    addSection(tr("Batch and threads"));
-    batch_ = new QLineEdit(this);
-    batch_->setObjectName(QStringLiteral("batchSize"));
-    batch_->setPlaceholderText(QStringLiteral("1"));
-    batch_->setToolTip(tr("Batch size, or a comma-separated list to sweep (e.g. 1, 8, 32)"));
-    form_->addRow(tr("Batch size"), batch_);
-    watch(batch_);
-    intra_ = new QSpinBox(this);
-    intra_->setRange(0, 4096);
-    intra_->setSpecialValueText(tr("all allowed cores"));
-    intra_->setToolTip(
-        tr("at::set_num_threads: intra-op threads (default: every core the "
-           "worker may run on)"));
-    form_->addRow(tr("Intra-op threads"), intra_);
-    watch(intra_);
-    inter_ = new QSpinBox(this);
-    inter_->setRange(1, 4096);
-    inter_->setToolTip(tr("at::set_num_interop_threads: inter-op threads"));
-    form_->addRow(tr("Inter-op threads"), inter_);
-    watch(inter_);
-    affinity_ = choice({QStringLiteral("none"), QStringLiteral("compact"), QStringLiteral("spread"),
-                        QStringLiteral("list")},
-                       tr("CPU pinning: none, compact (neighbouring cores), spread (one per "
-                          "physical core first), or an explicit core list"));
-    form_->addRow(tr("Affinity"), affinity_);
-    cores_ = new QLineEdit(this);
-    cores_->setObjectName(QStringLiteral("affinityCores"));
-    cores_->setPlaceholderText(tr("e.g. 0, 2, 4"));
-    cores_->setToolTip(tr("Core ids for affinity \"list\""));
-    form_->addRow(tr("Cores"), cores_);
-    watch(cores_);
-    connect(affinity_, &QComboBox::currentTextChanged, this,
-            [this](const QString& t) { cores_->setEnabled(t == QLatin1String("list")); });
-    workers_ = new QSpinBox(this);
-    workers_->setRange(1, 64);
-    workers_->setToolTip(tr("Concurrent worker processes for this arm"));
-    form_->addRow(tr("Workers"), workers_);
-    watch(workers_);
-    hostSync_ = new QCheckBox(tr("output to host each iteration"), this);
-    hostSync_->setToolTip(tr("host_sync_each_iter: .item()/.cpu() on the output every iteration"));
-    form_->addRow(tr("Sync"), hostSync_);
-    watch(hostSync_);
-
-    addSection(tr("TorchScript executor"));
-    profilingExecutor_ = optionalBool(tr("torch::jit::getProfilingMode(): the profiling executor"));
-    form_->addRow(tr("Profiling executor"), profilingExecutor_);
-    fuser_ = optionalBool(tr("The NNC (TensorExpr) fuser"));
-    form_->addRow(tr("Fuser"), fuser_);
-
-    addSection(tr("CUDA"));
     cudaNote_ = new QLabel(this);
     cudaNote_->setWordWrap(true);
     cudaNote_->setObjectName(QStringLiteral("cudaNote"));
-    form_->addRow(cudaNote_);
-    cudnnEnabled_ = optionalBool(tr("at::globalContext().setUserEnabledCuDNN"));
-    form_->addRow(tr("cuDNN enabled"), cudnnEnabled_);
-    cudnnBenchmark_ = optionalBool(tr("cuDNN benchmark mode (autotuning per input shape)"));
-    form_->addRow(tr("cuDNN benchmark"), cudnnBenchmark_);
-    cudnnDeterministic_ = optionalBool(tr("cuDNN deterministic algorithms only"));
-    form_->addRow(tr("cuDNN deterministic"), cudnnDeterministic_);
-    allowTf32_ = optionalBool(tr("TF32 tensor cores for fp32 matmul / convolution"));
-    form_->addRow(tr("Allow TF32"), allowTf32_);
-    inputOnHost_ = new QCheckBox(tr("copy from host each iteration"), this);
-    inputOnHost_->setToolTip(
-        tr("input_on_host: include the host-to-device copy in every iteration"));
-    form_->addRow(tr("Input"), inputOnHost_);
-    watch(inputOnHost_);
-
+    controls_.reserve(spec::knobTable().size());
+    for (const auto& group : spec::knobGroups()) {
+        addSection(QString::fromStdString(group));
+        if (group == "CUDA") form_->addRow(cudaNote_);
+        for (const auto& knob : spec::knobTable()) {
+            if (knob.group != group) continue;
+            Control c;
+            c.knob = &knob;
+            c.widget = makeControl(knob, c);
+            c.widget->setObjectName(QString::fromStdString(knob.name));
+            c.widget->setToolTip(QString::fromStdString(knob.help));
+            c.widget->setProperty("pitlaneTip", c.widget->toolTip());
+            watch(c.widget);
+            form_->addRow(QString::fromStdString(knob.label), c.widget);
+            if (c.cores) {
+                form_->addRow(tr("Cores"), c.cores);
+                watch(c.cores);
+            }
+            controls_.push_back(c);
+        }
+    }
+    updateAllocators();
     setKnobs(json::object());
     setCuda({});
+}
+
+QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
+    using K = spec::KnobKind;
+    const QString unit =
+        knob.unit.empty() ? QString() : QStringLiteral(" ") + QString::fromStdString(knob.unit);
+    switch (knob.kind) {
+        case K::Choice:
+        case K::Device:
+        case K::ChoiceOrCores: {
+            auto* box = new QComboBox(this);
+            for (const auto& v : knob.choices)
+                box->addItem(QString::fromStdString(v), QString::fromStdString(v));
+            if (knob.kind != K::ChoiceOrCores) return box;
+            box->addItem(QStringLiteral("list"), QStringLiteral("list"));
+            c.cores = new QLineEdit(this);
+            c.cores->setObjectName(QString::fromStdString(knob.name + "_cores"));
+            c.cores->setPlaceholderText(tr("e.g. 0, 2, 4"));
+            c.cores->setToolTip(tr("Core ids for %1 \"list\"").arg(QString::fromStdString(knob.name)));
+            QLineEdit* cores = c.cores;
+            connect(box, &QComboBox::currentTextChanged, this,
+                    [cores](const QString& t) { cores->setEnabled(t == QLatin1String("list")); });
+            return box;
+        }
+        case K::Bool: return new QCheckBox(this);
+        case K::TorchBool: {
+            auto* box = new QComboBox(this);
+            box->addItem(tr("torch default"), QVariant());
+            box->addItem(tr("on"), true);
+            box->addItem(tr("off"), false);
+            return box;
+        }
+        case K::Count:
+        case K::OptionalCount: {
+            auto* spin = new QSpinBox(this);
+            const bool optional = knob.kind == K::OptionalCount;
+            spin->setRange(optional ? knob.min - 1 : knob.min, knob.max);
+            if (optional) spin->setSpecialValueText(QString::fromStdString(knob.defaultText));
+            spin->setSuffix(unit);
+            return spin;
+        }
+        case K::CountOrList: {
+            auto* edit = new QLineEdit(this);
+            edit->setPlaceholderText(QString::fromStdString(knob.defaultText));
+            return edit;
+        }
+    }
+    return new QWidget(this);
+}
+
+QWidget* KnobForm::control(const std::string& knob) const {
+    for (const auto& c : controls_)
+        if (c.knob->name == knob) return c.widget;
+    return nullptr;
 }
 
 void KnobForm::addSection(const QString& title) {
@@ -183,26 +164,9 @@ void KnobForm::watch(QWidget* w) {
         });
 }
 
-QComboBox* KnobForm::choice(const QStringList& values, const QString& tip) {
-    auto* c = new QComboBox(this);
-    for (const auto& v : values) c->addItem(v, v);
-    c->setToolTip(tip);
-    watch(c);
-    return c;
-}
-
-QComboBox* KnobForm::optionalBool(const QString& tip) {
-    auto* c = new QComboBox(this);
-    c->addItem(tr("torch default"), QVariant());
-    c->addItem(tr("on"), true);
-    c->addItem(tr("off"), false);
-    c->setToolTip(tip);
-    watch(c);
-    return c;
-}
-
 void KnobForm::updateAllocators() {
-    auto* items = qobject_cast<QStandardItemModel*>(allocator_->model());
+    auto* allocator_ = qobject_cast<QComboBox*>(control("allocator"));
+    auto* items = allocator_ ? qobject_cast<QStandardItemModel*>(allocator_->model()) : nullptr;
     if (!items) return;
     for (int i = 0; i < allocator_->count(); ++i) {
         const QString name = allocator_->itemData(i).toString();
@@ -234,90 +198,101 @@ void selectValue(QComboBox* c, const QString& value) {
     c->setCurrentIndex(i);
 }
 
-void selectOptional(QComboBox* c, const std::optional<bool>& v) {
-    c->setCurrentIndex(!v ? 0 : (*v ? 1 : 2));
+QString text(const json& v) {
+    return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
-void putOptional(json& j, const char* key, const QComboBox* c) {
-    const QVariant v = c->currentData();
-    if (v.isValid()) j[key] = v.toBool();
+json listOrOne(const json& list) {
+    return list.size() == 1 ? list[0] : list;
 }
 }  // namespace
+
+// `v` as knobsToJson writes it (null: absent, torch's default).
+void KnobForm::setValue(const Control& c, const json& v) {
+    using K = spec::KnobKind;
+    switch (c.knob->kind) {
+        case K::Choice:
+        case K::Device: selectValue(static_cast<QComboBox*>(c.widget), text(v)); break;
+        case K::ChoiceOrCores: {
+            const bool list = v.is_array();
+            selectValue(static_cast<QComboBox*>(c.widget),
+                        list ? QStringLiteral("list") : text(v));
+            c.cores->setText(list ? intListText(v.get<std::vector<int>>()) : QString());
+            c.cores->setEnabled(list);
+            break;
+        }
+        case K::Bool: static_cast<QCheckBox*>(c.widget)->setChecked(v.is_boolean() && v.get<bool>()); break;
+        case K::TorchBool:
+            static_cast<QComboBox*>(c.widget)->setCurrentIndex(!v.is_boolean() ? 0 : (v.get<bool>() ? 1 : 2));
+            break;
+        case K::Count:
+        case K::OptionalCount: {
+            auto* spin = static_cast<QSpinBox*>(c.widget);
+            spin->setValue(v.is_number_integer() ? v.get<int>() : spin->minimum());
+            break;
+        }
+        case K::CountOrList:
+            static_cast<QLineEdit*>(c.widget)->setText(
+                v.is_array() ? intListText(v.get<std::vector<int>>()) : text(v));
+            break;
+    }
+}
+
+json KnobForm::value(const Control& c) const {
+    using K = spec::KnobKind;
+    switch (c.knob->kind) {
+        case K::Choice:
+        case K::Device:
+            return static_cast<QComboBox*>(c.widget)->currentData().toString().toStdString();
+        case K::ChoiceOrCores: {
+            const QString v = static_cast<QComboBox*>(c.widget)->currentData().toString();
+            if (v == QLatin1String("list")) return parseIntList(c.cores->text());
+            return v.toStdString();
+        }
+        case K::Bool: return static_cast<QCheckBox*>(c.widget)->isChecked();
+        case K::TorchBool: {
+            const QVariant v = static_cast<QComboBox*>(c.widget)->currentData();
+            return v.isValid() ? json(v.toBool()) : json();
+        }
+        case K::Count: return static_cast<QSpinBox*>(c.widget)->value();
+        case K::OptionalCount: {
+            auto* spin = static_cast<QSpinBox*>(c.widget);
+            return spin->value() == spin->minimum() ? json() : json(spin->value());
+        }
+        case K::CountOrList: return listOrOne(parseIntList(static_cast<QLineEdit*>(c.widget)->text()));
+    }
+    return {};
+}
 
 void KnobForm::setKnobs(const json& knobs) {
     spec::Knobs k;
     explicit_.clear();
     loaded_ = knobs.is_object() ? knobs : json::object();
     try {
-        k = spec::parseKnobs(knobs.is_object() ? knobs : json::object(), "<editor>", "knobs");
-        for (const auto& [key, v] : knobs.items()) explicit_.insert(key);
+        k = spec::parseKnobs(loaded_, "<editor>", "knobs");
+        for (const auto& [key, v] : loaded_.items()) explicit_.insert(key);
     } catch (const std::exception&) {
         k = spec::Knobs{};
     }
     loading_ = true;
-    selectValue(device_, QString::fromStdString(k.device));
-    selectValue(mode_, QString::fromStdString(k.mode));
-    selectValue(grad_, QString::fromStdString(k.grad));
-    selectValue(jit_, QString::fromStdString(k.jit));
-    selectValue(precision_, QString::fromStdString(k.precision));
-    selectValue(memoryFormat_, QString::fromStdString(k.memory_format));
-    selectValue(allocator_, QString::fromStdString(k.allocator));
-    batch_->setText(intListText(k.batch_size));
-    intra_->setValue(k.intra_op_threads.value_or(0));
-    inter_->setValue(k.inter_op_threads);
-    selectValue(affinity_, QString::fromStdString(k.affinity));
-    cores_->setText(intListText(k.affinity_cores));
-    cores_->setEnabled(k.affinity == "list");
-    workers_->setValue(k.workers);
-    hostSync_->setChecked(k.host_sync_each_iter);
-    inputOnHost_->setChecked(k.input_on_host);
-    selectOptional(cudnnEnabled_, k.cudnn_enabled);
-    selectOptional(cudnnBenchmark_, k.cudnn_benchmark);
-    selectOptional(cudnnDeterministic_, k.cudnn_deterministic);
-    selectOptional(allowTf32_, k.allow_tf32);
-    selectOptional(profilingExecutor_, k.profiling_executor);
-    selectOptional(fuser_, k.fuser);
+    for (const auto& c : controls_) setValue(c, c.knob->get(k));
     loading_ = false;
     emit changed();
 }
 
 json KnobForm::knobsJson() const {
-    json j;
-    j["device"] = device_->currentData().toString().toStdString();
-    j["mode"] = mode_->currentData().toString().toStdString();
-    j["grad"] = grad_->currentData().toString().toStdString();
-    j["jit"] = jit_->currentData().toString().toStdString();
-    j["precision"] = precision_->currentData().toString().toStdString();
-    const json batch = parseIntList(batch_->text());
-    j["batch_size"] = batch.size() == 1 ? batch[0] : batch;
-    if (intra_->value() > 0) j["intra_op_threads"] = intra_->value();
-    j["inter_op_threads"] = inter_->value();
-    const QString affinity = affinity_->currentData().toString();
-    if (affinity == QLatin1String("list"))
-        j["affinity"] = parseIntList(cores_->text());
-    else
-        j["affinity"] = affinity.toStdString();
-    putOptional(j, "cudnn_enabled", cudnnEnabled_);
-    putOptional(j, "cudnn_benchmark", cudnnBenchmark_);
-    putOptional(j, "cudnn_deterministic", cudnnDeterministic_);
-    putOptional(j, "allow_tf32", allowTf32_);
-    j["memory_format"] = memoryFormat_->currentData().toString().toStdString();
-    j["allocator"] = allocator_->currentData().toString().toStdString();
-    j["workers"] = workers_->value();
-    j["host_sync_each_iter"] = hostSync_->isChecked();
-    j["input_on_host"] = inputOnHost_->isChecked();
-    putOptional(j, "profiling_executor", profilingExecutor_);
-    putOptional(j, "fuser", fuser_);
-
     // Keep what the preset named and what differs from the defaults; drop the rest.
     static const json defaults = spec::knobsToJson(spec::Knobs{});
     json out = json::object();
-    for (const auto& [key, v] : j.items())
+    for (const auto& c : controls_) {
+        const json v = value(c);
+        const auto& key = c.knob->name;
+        if (v.is_null()) continue;  // torch's default: absent
         if (explicit_.count(key) || !defaults.contains(key) || defaults[key] != v) out[key] = v;
-    // A knob the form has no control for (cuda_graph, and any knob added before its control) is
-    // kept as the preset gave it, never dropped on save or run.
+    }
+    // A name the table does not know is kept as the preset gave it, so validation names it.
     for (const auto& [key, v] : loaded_.items())
-        if (!j.contains(key)) out[key] = v;
+        if (!spec::findKnob(key)) out[key] = v;
     return out;
 }
 
@@ -326,30 +301,32 @@ void KnobForm::setCuda(const CudaAvailability& cuda) {
     const bool on = why.isEmpty();
     cudaNote_->setText(on ? QString() : QStringLiteral("<i>%1</i>").arg(why.toHtmlEscaped()));
     cudaNote_->setVisible(!on);
-    // Offer one entry per device the worker reported (at least cuda:0, disabled without CUDA).
-    for (int d = 1; d < cuda.devices; ++d)
-        if (device_->findData(QStringLiteral("cuda:%1").arg(d)) < 0)
-            device_->addItem(QStringLiteral("cuda:%1").arg(d), QStringLiteral("cuda:%1").arg(d));
-    auto* items = qobject_cast<QStandardItemModel*>(device_->model());
-    for (int i = 0; i < device_->count(); ++i)
-        if (device_->itemData(i).toString().startsWith(QLatin1String("cuda:")) && items) {
-            items->item(i)->setEnabled(on);
-            items->item(i)->setToolTip(why);
+    for (const auto& c : controls_) {
+        const QString unavailable = QString::fromStdString(c.knob->unavailable);
+        auto* box = qobject_cast<QComboBox*>(c.widget);
+        if (c.knob->kind == spec::KnobKind::Device && box) {
+            // One entry per device the worker reported (at least cuda:0, disabled without CUDA).
+            for (int d = 1; d < cuda.devices; ++d)
+                if (box->findData(QStringLiteral("cuda:%1").arg(d)) < 0)
+                    box->addItem(QStringLiteral("cuda:%1").arg(d), QStringLiteral("cuda:%1").arg(d));
         }
-    if (auto* p = qobject_cast<QStandardItemModel*>(precision_->model())) {
-        const int i = precision_->findData(QStringLiteral("autocast_fp16"));
-        p->item(i)->setEnabled(on);
-        p->item(i)->setToolTip(on ? QString() : why + tr(" autocast_fp16 is a CUDA autocast."));
-    }
-    for (QWidget* w : std::initializer_list<QWidget*>{
-             cudnnEnabled_, cudnnBenchmark_, cudnnDeterministic_, allowTf32_, inputOnHost_}) {
-        w->setEnabled(on);
-        // Keep the knob's own explanation and say why it is off.
-        const QString base = w->property("pitlaneTip").toString().isEmpty()
-                                 ? w->toolTip()
-                                 : w->property("pitlaneTip").toString();
-        w->setProperty("pitlaneTip", base);
-        w->setToolTip(on ? base : base + QStringLiteral("\n") + why);
+        // Entries that need CUDA (cuda:N, autocast_fp16) are disabled with the reason.
+        if (auto* items = box ? qobject_cast<QStandardItemModel*>(box->model()) : nullptr)
+            for (int i = 0; i < box->count(); ++i) {
+                const auto data = box->itemData(i).toString().toStdString();
+                const auto& cudaChoices = c.knob->cudaChoices;
+                const bool needsCuda =
+                    std::find(cudaChoices.begin(), cudaChoices.end(), data) != cudaChoices.end() ||
+                    (c.knob->kind == spec::KnobKind::Device && data.rfind("cuda:", 0) == 0);
+                if (!needsCuda) continue;
+                items->item(i)->setEnabled(on);
+                items->item(i)->setToolTip(on ? QString() : why + QStringLiteral(" ") + unavailable);
+            }
+        if (!c.knob->cudaOnly) continue;
+        // A CUDA-only knob keeps its own explanation and says why it is off.
+        const QString base = c.widget->property("pitlaneTip").toString();
+        c.widget->setEnabled(on);
+        c.widget->setToolTip(on ? base : base + QStringLiteral("\n") + why + QStringLiteral(" ") + unavailable);
     }
 }
 

@@ -1,15 +1,20 @@
 #pragma once
-// Every knob of one arm (spec::Knobs) as a proper control. It reads and writes the knobs JSON of
+// Every knob of one arm (spec::Knobs) as a proper control, one per row of spec::knobTable(): its
+// kind picks the control, its group the section, its label, help and CUDA need the label, the
+// tooltip and when it is disabled. It reads and writes the knobs JSON of
 // a preset: on output it keeps the knobs the preset named plus those changed from the defaults,
 // so a preset opened and saved unchanged keeps its shape. Values that are not well-formed (a
 // letter in the batch-size list) are passed through as written, so spec::parsePreset reports
 // them with their field name instead of the form silently dropping them.
+#include "pitlane/spec/knob_table.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QWidget>
 
 #include <set>
 #include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -41,14 +46,23 @@ public:
     QString armName() const;
     void setArmName(const QString& name);
     void setCuda(const CudaAvailability& cuda);
+    // The control of a knob (its objectName is the knob's name); nullptr for an unknown name.
+    QWidget* control(const std::string& knob) const;
 
 signals:
     void changed();
     void nameChanged(const QString& name);
 
 private:
-    QComboBox* choice(const QStringList& values, const QString& tip);
-    QComboBox* optionalBool(const QString& tip);
+    // One control per row of spec::knobTable(), built from the row's kind.
+    struct Control {
+        const spec::KnobInfo* knob = nullptr;
+        QWidget* widget = nullptr;
+        QLineEdit* cores = nullptr;  // ChoiceOrCores: the core list
+    };
+    QWidget* makeControl(const spec::KnobInfo& knob, Control& c);
+    void setValue(const Control& c, const nlohmann::json& v);
+    nlohmann::json value(const Control& c) const;
     void addSection(const QString& title);
     void watch(QWidget* w);
     // Disables the allocator entries whose library is missing; the reason is their tooltip.
@@ -56,17 +70,12 @@ private:
 
     QFormLayout* form_;
     QLineEdit* name_;
-    QComboBox *device_, *mode_, *grad_, *jit_, *precision_, *memoryFormat_, *affinity_;
-    QComboBox* allocator_;
-    QLineEdit *batch_, *cores_;
-    QSpinBox *intra_, *inter_, *workers_;
-    QComboBox *cudnnEnabled_, *cudnnBenchmark_, *cudnnDeterministic_, *allowTf32_;
-    QComboBox *profilingExecutor_, *fuser_;
-    QCheckBox *hostSync_, *inputOnHost_;
     QLabel* cudaNote_;
+    std::vector<Control> controls_;
     std::set<std::string> explicit_;  // knobs the loaded preset named
-    nlohmann::json loaded_ = nlohmann::json::object();  // as loaded: knobs without a control
-                                                         // (cuda_graph) are carried through
+    nlohmann::json loaded_ = nlohmann::json::object();  // as loaded: names the table does not
+                                                         // know are carried through (validation
+                                                         // names them)
     bool loading_ = false;
 };
 
