@@ -303,6 +303,28 @@ TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
     EXPECT_EQ(rawCount(path, QStringLiteral("processes")), 0);
 }
 
+// A lesson run keeps its judgement (schema v5): the history knows each lesson's status without
+// loading the run; a run without lesson checks stores none.
+TEST(Schema, LessonStatusIsStoredWithTheRun) {
+    QTemporaryDir dir;
+    RunStore s;
+    ASSERT_TRUE(s.open(dir.filePath(QStringLiteral("h.sqlite")))) << s.lastError().toStdString();
+    auto run = replicatedRun();
+    const auto plain = s.importRun(run, QStringLiteral("test"));
+    run.preset.lesson = {{"title", "B has a slow process"},
+                         {"checks", {{{"kind", "lower"}, {"metric", "minor_faults_per_iter"},
+                                      {"arm", "A"}, {"than", "B"}}}}};
+    const auto lesson = s.importRun(run, QStringLiteral("test"));
+    ASSERT_TRUE(plain && lesson) << s.lastError().toStdString();
+    EXPECT_EQ(s.runInfo(*plain)->lessonStatus(), QString());
+    const auto info = s.runInfo(*lesson);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->lessonStatus(), QStringLiteral("reproduced")) << info->lesson.dump();
+    EXPECT_EQ(info->lesson["checks"].size(), 1u);
+    EXPECT_EQ(info->lesson["title"], "B has a slow process");
+    EXPECT_EQ(s.listRuns().front().lessonStatus(), QStringLiteral("reproduced"));
+}
+
 // The recorder rewrites a process's row as it reports more (pid, load, faults block by block):
 // updateProcesses(first) replaces rows [first, end) and leaves the others alone.
 TEST(Schema, UpdateProcessesReplacesTheTail) {

@@ -138,8 +138,8 @@ QString RunStore::journalMode() const {
 
 namespace {
 const char* kInfoColumns =
-    "SELECT id, started_at, finished_at, wall_s, name, model, label, verdict, source, baseline "
-    "FROM experiments";
+    "SELECT id, started_at, finished_at, wall_s, name, model, label, verdict, source, baseline, "
+    "lesson FROM experiments";
 
 RunInfo infoFromRow(const QSqlQuery& q) {
     RunInfo r;
@@ -153,6 +153,8 @@ RunInfo infoFromRow(const QSqlQuery& q) {
     r.verdict = q.value(7).toString();
     r.source = q.value(8).toString();
     r.baseline = q.value(9).toInt() != 0;
+    r.lesson = nlohmann::json::parse(q.value(10).toString().toStdString(), nullptr, false);
+    if (!r.lesson.is_object()) r.lesson = nlohmann::json::object();
     return r;
 }
 }  // namespace

@@ -1,6 +1,8 @@
 // Writing runs: the recorder's small per-event transactions and the one-shot import.
 #include "pitlane/store/run_store.h"
 
+#include "pitlane/results/lesson.h"
+
 #include "sql_util.h"
 
 #include <QDateTime>
@@ -212,12 +214,14 @@ struct Inserter {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
             "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ?, stopping = ?, "
-            "replication = ? WHERE id = ?"));
+            "replication = ?, lesson = ? WHERE id = ?"));
         q.addBindValue(nowIso());
         q.addBindValue(run.wall_s);
         q.addBindValue(text(verdictSummary(run)));
         q.addBindValue(jsonText(run.stopping.is_object() ? run.stopping : json::object()));
         q.addBindValue(jsonText(run.replication.is_object() ? run.replication : json::object()));
+        const auto lesson = results::checkLesson(run);
+        q.addBindValue(jsonText(lesson.empty() ? json::object() : results::toJson(lesson)));
         q.addBindValue(runId);
         return exec(q);
     }

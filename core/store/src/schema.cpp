@@ -118,6 +118,14 @@ const char* const kV4[] = {
     "ALTER TABLE experiments ADD COLUMN replication TEXT NOT NULL DEFAULT '{}'",
 };
 
+// v4 -> v5: the lesson judged on the run (results::checkLesson as JSON: title, status and each
+// check's expectation, status and measured figure), written when the run finishes, so the
+// history and the Lessons browser know each lesson's status without re-running its bootstrap.
+// Runs written by v4 read as no lesson.
+const char* const kV5[] = {
+    "ALTER TABLE experiments ADD COLUMN lesson TEXT NOT NULL DEFAULT '{}'",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -125,7 +133,8 @@ struct Step {
 const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV2, sizeof kV2 / sizeof *kV2},
                        {kV3, sizeof kV3 / sizeof *kV3},
-                       {kV4, sizeof kV4 / sizeof *kV4}};
+                       {kV4, sizeof kV4 / sizeof *kV4},
+                       {kV5, sizeof kV5 / sizeof *kV5}};
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace

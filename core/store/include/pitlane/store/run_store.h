@@ -30,6 +30,12 @@ struct RunInfo {
     bool baseline = false;
     QStringList arms;         // arm names in order
     QStringList armStatuses;  // parallel to arms
+    // The lesson judged on the run (results::toJson(LessonReport)); empty object when the run's
+    // preset has no lesson checks, or the run is unfinished.
+    nlohmann::json lesson = nlohmann::json::object();
+    QString lessonStatus() const {
+        return QString::fromStdString(lesson.value("status", std::string()));
+    }
     bool complete() const { return !finishedAt.isEmpty(); }
 };
 
@@ -52,7 +58,7 @@ struct CrossRunComparison {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
