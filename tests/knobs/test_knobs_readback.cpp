@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <tuple>
@@ -153,6 +154,11 @@ protected:
              "mlp",
              {{"memory_format", "channels_last"}, {"intra_op_threads", 1}}},
             {"flush_denormal", "mlp", {{"flush_denormal", true}, {"intra_op_threads", 2}}},
+            {"train_step", "mlp", {{"workload", "train_step"}, {"intra_op_threads", 1}}},
+            {"train_step_no_params", "tiny_probe", {{"workload", "train_step"}}},
+            {"train_step_inference_mode",
+             "mlp",
+             {{"workload", "train_step"}, {"grad", "inference_mode"}}},
         });
         pool_ = new std::map<std::string, ConfiguredWorker>(configureAll(*requests_));
     }
@@ -412,6 +418,57 @@ TEST_F(KnobReadback, FlushDenormalReadsBackFromEveryThreadAndFlushes) {
         EXPECT_EQ(base["flush_denormal_state"]["threads_flushing"], 0);
     }
     EXPECT_TRUE(worker("flush_denormal").warnings("flush_denormal_partial").empty());
+}
+
+// workload train_step: the first iteration at configure is a whole training step, read back
+// from what it did (grads existed, the SGD step changed every parameter, grads set to None);
+// the default inference forward updates nothing.
+TEST_F(KnobReadback, WorkloadTrainStepUpdatesTheParametersAndInferenceDoesNot) {
+    const json train = applied("train_step"), inf = applied("baseline");
+    EXPECT_EQ(train["workload"], "train_step") << train["workload_state"].dump();
+    const json& ts = train["workload_state"];
+    EXPECT_EQ(ts["parameters"], 6) << "3 linear layers: weight + bias each";
+    EXPECT_EQ(ts["parameters_with_grad"], 6);
+    EXPECT_EQ(ts["parameters_updated"], 6);
+    EXPECT_EQ(ts["grads_cleared"], true);
+    EXPECT_EQ(ts["lr"], 1e-3);
+    ASSERT_TRUE(ts["loss_first"].is_number()) << ts.dump();
+    EXPECT_TRUE(std::isfinite(ts["loss_first"].get<double>()));
+    EXPECT_EQ(train["grad"], "enabled");
+    EXPECT_EQ(train["mode"], "eval") << "train_step leaves the mode to the mode knob";
+
+    EXPECT_EQ(inf["workload"], "inference");
+    const json& is = inf["workload_state"];
+    EXPECT_EQ(is["parameters"], 6);
+    EXPECT_EQ(is["parameters_with_grad"], 0);
+    EXPECT_EQ(is["parameters_updated"], 0);
+    EXPECT_TRUE(is["loss_first"].is_null());
+    // The gradients of all 399370 parameters (float32) were alive at once in the train step.
+    const auto peakTrain = ts["tensor_peak_bytes"].get<std::int64_t>(),
+               peakInference = is["tensor_peak_bytes"].get<std::int64_t>();
+    EXPECT_GE(peakTrain - peakInference, std::int64_t(399370) * 4 * 9 / 10)
+        << "train " << ts.dump() << " inference " << is.dump();
+    EXPECT_TRUE(worker("train_step").warnings("workload_not_applied").empty());
+    // Measured iterations are train steps too.
+    EXPECT_EQ(worker("train_step").driver->run(0, 3).value("type", ""), "block_done");
+}
+
+// A model without parameters has nothing to train: configure fails naming the knob.
+TEST_F(KnobReadback, WorkloadTrainStepOnAModelWithoutParametersIsABadKnob) {
+    const auto& w = worker("train_step_no_params");
+    EXPECT_EQ(w.reply.value("type", ""), "error") << w.reply.dump();
+    EXPECT_EQ(w.reply.value("code", ""), "bad_knob") << w.reply.dump();
+    EXPECT_EQ(w.reply["detail"].value("knob", ""), "workload") << w.reply.dump();
+    EXPECT_NE(w.reply.value("message", "").find("train_step"), std::string::npos);
+}
+
+// The worker re-validates: train_step under inference_mode is rejected naming the field.
+TEST_F(KnobReadback, WorkloadTrainStepUnderInferenceModeIsRejectedByTheWorker) {
+    const auto& w = worker("train_step_inference_mode");
+    EXPECT_EQ(w.reply.value("type", ""), "error") << w.reply.dump();
+    EXPECT_EQ(w.reply.value("code", ""), "bad_knob") << w.reply.dump();
+    EXPECT_EQ(w.reply["detail"].value("field", ""), "knobs.workload") << w.reply.dump();
+    EXPECT_NE(w.reply.value("message", "").find("grad"), std::string::npos) << w.reply.dump();
 }
 
 TEST_F(KnobReadback, ProfilingExecutorAndFuserOnAndOff) {

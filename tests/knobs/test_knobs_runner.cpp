@@ -140,6 +140,43 @@ TEST(KnobRunner, TwoCompactWorkersRunConcurrentlyOnDisjointCores) {
     EXPECT_TRUE(shared.empty()) << json(masks).dump();
 }
 
+// The largest tensor peak any metrics tick of the arm saw (-1: none reported).
+std::int64_t tensorPeak(const R::ArmResult& a) {
+    std::int64_t peak = -1;
+    for (const auto& t : a.metrics) peak = std::max(peak, t.tensor_peak_bytes);
+    return peak;
+}
+
+// workload train_step on the same model: each measured iteration is forward + backward + SGD,
+// so it takes longer than a forward, and the gradients (and what backward keeps) show in the
+// tensor peak.
+TEST(KnobRunner, TrainStepIsSlowerThanInferenceAndKeepsMoreTensorMemory) {
+    const json run = {{"warmup_iters", 5}, {"iters", 40}, {"block_iters", 10}, {"processes", 1}};
+    const json arms = json::array(
+        {arm("inference", {{"intra_op_threads", 1}}),
+         arm("train", {{"intra_op_threads", 1}, {"workload", "train_step"}})});
+    const auto preset = knobPreset("mlp", arms, run);
+    const auto result = runPreset(preset);
+    ASSERT_EQ(result.arms.size(), 2u);
+    const auto &inf = result.arms[0], &train = result.arms[1];
+    ASSERT_EQ(inf.status, R::kOk) << why(inf);
+    ASSERT_EQ(train.status, R::kOk) << why(train);
+    EXPECT_EQ(inf.applied["workload"], "inference");
+    EXPECT_EQ(train.applied["workload"], "train_step");
+    EXPECT_EQ(train.applied["workload_state"]["parameters_updated"], 6);
+    ASSERT_EQ(inf.samples.size(), 40u);
+    ASSERT_EQ(train.samples.size(), 40u);
+    const double mInf = median(inf.latencies()), mTrain = median(train.latencies());
+    EXPECT_GT(mTrain, 1.5 * mInf) << "median forward " << mInf << " ns, train step " << mTrain
+                                  << " ns";
+    // All 399370 float32 gradients are alive at once at the end of backward.
+    const std::int64_t gradBytes = std::int64_t(399370) * 4;
+    const auto peakInf = tensorPeak(inf), peakTrain = tensorPeak(train);
+    ASSERT_GT(peakInf, 0);
+    EXPECT_GE(peakTrain - peakInf, gradBytes * 9 / 10)
+        << "tensor peak: inference " << peakInf << " B, train_step " << peakTrain << " B";
+}
+
 // Address space of a running process, from /proc (0 when unreadable).
 std::int64_t vmSizeBytes(long pid) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/status");

@@ -112,7 +112,7 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
         {"batch_size", 8}, {"batch_size", json({1, 8, 32})}, {"intra_op_threads", 3},
         {"inter_op_threads", 2}, {"affinity", "spread"}, {"affinity", json({0, 2})},
         {"workers", 4}, {"host_sync_each_iter", true}, {"profiling_executor", false},
-        {"fuser", true}, {"flush_denormal", true}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
+        {"fuser", true}, {"flush_denormal", true}, {"workload", "train_step"}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
         {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
         {"cuda_graph", true}};
     std::set<std::string> covered;

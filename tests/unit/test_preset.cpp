@@ -215,6 +215,31 @@ TEST_F(PresetTest, JitFreezeNeedsEvalMode) {
     EXPECT_NO_THROW(parsePreset(ok, presetFile, modelDir));
 }
 
+// A train step needs autograd recording (grad "enabled") and parameters (no jit freeze): both
+// combinations are rejected naming the workload field and saying why.
+TEST_F(PresetTest, TrainStepWorkloadNeedsGradEnabledAndAnUnfrozenModule) {
+    for (const char* grad : {"no_grad", "inference_mode"}) {
+        auto j = twoArms();
+        j["arms"][1]["knobs"] = {{"workload", "train_step"}, {"grad", grad}};
+        expectError(j, "arms[1].knobs.workload", "needs grad \"enabled\"");
+        expectError(j, "arms[1].knobs.workload", grad);
+    }
+    for (const char* jit : {"freeze", "freeze_optimize"}) {
+        auto j = twoArms();
+        j["arms"][1]["knobs"] = {{"workload", "train_step"}, {"jit", jit}};
+        expectError(j, "arms[1].knobs.workload", "no parameters left to train");
+    }
+    auto ok = twoArms();
+    ok["arms"][1]["knobs"] = {{"workload", "train_step"}, {"grad", "enabled"}, {"mode", "train"},
+                              {"precision", "autocast_bf16"}};
+    const Preset p = parsePreset(ok, presetFile, modelDir);
+    EXPECT_EQ(p.arms[1].knobs.workload, "train_step");
+    EXPECT_EQ(p.arms[0].knobs.workload, "inference");  // the default
+    // Inference under no_grad / freeze stays fine.
+    ok["arms"][1]["knobs"] = {{"workload", "inference"}, {"grad", "no_grad"}, {"jit", "freeze"}};
+    EXPECT_NO_THROW(parsePreset(ok, presetFile, modelDir));
+}
+
 TEST_F(PresetTest, Fp16AutocastIsRejectedOnCpu) {
     auto j = twoArms();
     j["arms"][0]["knobs"] = {{"precision", "autocast_fp16"}};
@@ -281,7 +306,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadKnob{"profiling_executor", "on", "profiling_executor", "expected true or false"},
         BadKnob{"fuser", 1, "fuser", "expected true or false"},
         BadKnob{"allocator", "glibc", "allocator",
-                "unknown value \"glibc\" (expected one of system, jemalloc, tcmalloc)"}));
+                "unknown value \"glibc\" (expected one of system, jemalloc, tcmalloc)"},
+        BadKnob{"workload", "training", "workload",
+                "unknown value \"training\" (expected one of inference, train_step)"}));
 
 TEST_F(PresetTest, EveryGoodKnobValueIsAccepted) {
     auto j = twoArms();

@@ -4,6 +4,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -116,6 +117,192 @@ c10::IValue Engine::Impl::forward(const std::vector<c10::IValue>& in) {
         return module.forward(std::move(moved));
     }
     return module.forward(in);
+}
+
+namespace {
+
+// One element of parameter `p` where its gradient `g` is largest in magnitude, as a view (read it
+// before and after the update). No copy of either when both have the same dense layout.
+at::Tensor largestGradElement(const at::Tensor& p, const at::Tensor& g) {
+    if (p.numel() == 0 || g.sizes() != p.sizes()) return {};
+    at::Tensor gv, pv;
+    if (p.strides() == g.strides() && g.is_non_overlapping_and_dense()) {
+        gv = g.as_strided({g.numel()}, {1}, g.storage_offset());  // storage order
+        pv = p.as_strided({p.numel()}, {1}, p.storage_offset());
+    } else {
+        gv = g.reshape(-1);  // logical order; p is walked by index below
+    }
+    const auto hi = gv.argmax().item<std::int64_t>(), lo = gv.argmin().item<std::int64_t>();
+    const bool useHi = std::abs(gv[hi].item<double>()) >= std::abs(gv[lo].item<double>());
+    std::int64_t flat = useHi ? hi : lo;
+    if (pv.defined()) return pv[flat];
+    std::vector<std::int64_t> idx(std::size_t(p.dim()));
+    for (auto d = p.dim() - 1; d >= 0; --d) {
+        idx[std::size_t(d)] = flat % p.size(d);
+        flat /= p.size(d);
+    }
+    at::Tensor e = p;
+    for (auto i : idx) e = e.select(0, i);
+    return e;
+}
+
+bool differs(double a, double b) { return a != b && !(std::isnan(a) && std::isnan(b)); }
+
+// The first element of every parameter: reading it touches one cache line per parameter, so the
+// cold first forward stays cold.
+std::vector<double> firstElements(torch::jit::Module& m) {
+    torch::NoGradGuard ng;
+    std::vector<double> v;
+    for (const auto& p : m.parameters()) {
+        if (p.numel() == 0) {
+            v.push_back(0.0);
+            continue;
+        }
+        at::Tensor e = p;
+        while (e.dim() > 0) e = e.select(0, 0);
+        v.push_back(e.item<double>());
+    }
+    return v;
+}
+
+}  // namespace
+
+// workload train_step: forward under the precision's autocast (the forward only, as torch
+// recommends), loss = mean of the first output tensor in float32, backward outside autocast,
+// then plain SGD (p -= lr * p.grad) under NoGradGuard and every grad set to None.
+c10::IValue Engine::Impl::trainStep(const std::vector<c10::IValue>& in, TrainStepReadBack* rb) {
+    const auto bytes0 = tensorCounters().current.load();
+    c10::IValue out;
+    {
+        AutocastScope ac(knobs.precision);
+        out = forward(in);
+        if (rb) rb->autocast = autocastState();
+    }
+    const at::Tensor y = firstTensor(out);
+    if (!y.defined() || !y.requires_grad())
+        throw NoGradPath(std::string("the model's output ") +
+                         (y.defined() ? "does not require grad" : "holds no tensor") +
+                         ": nothing that requires grad reaches it, so there is nothing to "
+                         "backpropagate");
+    const at::Tensor loss = y.to(at::kFloat).mean();
+    Clock::time_point r0;
+    if (rb) {
+        r0 = Clock::now();
+        rb->keptBytes = tensorCounters().current.load() - bytes0;
+        rb->loss = loss.item<double>();
+        rb->readBackMs += msSince(r0);
+    }
+    loss.backward();
+    torch::NoGradGuard noGrad;
+    for (auto& p : trainParams) {
+        at::Tensor& g = p.mutable_grad();
+        if (!g.defined()) continue;
+        if (!rb) {
+            p.sub_(g, kTrainLr);
+            g = at::Tensor();  // set to None: the next backward allocates it afresh
+            continue;
+        }
+        r0 = Clock::now();
+        ++rb->withGrad;
+        const at::Tensor e = largestGradElement(p, g);
+        const double before = e.defined() ? e.item<double>() : 0.0;
+        rb->readBackMs += msSince(r0);
+        p.sub_(g, kTrainLr);
+        r0 = Clock::now();
+        if (e.defined() && differs(e.item<double>(), before)) ++rb->updated;
+        rb->readBackMs += msSince(r0);
+        g = at::Tensor();
+    }
+    if (rb)
+        for (const auto& p : trainParams)
+            rb->gradsCleared = rb->gradsCleared && !p.grad().defined();
+    return out;
+}
+
+// Step 7 for the workload knob: a train step updates the parameters that require grad.
+bool Engine::Impl::applyWorkload() {
+    trainParams.clear();
+    if (!trainStepWorkload()) return true;
+    const json knob = {{"knob", "workload"}, {"field", "knobs.workload"}};
+    if (knobs.cuda_graph)
+        return sink.error(code::kBadKnob,
+                          "workload \"train_step\" cannot run under cuda_graph: the graph "
+                          "replays the captured forward only",
+                          knob),
+               false;
+    for (const auto& p : module.parameters())
+        if (p.requires_grad()) trainParams.push_back(p);
+    if (trainParams.empty())
+        return sink.error(code::kBadKnob,
+                          "workload \"train_step\": this model has no parameter that requires "
+                          "grad, so a training step has nothing to update",
+                          knob),
+               false;
+    return true;
+}
+
+// The first iteration at configure. Inference: one forward, and whether it touched a parameter
+// (each one's first element before and after). train_step: one whole step (its cold cost
+// includes backward and the update), read back as it runs.
+c10::IValue Engine::Impl::firstIteration(const std::vector<c10::IValue>& in, ConfigureState& s,
+                                         double& readBackMs) {
+    auto& w = s.workload;
+    w = json::object();
+    if (trainStepWorkload()) {
+        TrainStepReadBack rb;
+        auto out = trainStep(in, &rb);
+        readBackMs = rb.readBackMs;
+        s.autocast = rb.autocast;
+        w["parameters"] = trainParams.size();
+        w["parameters_with_grad"] = rb.withGrad;
+        w["parameters_updated"] = rb.updated;
+        w["grads_cleared"] = rb.gradsCleared;
+        w["loss"] = "mean of the first output tensor, float32";
+        w["loss_first"] = rb.loss;
+        w["lr"] = kTrainLr;
+        w["forward_kept_bytes"] = rb.keptBytes;
+        return out;
+    }
+    auto r0 = Clock::now();
+    const auto probe0 = firstElements(module);
+    readBackMs = msSince(r0);
+    const auto bytes0 = tensorCounters().current.load();
+    c10::IValue out;
+    {
+        AutocastScope ac(knobs.precision);
+        out = forward(in);
+        s.autocast = autocastState();
+    }
+    const auto kept = tensorCounters().current.load() - bytes0;
+    r0 = Clock::now();
+    const auto probe1 = firstElements(module);
+    int withGrad = 0, updated = 0;
+    for (const auto& p : module.parameters()) withGrad += p.grad().defined() ? 1 : 0;
+    for (std::size_t i = 0; i < probe0.size() && i < probe1.size(); ++i)
+        updated += differs(probe0[i], probe1[i]) ? 1 : 0;
+    readBackMs += msSince(r0);
+    w["parameters"] = probe0.size();
+    w["parameters_with_grad"] = withGrad;
+    w["parameters_updated"] = updated;
+    w["loss"] = nullptr;
+    w["loss_first"] = nullptr;
+    w["forward_kept_bytes"] = kept;
+    return out;
+}
+
+// workload read back from what the first iteration did: a train step ran when grads existed and
+// the SGD step changed parameters; the process's tensor peak so far shows what backward kept.
+void Engine::Impl::readBackWorkload(json& a, const ConfigureState& s) {
+    json w = s.workload;
+    const bool trained = w.value("parameters_with_grad", 0) > 0 &&
+                         w.value("parameters_updated", 0) > 0 && w.value("grads_cleared", false);
+    a["workload"] = trained ? "train_step" : "inference";
+    w["tensor_peak_bytes"] = tensorCounters().peak.load();
+    a["workload_state"] = w;
+    if (a["workload"] != knobs.workload)
+        sink.warning("workload_not_applied",
+                     "workload \"" + knobs.workload + "\" requested, but the first iteration read "
+                     "back as \"" + a["workload"].get<std::string>() + "\" (" + w.dump() + ")");
 }
 
 // flush_denormal: ATen sets the flag (MXCSR FTZ + DAZ on x86) of the calling thread only, so it

@@ -113,6 +113,7 @@ bool Engine::configure(const json& cmd) {
     d.applyFlushDenormal();                          //    flush denormals, every intra-op thread
     if (!d.loadModel(s)) return false;               // 6. load
     if (!d.applyModePrecisionFormat(s)) return false;  // 7. mode, precision, memory format
+    if (!d.applyWorkload()) return false;            //    workload: what a train step updates
     if (!d.freezeOptimize(s)) return false;          // 8. freeze / optimize_for_inference
     if (!d.makeFirstInputs(s)) return false;         // 9. seeded inputs
     if (!d.firstForward(s)) return false;            // 10. first forward (cold cost)
@@ -373,22 +374,24 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
     const auto t0 = Clock::now();
     try {
         GradScope g(k.grad);
-        AutocastScope ac(k.precision);
-        auto result = forward(inputs[bs0].front());
+        double readBackMs = 0;  // reading back inside the iteration is not its cold cost
+        auto result = firstIteration(inputs[bs0].front(), s, readBackMs);
         if (device.is_cuda()) torch::cuda::synchronize();
-        s.loaded["first_forward_ms"] = msSince(t0);
+        s.loaded["first_forward_ms"] = msSince(t0) - readBackMs;
         s.out = firstTensor(result);
         s.grad = gradReadback(s.out);
-        s.autocast = {{"cpu_enabled", at::autocast::is_cpu_enabled()},
-                      {"cpu_dtype", dtypeName(at::autocast::get_autocast_cpu_dtype())},
-                      {"cuda_enabled", at::autocast::is_enabled()}};
+    } catch (const NoGradPath& e) {
+        sink.error(code::kBadKnob, std::string("workload \"train_step\": ") + e.what(),
+                   {{"knob", "workload"}, {"field", "knobs.workload"}});
+        return false;
     } catch (const std::exception& e) {
         const auto reason = torchReason(e);
         std::ostringstream shapes;
         for (const auto& v : inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
                                                      << dtypeName(v.toTensor().scalar_type()) << ' ';
         sink.error(classifyForwardError(reason),
-                   "forward failed with input " + shapes.str() + "(precision " + k.precision +
+                   std::string(trainStepWorkload() ? "train step" : "forward") +
+                       " failed with input " + shapes.str() + "(precision " + k.precision +
                        "): " + reason,
                    {{"torch", std::string(e.what()).substr(0, 4000)}});
         return false;
@@ -464,6 +467,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["blas_path"] = blas["path"];
     readBackAllocator(a, s.allocator);
     readBackFlushDenormal(a);
+    readBackWorkload(a, s);
     auto& ctx = at::globalContext();
     a["cudnn"] = {{"enabled", ctx.userEnabledCuDNN()},
                   {"benchmark", ctx.benchmarkCuDNN()},

@@ -199,6 +199,30 @@ struct ConfigureState {
     bool training = false;    // module.is_training() right after the mode was set
     at::Tensor out;           // the first forward's first output tensor
     json grad, autocast;      // grad / autocast state seen inside the first forward
+    json workload;            // workload_state: what the first iteration (a train step?) did
+};
+
+// The autocast state of this thread (read inside the forward's autocast scope).
+inline json autocastState() {
+    return {{"cpu_enabled", at::autocast::is_cpu_enabled()},
+            {"cpu_dtype", dtypeName(at::autocast::get_autocast_cpu_dtype())},
+            {"cuda_enabled", at::autocast::is_enabled()}};
+}
+
+// workload train_step on a model whose output does not depend on anything that requires grad.
+struct NoGradPath : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// What one train step did, filled in for the first one (configure's read-back).
+struct TrainStepReadBack {
+    double loss = 0;
+    std::int64_t keptBytes = 0;  // tensor bytes alive after the forward, minus before it
+    int withGrad = 0;            // parameters with a .grad after backward
+    int updated = 0;             // parameters whose value changed in the SGD step
+    bool gradsCleared = true;    // every .grad set to None after the step
+    json autocast;               // autocast state inside the forward
+    double readBackMs = 0;       // time spent reading back (not part of the step's cold cost)
 };
 
 // The samples of one block and the flush of those not yet sent (engine_run.cpp).
@@ -225,8 +249,25 @@ struct Engine::Impl {
     cuda::EventTimer eventTimer;
 #endif
 
+    // workload train_step: the parameters the SGD step updates (requires_grad), collected in
+    // step 7; empty for inference.
+    std::vector<at::Tensor> trainParams;
+    static constexpr double kTrainLr = 1e-3;
+
     std::vector<std::vector<c10::IValue>> makeInputs(int batch, bool onHost);
     c10::IValue forward(const std::vector<c10::IValue>& in);
+    bool trainStepWorkload() const { return knobs.workload == "train_step"; }
+    // One training step (engine.cpp): forward under the precision's autocast, loss = mean of the
+    // first output tensor in float32, backward outside autocast, p -= lr * p.grad under
+    // NoGradGuard, grads set to None. Throws when the output has no grad path. `rb` (the first
+    // step only) records what happened.
+    c10::IValue trainStep(const std::vector<c10::IValue>& in,
+                          detail::TrainStepReadBack* rb = nullptr);
+    // Configure's first iteration (engine.cpp): a forward, or one whole train step. Fills
+    // s.autocast and s.workload; `readBackMs` is the time its read-back took (excluded from
+    // first_forward_ms).
+    c10::IValue firstIteration(const std::vector<c10::IValue>& in, detail::ConfigureState& s,
+                               double& readBackMs);
 
     // The steps of configure, in the order Engine::configure calls them (engine_configure.cpp).
     // A step that returns false has emitted the error event; configure stops there.
@@ -240,6 +281,7 @@ struct Engine::Impl {
     void applyFlushDenormal();  // engine.cpp, with its read-back
     bool loadModel(detail::ConfigureState& s);
     bool applyModePrecisionFormat(detail::ConfigureState& s);
+    bool applyWorkload();  // engine.cpp: the parameters a train step updates
     bool freezeOptimize(detail::ConfigureState& s);
     bool makeFirstInputs(const detail::ConfigureState& s);
     bool firstForward(detail::ConfigureState& s);
@@ -247,6 +289,7 @@ struct Engine::Impl {
     void installCudaMetricsHook();
     void emitApplied(const detail::ConfigureState& s);
     void readBackFlushDenormal(json& applied);
+    void readBackWorkload(json& applied, const detail::ConfigureState& s);  // engine.cpp
 
     // The parts of runBlock (engine_run.cpp).
     const std::vector<std::vector<c10::IValue>>* inputsFor(int batchSize);

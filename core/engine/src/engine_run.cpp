@@ -130,7 +130,10 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
     std::size_t variant = 0;
     try {
         GradScope g(knobs.grad);
-        AutocastScope ac(knobs.precision);
+        // train_step enters autocast around each step's forward only (trainStep): backward and
+        // the update run outside it, and the cast-weight cache is dropped as the weights change.
+        const bool train = trainStepWorkload();
+        AutocastScope ac(train ? std::string("fp32") : knobs.precision);
         for (int i = 0;; ++i) {
             if (iters > 0 && i >= iters) break;
             if (stopRequested()) break;
@@ -145,7 +148,7 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
             } else
 #endif
             {
-                auto out = forward(in);
+                auto out = train ? trainStep(in) : forward(in);
                 if (knobs.host_sync_each_iter) {
                     auto t = firstTensor(out);
                     if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
@@ -166,7 +169,8 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
         samples.flush();  // keep what was measured
         const auto reason = torchReason(e);
         sink.error(classifyForwardError(reason),
-                   "forward failed in block " + std::to_string(block) + " at iteration " +
+                   std::string(trainStepWorkload() ? "train step" : "forward") +
+                       " failed in block " + std::to_string(block) + " at iteration " +
                        std::to_string(lat.size()) + ": " + reason,
                    {{"batch_size", bs}});
         return false;

@@ -102,6 +102,11 @@ void executionRows(std::vector<KnobInfo>& t) {
          "at::globalContext().setFlushDenormal on every intra-op thread: denormal floats become "
          "zero (x86 FTZ + DAZ), so a model whose activations decay into denormals stops crawling",
          "", &setField<&Knobs::flush_denormal>, &getField<&Knobs::flush_denormal>});
+    row({"workload", K::Choice, {"inference", "train_step"}, {}, 0, 0, "inference",
+         "\"inference\"", "", exec, false, "Workload",
+         "What one iteration is: a forward (inference), or a training step (train_step: forward, "
+         "loss = mean of the output, backward, SGD lr 1e-3 on every parameter; needs grad enabled)",
+         "", &setField<&Knobs::workload>, &getField<&Knobs::workload>});
 }
 
 void threadRows(std::vector<KnobInfo>& t) {

@@ -127,6 +127,15 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
         throw SpecError(where, prefix + ".jit",
                         "jit \"" + k.jit + "\" needs mode \"eval\" (torch::jit::freeze only "
                         "freezes modules in eval mode)");
+    if (k.workload == "train_step" && k.grad != "enabled")
+        throw SpecError(where, prefix + ".workload",
+                        "workload \"train_step\" needs grad \"enabled\": under grad \"" + k.grad +
+                            "\" autograd records no graph, so there is nothing to backpropagate");
+    if (k.workload == "train_step" && k.jit != "none")
+        throw SpecError(where, prefix + ".workload",
+                        "workload \"train_step\" needs jit \"none\": jit \"" + k.jit +
+                            "\" freezes the weights into graph constants, so the module has no "
+                            "parameters left to train");
     if (k.cuda_graph && k.device == "cpu")
         throw SpecError(where, prefix + ".cuda_graph",
                         "CUDA graphs need a CUDA device (set device to \"cuda:N\")");

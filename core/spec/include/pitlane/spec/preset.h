@@ -59,6 +59,9 @@ struct Knobs {
     // Applied by the orchestrator (LD_PRELOAD when it starts the worker, session/allocator.h);
     // the worker reads back from /proc/self/maps what is really mapped.
     std::string allocator = "system";
+    // What one measured iteration is: "inference" (a forward) or "train_step" (forward, loss =
+    // mean of the first output tensor, backward, SGD p -= 1e-3 * p.grad, grads set to None).
+    std::string workload = "inference";
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };
