@@ -1,0 +1,190 @@
+// pitlane-cli's shared parts (cli_common.h).
+#include "cli_common.h"
+
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/store/run_recorder.h"
+
+#include <QCoreApplication>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <algorithm>
+#include <csignal>
+#include <iostream>
+
+namespace pitlane::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+// A command's lines of the usage text: its arguments, one "[--flag FILE]" per export format
+// (report::exportFormats(): `run` shows each format's runUsageFlag and OUT.<suffix>, `report`
+// its first flag and F), then `extra`; wrapped under the command at 92 columns.
+std::string usageLines(const QString& command, bool run, const QStringList& extra) {
+    QStringList items;
+    for (const auto& f : report::exportFormats())
+        items << QStringLiteral("[%1 %2]").arg(run ? f.runUsageFlag : f.cliFlags.first(),
+                                               run ? "OUT." + f.suffixes.first() : "F");
+    items << extra;
+    QString text = QStringLiteral("  pitlane-cli ") + command;
+    qsizetype lineStart = 0;
+    for (const auto& item : items) {
+        if (text.size() - lineStart + 1 + item.size() > 92) {
+            text += QLatin1Char('\n');
+            lineStart = text.size();
+            text += QString(17, QLatin1Char(' '));
+        }
+        text += QLatin1Char(' ') + item;
+    }
+    return text.toStdString() + "\n";
+}
+
+}  // namespace
+
+const std::string& usage() {
+    static const std::string text =
+        "usage:\n" + usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]"}) +
+        "  pitlane-cli validate PRESET.json\n" +
+        usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]"}) +
+        "  pitlane-cli lessons [--run] [--only TEXT] [--markdown FILE] [--db PATH|none] [--quiet]\n"
+        "      list the lessons (their status on this machine from the history), or run them\n"
+        "      all: one verdict line each; exit 1 only when a lesson could not run (a lesson\n"
+        "      that does not reproduce is a finding, not an error)\n" +
+        "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
+        "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
+        "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
+    return text;
+}
+
+int usageError(const std::string& msg) {
+    std::cerr << "pitlane-cli: " << msg << "\n" << usage();
+    return kExitUsage;
+}
+
+bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err) {
+    for (int i = from; i < args.size(); ++i) {
+        const QString a = args[i];
+        auto value = [&](QString& dst) {
+            if (i + 1 >= args.size() || args[i + 1].startsWith("--")) {
+                err = a.toStdString() + " needs a file name";
+                return false;
+            }
+            dst = args[++i];
+            return true;
+        };
+        if (const auto* format = report::exportFormatForFlag(a)) {
+            const auto row = std::size_t(format - report::exportFormats().data());
+            if (!value(out.files[row])) return false;
+        } else if (a == "--quiet" || a == "-q") quiet = true;
+        else if (a == "--db") {
+            if (!value(out.db)) return false;
+        } else {
+            err = "unknown option " + a.toStdString();
+            return false;
+        }
+    }
+    return true;
+}
+
+bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId) {
+    report::ReportOptions opts;
+    opts.runId = runId;
+    bool ok = true;
+    const auto& formats = report::exportFormats();
+    for (std::size_t i = 0; i < formats.size(); ++i) {
+        if (out.files[i].isEmpty()) continue;
+        QString err;
+        if (!formats[i].write(out.files[i], run, opts, &err)) {
+            std::cerr << "pitlane-cli: cannot write " << err.toStdString() << "\n";
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, bool* fatal) {
+    *fatal = false;
+    const QString path = store::RunStore::resolvePath(dbChoice);
+    if (path.isEmpty()) return nullptr;
+    auto db = std::make_unique<store::RunStore>();
+    if (db->open(path)) return db;
+    std::cerr << "pitlane-cli: run history: " << db->lastError().toStdString() << "\n";
+    *fatal = !dbChoice.isEmpty();
+    if (!*fatal) std::cerr << "pitlane-cli: this run will not be stored (choose a file with --db)\n";
+    return nullptr;
+}
+
+std::string modelDir() {
+    return spec::findModelDir(QCoreApplication::applicationDirPath().toStdString());
+}
+
+RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const QString& source,
+                     bool quiet) {
+    QEventLoop loop;
+    auto* app = QCoreApplication::instance();
+    session::RunnerOptions opts;
+    opts.workerPath = session::defaultWorkerPath();
+    session::ExperimentRunner runner(opts);
+    const auto& result = runner.result();
+    // Connected before the progress output: every sample is committed to the history before
+    // the "block done" line that follows it is printed.
+    std::unique_ptr<store::RunRecorder> recorder;
+    if (history) {
+        recorder = std::make_unique<store::RunRecorder>(history, source);
+        recorder->attach(&runner);
+        QObject::connect(recorder.get(), &store::RunRecorder::runStarted, app, [&](qint64 id) {
+            std::cerr << "pitlane-cli: recording run " << id << " in " << history->path().toStdString()
+                      << "\n";
+        });
+        QObject::connect(recorder.get(), &store::RunRecorder::storeError, app,
+                         [](const QString& why) {
+                             std::cerr << "pitlane-cli: run history: " << why.toStdString() << "\n";
+                         });
+    }
+    auto armName = [&](int arm) { return result.arms[arm].name; };
+    QObject::connect(&runner, &session::ExperimentRunner::armPhaseChanged, app,
+                     [&](int arm, session::ArmPhase ph) {
+                         if (quiet) return;
+                         std::cerr << "[" << armName(arm) << "] " << session::phaseName(ph).toStdString();
+                         if (ph == session::ArmPhase::Loading)
+                             std::cerr << " (worker pid " << result.arms[arm].pid << ")";
+                         std::cerr << "\n";
+                     });
+    QObject::connect(&runner, &session::ExperimentRunner::armEvent, app,
+                     [&](int arm, const nlohmann::json& ev) {
+                         if (quiet) return;
+                         const auto type = ev.value("type", std::string());
+                         if (type == "hello")
+                             std::cerr << "[" << armName(arm) << "] worker pid " << ev.value("pid", 0L) << " ready\n";
+                         else if (type == "block_done" && ev.value("phase", "") == "measure")
+                             std::cerr << "[" << armName(arm) << "] block " << ev.value("block", 0)
+                                       << " done (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
+                                       << " iterations)\n";
+                     });
+    QObject::connect(&runner, &session::ExperimentRunner::logMessage, app,
+                     [&](int, const QString& level, const QString& text) {
+                         if (level == "stderr" && quiet) return;
+                         std::cerr << level.toStdString() << ": " << text.toStdString() << "\n";
+                     });
+    QObject::connect(&runner, &session::ExperimentRunner::finished, &loop, &QEventLoop::quit);
+    std::signal(SIGINT, [](int) { g_interrupted = 1; });
+    std::signal(SIGTERM, [](int) { g_interrupted = 1; });
+    QTimer interruptPoll;
+    QObject::connect(&interruptPoll, &QTimer::timeout, app, [&] {
+        if (g_interrupted && runner.isRunning()) {
+            std::cerr << "pitlane-cli: interrupted: stopping workers, keeping what was measured\n";
+            runner.stop();
+        }
+    });
+    interruptPoll.start(100);
+    QTimer::singleShot(0, &loop, [&] { runner.start(preset); });
+    loop.exec();
+    return {result, recorder ? recorder->runId() : 0};
+}
+
+bool interrupted() {
+    return g_interrupted != 0;
+}
+
+}  // namespace pitlane::cli

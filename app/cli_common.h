@@ -1,0 +1,59 @@
+#pragma once
+// What pitlane-cli's commands share: exit codes, usage, output flags, the run history, and
+// running one preset to the end (progress on stderr, every event recorded as it arrives).
+#include "pitlane/report/export_formats.h"
+#include "pitlane/results/run_result.h"
+#include "pitlane/spec/preset.h"
+#include "pitlane/store/run_store.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pitlane::cli {
+
+constexpr int kExitOk = 0, kExitArmFailed = 1, kExitUsage = 2;
+
+const std::string& usage();
+int usageError(const std::string& msg);
+
+struct Outputs {
+    // The file asked for in each export format, in report::exportFormats() order ("" = none).
+    std::vector<QString> files = std::vector<QString>(report::exportFormats().size());
+    QString db;  // --db as given ("" = not given)
+    bool any() const {
+        return std::any_of(files.begin(), files.end(),
+                           [](const QString& f) { return !f.isEmpty(); });
+    }
+};
+
+// Parses "--flag VALUE" pairs (export formats, --db, --quiet) after the positional argument.
+bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err);
+// Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
+// none) and names the run in the CSV and the reports.
+bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {});
+// The run history named by --db / $PITLANE_DB / the default; nullptr for "none". An explicit
+// --db that cannot be opened is an error (exit 2); the default one only a warning.
+std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, bool* fatal);
+// The bundled model directory next to this executable.
+std::string modelDir();
+
+struct RunOutcome {
+    results::RunResult result;
+    qint64 runId = 0;  // in the history; 0 when not recorded
+};
+// Runs `preset` to the end in fresh worker processes, recording it in `history` (may be null)
+// as `source`; progress lines on stderr unless `quiet`. SIGINT / SIGTERM stop the workers and
+// keep what was measured.
+RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const QString& source,
+                     bool quiet);
+
+// A SIGINT / SIGTERM arrived during a run.
+bool interrupted();
+
+int cmdLessons(const QStringList& args);
+
+}  // namespace pitlane::cli
