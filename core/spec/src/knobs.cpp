@@ -1,6 +1,7 @@
 // Knob parsing and validation, driven by the knob table: every bad value gets a message naming
 // the field and the accepted values.
 #include "pitlane/spec/knob_table.h"
+#include "text_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,11 +11,7 @@ namespace pitlane::spec {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& v) {
-    std::string out;
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-    return out;
-}
+using detail::joined;
 
 std::string oneOf(const json& v, const std::vector<std::string>& allowed, const std::string& where,
                   const std::string& field) {

@@ -1,5 +1,6 @@
 // Validation of a lesson's checks (lesson.h).
 #include "pitlane/spec/lesson.h"
+#include "text_util.h"
 
 #include <algorithm>
 
@@ -7,11 +8,7 @@ namespace pitlane::spec {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& v) {
-    std::string out;
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-    return out;
-}
+using detail::joined;
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
