@@ -121,9 +121,15 @@ std::string verdictText(const Comparison& c, bool faster, bool slower, const std
         "no significant difference between %s and %s (ratio %.2f, %s CI "
         "%.2f-%.2f)",
         A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
-    // A tiny pooled p-value next to a CI containing 1 looks like a contradiction: say why.
+    // The two tests disagree: say which said what, and why that is no contradiction.
     const std::string p = c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value);
-    if (c.p_value < alpha && c.unit == "processes")
+    if (faster || slower)  // the CI excludes 1, so the rank test is the one that did not agree
+        verdict += sformat(
+            ": the medians differ (the CI excludes 1) but the rank test does not (Mann-Whitney "
+            "p %s): the distributions overlap (a shift of the middle only); not called "
+            "significant, which needs both",
+            p.c_str());
+    else if (c.p_value < alpha && c.unit == "processes")
         verdict += sformat(
             "; the samples differ (Mann-Whitney p %s) but not consistently from process "
             "to process: the worker processes of one arm differ as much as the arms do, so "

@@ -36,8 +36,9 @@ struct MethodFacts {
 std::string methodText(const MethodFacts& f);
 
 // "B is 1.42x faster (95% CI 1.38-1.46)", "... slower ...", or "no significant difference ..."
-// (saying why when the pooled samples differ all the same). `faster` / `slower`: the ratio and
-// its CI lie on that side of 1.
+// (saying why when one of the two tests finds a difference all the same: the CI excludes 1 but
+// the rank test's p is not below alpha, or the pooled samples differ but the CI contains 1).
+// `faster` / `slower`: the ratio and its CI lie on that side of 1.
 std::string verdictText(const Comparison& c, bool faster, bool slower, const std::string& level,
                         double alpha);
 
