@@ -10,13 +10,14 @@ namespace pitlane::app {
 
 QString presetsDir() {
     const QDir exe(QCoreApplication::applicationDirPath());
-    QStringList candidates = {exe.filePath(QStringLiteral("presets")),
+    QStringList candidates = {qEnvironmentVariable("PITLANE_PRESETS_DIR"),
+                              exe.filePath(QStringLiteral("presets")),
                               exe.filePath(QStringLiteral("../share/pitlane/presets"))};
 #ifdef PITLANE_SOURCE_PRESETS
     candidates << QStringLiteral(PITLANE_SOURCE_PRESETS);
 #endif
     for (const auto& c : candidates)
-        if (QFileInfo(c).isDir()) return QDir(c).canonicalPath();
+        if (!c.isEmpty() && QFileInfo(c).isDir()) return QDir(c).canonicalPath();
     return {};
 }
 

@@ -11,7 +11,10 @@ const char* usage() {
            "                    2 bad arguments or an invalid preset\n"
            "  --db PATH         run history file ('none': store nothing); default $PITLANE_DB,\n"
            "                    else the user's data directory (the same file as pitlane-cli)\n"
-           "  --dark            dark palette\n";
+           "  --dark            dark palette\n"
+           "environment:\n"
+           "  PITLANE_PRESETS_DIR  the presets folder (File > Open preset starts there; the\n"
+           "                       Lessons browser lists its lesson_*.json)\n";
 }
 
 CommandLine parseCommandLine(const QStringList& arguments) {

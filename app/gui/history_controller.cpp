@@ -2,10 +2,12 @@
 
 #include "run_controller.h"
 
+#include "pitlane/results/lesson.h"
 #include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
 #include "pitlane/widgets/history_model.h"
 #include "pitlane/widgets/history_panel.h"
+#include "pitlane/widgets/lesson_panel.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/plot_panel.h"
 #include "pitlane/widgets/run_status_panel.h"
@@ -57,6 +59,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     recorder_ = nullptr;
     store_.reset();
     const QString path = store::RunStore::resolvePath(choice);
+    emit storeChanged(nullptr);
     if (path.isEmpty()) {
         panel_->setStore(nullptr, tr("Run history off (--db none): runs are not stored."));
         return true;
@@ -74,6 +77,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     recorder_->attach(run_->runner());
     connectRecorder();
     panel_->setStore(store_.get());
+    emit storeChanged(store_.get());
     return true;
 }
 
@@ -112,6 +116,7 @@ void HistoryController::setLiveRun(bool running) {
 void HistoryController::onRunStored(qint64 runId) {
     panel_->refresh();
     panel_->selectRun(runId);
+    emit runStored(runId);
 }
 
 qint64 HistoryController::shownRunId() const {
@@ -171,10 +176,28 @@ void HistoryController::showFinished(results::RunResult run, qint64 runId, const
     run_->refreshApplied();
     logShown(shown, heading, notes);
     run_->computeVerdict(shown);
+    showLesson(shown, runId);
     views_.resultsTabs->setCurrentIndex(0);
     views_.window->statusBar()->showMessage(
         tr("Showing %1 (Run measures the setup again)").arg(heading));
     emit actionsChanged();
+}
+
+void HistoryController::showLesson(const results::RunResult& shown, qint64 runId) {
+    W::LessonPanel* lesson = views_.lesson;
+    if (runId == 0) {  // arms of two runs: neither run's lesson applies
+        lesson->setLesson(nlohmann::json());
+        return;
+    }
+    lesson->setLesson(results::lessonOf(shown));
+    lesson->clearJudgement();
+    const auto info = store_->runInfo(runId);
+    if (info && !info->lessonStatus().isEmpty())
+        lesson->setJudgement(info->lesson,
+                             tr("(run #%1, as judged when it was stored)").arg(runId));
+    else if (!info || !info->complete() || !run_->judgeLesson(shown))
+        lesson->setNote(info && !info->complete() ? tr("not judged: the run did not finish")
+                                                  : QString());
 }
 
 void HistoryController::logShown(const results::RunResult& shown, const QString& heading,

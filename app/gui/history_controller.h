@@ -61,6 +61,9 @@ signals:
     void problem(const QString& title, const QString& text);
     // What the views show changed: the window's actions follow.
     void actionsChanged();
+    // The history file changed (setDatabasePath; nullptr: none), or a run was stored in it.
+    void storeChanged(pitlane::store::RunStore* store);
+    void runStored(qint64 runId);
 
 private:
     void connectRecorder();
@@ -68,6 +71,9 @@ private:
     // Puts a finished run into every view; `heading` names it above the verdict.
     void showFinished(results::RunResult run, qint64 runId, const QString& heading,
                       const QStringList& notes);
+    // The shown stored run's lesson with its judgement as stored (judged now when the history
+    // has none, e.g. a run stored before schema v5); hidden for a comparison of two runs.
+    void showLesson(const results::RunResult& shown, qint64 runId);
     void logShown(const results::RunResult& shown, const QString& heading,
                   const QStringList& notes);
 

@@ -2,6 +2,7 @@
 
 #include "export_controller.h"
 #include "history_controller.h"
+#include "lessons_controller.h"
 #include "recent_files.h"
 #include "run_controller.h"
 
@@ -11,6 +12,7 @@
 #include "pitlane/widgets/comparison_table_model.h"
 #include "pitlane/widgets/history_panel.h"
 #include "pitlane/widgets/lesson_panel.h"
+#include "pitlane/widgets/lessons_browser.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
@@ -85,6 +87,7 @@ MainWindow::MainWindow(QWidget* parent)
     // follows the preset the setup now holds.
     connect(setup_, &W::SetupPanel::changed, this,
             [this] { lesson_->setLesson(setup_->lesson()); });
+    connect(lesson_, &W::LessonPanel::appeared, this, &MainWindow::makeRoomForLesson);
     connect(setup_, &W::SetupPanel::validityChanged, this, &MainWindow::updateActions);
     connect(setup_, &W::SetupPanel::openModelRequested, this, &MainWindow::openModelDialog);
     connect(log_, &W::LogPane::countsChanged, this, [this](int warnings, int errors) {
@@ -109,15 +112,17 @@ MainWindow::MainWindow(QWidget* parent)
 // it writes into (~HistoryController).
 MainWindow::~MainWindow() = default;
 
-// The runner wired to the views first, then the actions, the history dock (below the views)
-// and File ▸ Export; problems any of them meets go through report().
+// The runner wired to the views first, then the actions, the history dock (below the views),
+// File ▸ Export and the Lessons browser (a dock tabbed with the history); problems any of them
+// meets go through report().
 void MainWindow::createControllers() {
-    const WindowViews views{this,     setup_, status_,       plots_,      comparison_,
-                            applied_, log_,   verdictLine_, resultsTabs_};
+    const WindowViews views{this,     setup_, status_,      plots_,  comparison_,
+                            applied_, log_,   verdictLine_, lesson_, resultsTabs_};
     runCtl_ = new RunController(views, this);
     createActions();
     historyCtl_ = new HistoryController(views, runCtl_, this);
     exportCtl_ = new ExportController(this, runCtl_, historyCtl_, this);
+    lessonsCtl_ = new LessonsController(this, historyCtl_, this);
     connect(runCtl_, &RunController::runFinished, this, &MainWindow::runFinished);
     connect(runCtl_, &RunController::actionsChanged, this, &MainWindow::updateActions);
     connect(runCtl_, &RunController::cudaReported, this, &MainWindow::setCuda);
@@ -218,6 +223,7 @@ void MainWindow::createMenus() {
     showHistory->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
     view->addAction(showHistory);
     view->addAction(darkAction_);
+    lessonsCtl_->addMenu(menuBar());
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Pitlane"), this, [this] {
         QMessageBox::about(this, tr("About Pitlane"),
@@ -235,6 +241,16 @@ void MainWindow::createMenus() {
     tools->addSeparator();
     tools->addAction(runAction_);
     tools->addAction(stopAction_);
+}
+
+void MainWindow::makeRoomForLesson() {
+    // A lesson is read: the results below the plots get two fifths of the height (from the
+    // plots), once, when it appears; whatever the user sets afterwards stays.
+    const QList<int> s = rightSplitter_->sizes();
+    if (s.size() != 3) return;
+    const int total = s[0] + s[1] + s[2], want = total * 2 / 5;
+    if (total <= 0 || s[2] >= want || s[1] - (want - s[2]) < 200) return;
+    rightSplitter_->setSizes({s[0], s[1] - (want - s[2]), want});
 }
 
 bool MainWindow::isRunning() const {
@@ -257,6 +273,7 @@ void MainWindow::updateActions() {
     setup_->setEnabled(!running);
     exportAction_->setEnabled(!running && !shownResult().arms.empty());
     historyCtl_->setLiveRun(running);
+    lessonsCtl_->setRunning(running);
 }
 
 void MainWindow::updateTitle() {
@@ -285,6 +302,7 @@ void MainWindow::stopRun() {
 
 void MainWindow::setCuda(const W::CudaAvailability& cuda) {
     setup_->setCuda(cuda);
+    lessonsCtl_->setCuda(cuda.known, cuda.available);
     if (!cuda.known) return;
     // Remembered so the next session disables CUDA knobs (or not) before any worker has started.
     QSettings s;
@@ -327,8 +345,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 void MainWindow::changeEvent(QEvent* event) {
     QMainWindow::changeEvent(event);
     // pitlane-cli may have stored runs in the same file meanwhile; listing reads no samples.
-    if (event->type() == QEvent::ActivationChange && isActiveWindow() && historyCtl_)
+    if (event->type() == QEvent::ActivationChange && isActiveWindow() && historyCtl_) {
         historyCtl_->refreshList();
+        if (lessonsDock()->isVisible()) lessonsBrowser()->refresh();
+    }
 }
 
 // Forwarded to the controllers.
@@ -356,6 +376,15 @@ W::HistoryPanel* MainWindow::historyPanel() const {
 }
 QDockWidget* MainWindow::historyDock() const {
     return historyCtl_->dock();
+}
+W::LessonsBrowser* MainWindow::lessonsBrowser() const {
+    return lessonsCtl_->browser();
+}
+QDockWidget* MainWindow::lessonsDock() const {
+    return lessonsCtl_->dock();
+}
+QAction* MainWindow::browseLessonsAction() const {
+    return lessonsCtl_->browseAction();
 }
 qint64 MainWindow::shownRunId() const {
     return historyCtl_->shownRunId();

@@ -3,10 +3,11 @@
 // settings, arms), run status, live plots and the verdict on the right, the run history below.
 // It builds the views, menus and settings, and hands the rest to three controllers:
 // RunController (the one ExperimentRunner, the orchestration pitlane-cli uses, wired to the
-// views; the verdict; start/stop), HistoryController (the RunStore and the RunRecorder that
-// stores every run as it goes, the CLI's recorder and database file; the history dock; stored
-// runs and cross-run comparisons in the views) and ExportController (File ▸ Export). The views
-// show either the live run or a finished one from the history.
+// views; the verdict and the lesson's judgement; start/stop), HistoryController (the RunStore and
+// the RunRecorder that stores every run as it goes, the CLI's recorder and database file; the
+// history dock; stored runs and cross-run comparisons in the views), ExportController (File ▸
+// Export) and LessonsController (the Lessons menu and browser). The views show either the live
+// run or a finished one from the history.
 #include "pitlane/results/run_result.h"
 #include "pitlane/widgets/comparison_rows.h"
 #include "pitlane/widgets/cross_run_dialog.h"
@@ -32,6 +33,7 @@ class AppliedSettingsModel;
 class ComparisonTableModel;
 class HistoryPanel;
 class LessonPanel;
+class LessonsBrowser;
 class LogPane;
 class PlotPanel;
 class RunStatusPanel;
@@ -43,6 +45,7 @@ namespace pitlane::app {
 
 class ExportController;
 class HistoryController;
+class LessonsController;
 class RecentFiles;
 class RunController;
 
@@ -103,6 +106,9 @@ public:
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
     widgets::LessonPanel* lessonPanel() const { return lesson_; }
+    widgets::LessonsBrowser* lessonsBrowser() const;
+    QDockWidget* lessonsDock() const;
+    QAction* browseLessonsAction() const;  // Lessons ▸ Browse lessons…
     widgets::HistoryPanel* historyPanel() const;
     QDockWidget* historyDock() const;
     QAction* runAction() const { return runAction_; }
@@ -127,6 +133,7 @@ private:
     void updateActions();
     void updateTitle();
     void report(const QString& title, const QString& text);
+    void makeRoomForLesson();
     void setCuda(const widgets::CudaAvailability& cuda);
 
     // main_window_files.cpp
@@ -159,6 +166,7 @@ private:
     RunController* runCtl_ = nullptr;          // the live run, the verdict, which run is shown
     HistoryController* historyCtl_ = nullptr;  // the run history and its dock
     ExportController* exportCtl_ = nullptr;    // File ▸ Export
+    LessonsController* lessonsCtl_ = nullptr;  // the Lessons menu and browser
 };
 
 }  // namespace pitlane::app

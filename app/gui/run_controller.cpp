@@ -3,6 +3,8 @@
 #include "pitlane/spec/preset.h"
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
+#include "pitlane/widgets/lesson_judge.h"
+#include "pitlane/widgets/lesson_panel.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
@@ -24,11 +26,13 @@ RunController::RunController(const WindowViews& views, QObject* parent)
       views_(views),
       runner_(new session::ExperimentRunner({session::defaultWorkerPath()}, this)),
       verdict_(new W::VerdictCalculator(this)),
+      lessonJudge_(new W::LessonJudge(this)),
       shown_(runner_) {
     views_.plots->attach(runner_);
     views_.status->attach(runner_);
     connectRunner();
     connect(verdict_, &W::VerdictCalculator::ready, this, &RunController::onVerdict);
+    connect(lessonJudge_, &W::LessonJudge::judged, this, &RunController::onLessonJudged);
     liveVerdict_.setInterval(1000);
     connect(&liveVerdict_, &QTimer::timeout, this, &RunController::onLiveVerdictTick);
 }
@@ -60,9 +64,13 @@ void RunController::onLiveVerdictTick() {
 
 void RunController::start(const spec::Preset& preset) {
     shown_.followLive();
-    liveVerdictPending_ = false;
+    endPending_ = verdictPending_ = lessonPending_ = false;
     views_.log->clear();
     verdict_->reset();
+    lessonJudge_->reset();
+    views_.lesson->setLesson(preset.lesson);
+    views_.lesson->clearJudgement();
+    views_.lesson->setNote(tr("judged when the run finishes"));
     views_.comparison->setRows({});
     views_.verdictLine->setWrappedText(QString());
     samplesAtLastVerdict_ = 0;
@@ -123,26 +131,51 @@ void RunController::onRunnerFinished() {
     const auto& result = runner_->result();
     for (const auto& w : results::runWarnings(result))
         views_.log->append(-1, QString(), QStringLiteral("warning"), QString::fromStdString(w));
-    liveVerdictPending_ = true;
+    endPending_ = verdictPending_ = true;
     verdict_->request(result, true);
+    // Once per run, on a thread of its own: the checks' bootstraps run beside the verdict's.
+    lessonPending_ = lessonJudge_->judge(result);
+    if (lessonPending_) views_.lesson->setNote(tr("judging the checks…"));
     emit actionsChanged();
 }
 
 void RunController::leaveLiveRun(const QString& verdictLine) {
-    if (liveVerdictPending_) {
+    if (endPending_) {
         // The live run's verdict is about to be dropped for the finished run's: whoever waits
         // for the end of the run (scripts, screenshots) hears of it now.
-        liveVerdictPending_ = false;
+        endPending_ = verdictPending_ = lessonPending_ = false;
         emit runFinished(runner_->result().allOk());
     }
     liveVerdict_.stop();
     verdict_->reset();  // answers for the previous run are dropped
+    lessonJudge_->reset();
     views_.comparison->setRows({});
     views_.verdictLine->setWrappedText(verdictLine);
 }
 
 void RunController::computeVerdict(const results::RunResult& run) {
     verdict_->request(run, true);
+}
+
+bool RunController::judgeLesson(const results::RunResult& run) {
+    if (!lessonJudge_->judge(run)) return false;
+    views_.lesson->setNote(tr("judging the checks…"));
+    return true;
+}
+
+void RunController::onLessonJudged(const json& judgement) {
+    views_.lesson->setJudgement(judgement, shown_.isStored() ? tr("(judged now)") : QString());
+    if (shown_.isStored()) return;
+    lessonPending_ = false;
+    finishIfJudged();
+}
+
+void RunController::finishIfJudged() {
+    if (!endPending_ || verdictPending_ || lessonPending_) return;
+    endPending_ = false;
+    logRunEnd();
+    emit actionsChanged();
+    emit runFinished(runner_->result().allOk());
 }
 
 QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bool final) const {
@@ -173,10 +206,8 @@ void RunController::onVerdict(const std::vector<W::ComparisonRow>& rows, bool fi
     views_.comparison->setRows(rows);
     views_.verdictLine->setWrappedText(verdictText(rows, final));
     if (!final || shown_.isStored()) return;
-    liveVerdictPending_ = false;
-    logRunEnd();
-    emit actionsChanged();
-    emit runFinished(runner_->result().allOk());
+    verdictPending_ = false;
+    finishIfJudged();
 }
 
 void RunController::logRunEnd() {

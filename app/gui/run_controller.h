@@ -1,8 +1,9 @@
 #pragma once
 // The window's live run: the one ExperimentRunner (the orchestration pitlane-cli uses) and its
 // signals wired to the views, the verdict (recomputed every second while samples arrive, final
-// when the run ends, then runFinished), start and stop. It also holds which run the views show
-// (ShownRun): the verdict line of a stored run carries its heading and notes.
+// when the run ends), the lesson's judgement (once, when the run ends, off the UI thread), then
+// runFinished; start and stop. It also holds which run the views show (ShownRun): the verdict
+// line of a stored run carries its heading and notes.
 #include "shown_run.h"
 #include "window_views.h"
 
@@ -18,8 +19,9 @@ namespace pitlane::spec {
 struct Preset;
 }
 namespace pitlane::widgets {
+class LessonJudge;
 class VerdictCalculator;
-}
+}  // namespace pitlane::widgets
 
 namespace pitlane::app {
 
@@ -48,6 +50,9 @@ public:
     void leaveLiveRun(const QString& verdictLine);
     // The final verdict of `run` (the shown stored run) into the verdict line and the table.
     void computeVerdict(const results::RunResult& run);
+    // The lesson of `run` (the shown stored run, when the history has no judgement of it) judged
+    // off the UI thread into the lesson panel. False when it has no checks.
+    bool judgeLesson(const results::RunResult& run);
 
 signals:
     // The live run is over and its verdict computed (the moment for screenshots).
@@ -63,17 +68,22 @@ private:
     void onArmEvent(int arm, const nlohmann::json& event);
     void onRunnerFinished();
     void onVerdict(const std::vector<widgets::ComparisonRow>& rows, bool final);
+    void onLessonJudged(const nlohmann::json& judgement);
+    // The live run's end once its verdict and its lesson are both in: runFinished.
+    void finishIfJudged();
     QString verdictText(const std::vector<widgets::ComparisonRow>& rows, bool final) const;
     void logRunEnd();
 
     WindowViews views_;
     session::ExperimentRunner* runner_;
     widgets::VerdictCalculator* verdict_;
+    widgets::LessonJudge* lessonJudge_;
     ShownRun shown_;
     QTimer liveVerdict_;
     std::size_t samplesAtLastVerdict_ = 0;
-    // The live run's final verdict is being computed; runFinished() follows it.
-    bool liveVerdictPending_ = false;
+    // The live run is over and runFinished() is owed: it follows the final verdict and the
+    // lesson's judgement (each pending while computed).
+    bool endPending_ = false, verdictPending_ = false, lessonPending_ = false;
 };
 
 }  // namespace pitlane::app

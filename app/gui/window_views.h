@@ -7,6 +7,7 @@ class QTabWidget;
 namespace pitlane::widgets {
 class AppliedSettingsModel;
 class ComparisonTableModel;
+class LessonPanel;
 class LogPane;
 class PlotPanel;
 class RunStatusPanel;
@@ -25,7 +26,8 @@ struct WindowViews {
     widgets::AppliedSettingsModel* applied = nullptr;
     widgets::LogPane* log = nullptr;
     widgets::WrappingLabel* verdictLine = nullptr;
-    QTabWidget* resultsTabs = nullptr;  // Verdict, Applied settings, Log
+    widgets::LessonPanel* lesson = nullptr;  // the lesson above the verdict, and its judgement
+    QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log
 };
 
 }  // namespace pitlane::app

@@ -1,5 +1,7 @@
 #include "pitlane/widgets/history_model.h"
 
+#include "pitlane/widgets/lesson_status.h"
+
 #include <QDateTime>
 #include <QFont>
 
@@ -84,6 +86,9 @@ QString HistoryModel::text(const store::RunInfo& run, int column) const {
             return run.complete() ? run.verdict : tr("(interrupted, not finished)");
         case Label:
             return run.label;
+        case Lesson:
+            return run.lessonStatus().isEmpty() ? QString()
+                                                : lessonBadge(run.lessonStatus()).text();
         default:
             return {};
     }
@@ -101,6 +106,11 @@ QString HistoryModel::toolTip(const store::RunInfo& run) const {
         lines << tr("Not finished: still running, or the recording process died");
     if (run.baseline) lines << tr("Baseline of %1").arg(run.model);
     if (!run.verdict.isEmpty()) lines << run.verdict;
+    if (!run.lessonStatus().isEmpty())
+        lines << tr("Lesson %1: %2")
+                     .arg(QString::fromStdString(run.lesson.value("title", std::string())),
+                          lessonBadge(run.lessonStatus()).text())
+              << lessonChecksPlain(run.lesson);
     return lines.join(QLatin1Char('\n'));
 }
 
@@ -115,6 +125,12 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
             return toolTip(run);
         case RunIdRole:
             return run.id;
+        case Qt::BackgroundRole:
+        case Qt::ForegroundRole:
+            // The lesson's badge brings its own colours (readable on either palette).
+            if (index.column() != Lesson || run.lessonStatus().isEmpty()) return {};
+            return role == Qt::BackgroundRole ? lessonBadge(run.lessonStatus()).background
+                                              : lessonBadge(run.lessonStatus()).foreground;
         case Qt::TextAlignmentRole:
             if (index.column() == Baseline) return QVariant(Qt::AlignCenter);
             if (index.column() == Id) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -142,11 +158,16 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
                                       QT_TR_NOOP("Preset"),
                                       QT_TR_NOOP("Label"),
                                       QT_TR_NOOP("Arms"),
+                                      QT_TR_NOOP("Lesson"),
                                       QT_TR_NOOP("Verdict")};
         return section == Baseline ? QStringLiteral("★") : tr(names[section]);
     }
     if (role == Qt::ToolTipRole && section == Baseline)
         return tr("★ marks the baseline run of its model (at most one per model)");
+    if (role == Qt::ToolTipRole && section == Lesson)
+        return tr(
+            "For a run of a lesson preset: whether its checks reproduced the lesson's claim "
+            "on this run (reproduced, not reproduced, inconclusive, not run)");
     return {};
 }
 

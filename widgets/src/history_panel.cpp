@@ -41,7 +41,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
     auto fit = [this] {
         for (int c :
              {HistoryModel::Baseline, HistoryModel::Id, HistoryModel::Date, HistoryModel::Model,
-              HistoryModel::Preset, HistoryModel::Label, HistoryModel::Arms})
+              HistoryModel::Preset, HistoryModel::Label, HistoryModel::Arms, HistoryModel::Lesson})
             view_->resizeColumnToContents(c);
         // A long preset name or label must not push the verdict out of sight.
         const int cap = fontMetrics().averageCharWidth() * 40;

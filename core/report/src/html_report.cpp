@@ -1,6 +1,7 @@
 // The report page: title, machine, the verdict first, then the numbers, the charts and the
 // reference sections. One file, no external resource: charts are inline SVG, styles inline.
 #include "html_builder.h"
+#include "lesson_sections.h"
 
 #include <QDateTime>
 
@@ -436,7 +437,7 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += QStringLiteral("<p class=\"sub\">Machine: %1</p>\n").arg(machineLine(run));
     if (!run.preset.description.empty())
         h += QStringLiteral("<p>%1</p>\n").arg(esc(run.preset.description));
-    h += verdictSection(run, o);
+    h += verdictSection(run, o) + lessonSection(run);
     h += statsSection(run);
     const Chart strip = processChart(run);
     h += processesSection(run, strip, flavor);

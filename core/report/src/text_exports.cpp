@@ -1,6 +1,8 @@
 // The text exports (Markdown summary, CSV of samples, results JSON), atomic writes, the palette.
 #include "pitlane/report/report.h"
 
+#include "lesson_sections.h"
+
 #include <QSaveFile>
 
 #include <cstdio>
@@ -115,6 +117,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     for (const auto& c : comps) s += "**" + md(c.verdict) + "**  \n";
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
     if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
+    s += detail::lessonMarkdown(run);
     s += "| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS | faults/iter |\n";
     s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& a : run.arms) {

@@ -2,8 +2,9 @@
 // The run history as a table: one row per stored run, newest first (RunStore::listRuns), with
 // the columns a user scans to find a run again: baseline mark, run id ("#12", as comparisons
 // and reports name it), date, model, preset, the user's
-// label, arms (failed ones named with their status) and the verdict. Reading the list touches no
-// samples, so refreshing after every run is cheap.
+// label, arms (failed ones named with their status), the lesson's status for a run of a lesson
+// preset (a badge: symbol, word and colour, lesson_status.h; its checks in the tooltip) and the
+// verdict. Reading the list touches no samples, so refreshing after every run is cheap.
 #include "pitlane/store/run_store.h"
 
 #include <QAbstractTableModel>
@@ -14,7 +15,7 @@ class HistoryModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     // The verdict, the longest text, comes last and takes the remaining width.
-    enum Column { Baseline, Id, Date, Model, Preset, Label, Arms, Verdict, ColumnCount };
+    enum Column { Baseline, Id, Date, Model, Preset, Label, Arms, Lesson, Verdict, ColumnCount };
     // Qt::UserRole on any column: the run's id (qint64).
     static constexpr int RunIdRole = Qt::UserRole;
 

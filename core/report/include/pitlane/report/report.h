@@ -3,7 +3,9 @@
 // a PDF with the same content, a Markdown summary for pull requests and chat, the raw samples
 // as CSV and the results JSON of CONTRACT.md. Every write is atomic (QSaveFile): an interrupted
 // export never leaves a half file over a good one. Qt Core/Gui/Svg, no widgets. The formats as one
-// table (suffixes, pitlane-cli flags, writer): export_formats.h.
+// table (suffixes, pitlane-cli flags, writer): export_formats.h. The run of a lesson preset carries
+// its lesson right after the verdict in the HTML, the PDF and the Markdown: title, text, claim and
+// each check judged on the run (results::checkLesson) with its status word and measured figure.
 #include "pitlane/results/run_result.h"
 
 #include <QByteArray>
