@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <vector>
 
 namespace pitlane::spec {
 
@@ -109,36 +110,92 @@ json validateKnob(const KnobInfo& knob, const json& v, const std::string& where,
     throw SpecError(where, field, "knob kind not handled");
 }
 
-Knobs parseKnobs(const json& j, const std::string& where, const std::string& prefix) {
+namespace {
+
+// Combinations torch would reject later with an obscure message: the knobs a rule reads, the
+// field it names, and its reason ("" when the combination is fine).
+struct KnobRule {
+    std::vector<std::string> knobs;
+    const char* field;
+    std::string (*why)(const Knobs&);
+};
+
+const std::vector<KnobRule>& knobRules() {
+    static const std::vector<KnobRule> rules = {
+        {{"jit", "mode"}, "jit",
+         [](const Knobs& k) -> std::string {
+             if (k.jit == "none" || k.mode != "train") return {};
+             return "jit \"" + k.jit + "\" needs mode \"eval\" (torch::jit::freeze only freezes "
+                    "modules in eval mode)";
+         }},
+        {{"workload", "grad"}, "workload",
+         [](const Knobs& k) -> std::string {
+             if (k.workload != "train_step" || k.grad == "enabled") return {};
+             return "workload \"train_step\" needs grad \"enabled\": under grad \"" + k.grad +
+                    "\" autograd records no graph, so there is nothing to backpropagate";
+         }},
+        {{"workload", "jit"}, "workload",
+         [](const Knobs& k) -> std::string {
+             if (k.workload != "train_step" || k.jit == "none") return {};
+             return "workload \"train_step\" needs jit \"none\": jit \"" + k.jit +
+                    "\" freezes the weights into graph constants, so the module has no "
+                    "parameters left to train";
+         }},
+        {{"cuda_graph", "device"}, "cuda_graph",
+         [](const Knobs& k) -> std::string {
+             return k.cuda_graph && k.device == "cpu"
+                        ? "CUDA graphs need a CUDA device (set device to \"cuda:N\")"
+                        : "";
+         }},
+        {{"precision", "device"}, "precision",
+         [](const Knobs& k) -> std::string {
+             return k.precision == "autocast_fp16" && k.device == "cpu"
+                        ? "autocast_fp16 is a CUDA autocast; on the CPU use autocast_bf16"
+                        : "";
+         }},
+    };
+    return rules;
+}
+
+}  // namespace
+
+Knobs parseKnobs(const json& j, const std::string& where, const std::string& prefix,
+                 std::vector<SpecError>& errors) {
     Knobs k;
     if (j.is_null()) return k;
-    if (!j.is_object()) throw SpecError(where, prefix, "expected an object of knobs");
+    if (!j.is_object()) {
+        errors.emplace_back(where, prefix, "expected an object of knobs");
+        return k;
+    }
+    std::set<std::string> rejected;  // knobs whose value was refused: no rule reads them
     for (const auto& [key, v] : j.items()) {
         const std::string f = prefix + "." + key;
         const KnobInfo* knob = findKnob(key);
-        if (!knob) throw SpecError(where, f, "unknown knob (known knobs: " + joined(knobNames()) + ")");
-        knob->set(k, validateKnob(*knob, v, where, f));
+        if (!knob) {
+            errors.emplace_back(where, f, "unknown knob (known knobs: " + joined(knobNames()) + ")");
+            continue;
+        }
+        try {
+            knob->set(k, validateKnob(*knob, v, where, f));
+        } catch (const SpecError& e) {
+            errors.push_back(e);
+            rejected.insert(key);
+        }
     }
-    // Combinations torch would reject later with an obscure message.
-    if (k.jit != "none" && k.mode == "train")
-        throw SpecError(where, prefix + ".jit",
-                        "jit \"" + k.jit + "\" needs mode \"eval\" (torch::jit::freeze only "
-                        "freezes modules in eval mode)");
-    if (k.workload == "train_step" && k.grad != "enabled")
-        throw SpecError(where, prefix + ".workload",
-                        "workload \"train_step\" needs grad \"enabled\": under grad \"" + k.grad +
-                            "\" autograd records no graph, so there is nothing to backpropagate");
-    if (k.workload == "train_step" && k.jit != "none")
-        throw SpecError(where, prefix + ".workload",
-                        "workload \"train_step\" needs jit \"none\": jit \"" + k.jit +
-                            "\" freezes the weights into graph constants, so the module has no "
-                            "parameters left to train");
-    if (k.cuda_graph && k.device == "cpu")
-        throw SpecError(where, prefix + ".cuda_graph",
-                        "CUDA graphs need a CUDA device (set device to \"cuda:N\")");
-    if (k.precision == "autocast_fp16" && k.device == "cpu")
-        throw SpecError(where, prefix + ".precision",
-                        "autocast_fp16 is a CUDA autocast; on the CPU use autocast_bf16");
+    for (const auto& rule : knobRules()) {
+        if (std::any_of(rule.knobs.begin(), rule.knobs.end(),
+                        [&](const std::string& name) { return rejected.count(name) > 0; }))
+            continue;
+        const std::string why = rule.why(k);
+        if (!why.empty()) errors.emplace_back(where, prefix + "." + rule.field, why);
+    }
+    return k;
+}
+
+Knobs parseKnobs(const json& j, const std::string& where, const std::string& prefix) {
+    std::vector<SpecError> errors;
+    Knobs k = parseKnobs(j, where, prefix, errors);
+    if (!errors.empty()) throw errors.front();
     return k;
 }
 

@@ -72,45 +72,96 @@ int intField(const json& obj, const char* key, int def, int minValue, const std:
 
 }  // namespace
 
-std::vector<InputSpec> parseInputs(const json& j, const std::string& where,
-                                   const std::string& prefix) {
-    if (!j.is_array() || j.empty())
-        throw SpecError(where, prefix,
-                        "expected a non-empty list of inputs, e.g. [{\"shape\": [3, 224, 224], "
-                        "\"dtype\": \"float32\"}]");
-    std::vector<InputSpec> out;
-    for (std::size_t i = 0; i < j.size(); ++i) {
-        const auto f = prefix + "[" + std::to_string(i) + "]";
-        const auto& e = j[i];
-        if (!e.is_object()) throw SpecError(where, f, "expected an object with \"shape\"");
-        InputSpec in;
-        for (const auto& [key, v] : e.items()) {
+namespace {
+
+// Parsing goes on past an error wherever the rest does not depend on it; every SpecError is
+// collected here. parsePreset throws the first (the one it always threw), validatePreset returns
+// them all.
+class Errors {
+public:
+    explicit Errors(std::string where) : where_(std::move(where)) {}
+    void add(const std::string& field, const std::string& reason) {
+        list_.emplace_back(where_, field, reason);
+    }
+    // Runs `f`; false when it raised a SpecError (collected) or a JSON type error (collected as
+    // a SpecError on `field`).
+    template <class F>
+    bool step(const std::string& field, F&& f) {
+        try {
+            f();
+            return true;
+        } catch (const SpecError& e) {
+            list_.push_back(e);
+        } catch (const json::exception& e) {
+            add(field, e.what());
+        }
+        return false;
+    }
+    const std::string& where() const { return where_; }
+    std::vector<SpecError>& list() { return list_; }
+
+private:
+    std::string where_;
+    std::vector<SpecError> list_;
+};
+
+// One input: each of its fields on its own.
+InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
+    const std::string& where = errs.where();
+    InputSpec in;
+    if (!e.is_object()) {
+        errs.add(f, "expected an object with \"shape\"");
+        return in;
+    }
+    for (const auto& [key, v] : e.items()) {
+        const std::string fk = f + "." + key;
+        errs.step(fk, [&, &key = key, &v = v] {
             if (key == "shape") {
-                in.shape = parseShape(v, where, f + ".shape");
+                in.shape = parseShape(v, where, fk);
             } else if (key == "dtype") {
                 if (!v.is_string() ||
                     std::find(kDtypes.begin(), kDtypes.end(), v.get<std::string>()) == kDtypes.end())
-                    throw SpecError(where, f + ".dtype",
+                    throw SpecError(where, fk,
                                     "unknown dtype " + v.dump() +
                                         " (expected one of float32, float64, float16, bfloat16, "
                                         "int64, int32)");
                 in.dtype = v.get<std::string>();
             } else if (key == "shapes") {
                 if (!v.is_array() || v.empty())
-                    throw SpecError(where, f + ".shapes", "expected a non-empty list of shapes");
+                    throw SpecError(where, fk, "expected a non-empty list of shapes");
                 for (std::size_t s = 0; s < v.size(); ++s)
-                    in.shapes.push_back(
-                        parseShape(v[s], where, f + ".shapes[" + std::to_string(s) + "]"));
+                    in.shapes.push_back(parseShape(v[s], where, fk + "[" + std::to_string(s) + "]"));
             } else {
-                throw SpecError(where, f + "." + key,
-                                "unknown input field (expected shape, dtype, shapes)");
+                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes)");
             }
-        }
-        if (!e.contains("shape") && in.shapes.empty())
-            throw SpecError(where, f + ".shape", "missing (every input needs a shape)");
-        if (in.shape.empty() && !in.shapes.empty()) in.shape = in.shapes.front();
-        out.push_back(std::move(in));
+        });
     }
+    if (!e.contains("shape") && !e.contains("shapes"))
+        errs.add(f + ".shape", "missing (every input needs a shape)");
+    if (in.shape.empty() && !in.shapes.empty()) in.shape = in.shapes.front();
+    return in;
+}
+
+std::vector<InputSpec> collectInputs(const json& j, const std::string& prefix, Errors& errs) {
+    if (!j.is_array() || j.empty()) {
+        errs.add(prefix,
+                 "expected a non-empty list of inputs, e.g. [{\"shape\": [3, 224, 224], "
+                 "\"dtype\": \"float32\"}]");
+        return {};
+    }
+    std::vector<InputSpec> out;
+    for (std::size_t i = 0; i < j.size(); ++i)
+        out.push_back(parseInput(j[i], prefix + "[" + std::to_string(i) + "]", errs));
+    return out;
+}
+
+}  // namespace
+
+std::vector<InputSpec> parseInputs(const json& j, const std::string& where,
+                                   const std::string& prefix) {
+    Errors errs(where);
+    auto out = collectInputs(j, prefix, errs);
+    if (!errs.list().empty()) throw errs.list().front();
     return out;
 }
 
@@ -170,154 +221,231 @@ void resolveModel(const json& j, Preset& p, const std::string& where, const std:
     }
 }
 
-RunSettings parseRunSettings(const json& r, const std::string& where) {
+// Each run field on its own; the rules that combine fields only when none of theirs was refused.
+RunSettings parseRunSettings(const json& r, Errors& errs) {
+    const std::string& where = errs.where();
     RunSettings run;
-    if (!r.is_object()) throw SpecError(where, "run", "expected an object");
+    if (!r.is_object()) {
+        errs.add("run", "expected an object");
+        return run;
+    }
     static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
                                                   "event_timeout_ms", "seed", "min_time_ms",
                                                   "max_time_ms", "target_ci_pct",
                                                   "processes", "max_processes"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
-            throw SpecError(where, "run." + key,
-                            "unknown field (expected warmup_iters, iters, block_iters, "
-                            "event_timeout_ms, seed, min_time_ms, max_time_ms, target_ci_pct, "
-                            "processes, max_processes)");
-    run.warmup_iters = intField(r, "warmup_iters", run.warmup_iters, 0, where, "run");
-    run.iters = intField(r, "iters", run.iters, 1, where, "run");
-    run.block_iters = intField(r, "block_iters", std::min(run.block_iters, run.iters), 1,
-                                 where, "run");
-    run.event_timeout_ms =
-        intField(r, "event_timeout_ms", run.event_timeout_ms, 100, where, "run");
-    run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run"));
-    run.processes = intField(r, "processes", run.processes, 1, where, "run");
-    if (run.processes > 64)
-        throw SpecError(where, "run.processes",
-                        "at most 64 worker processes per arm, got " +
-                            std::to_string(run.processes));
-    run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run");
-    run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run");
-    if (r.contains("target_ci_pct")) {
+            errs.add("run." + key,
+                     "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
+                     "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes)");
+    std::set<std::string> bad;  // fields whose value was refused
+    auto field = [&](const char* key, auto&& parse) {
+        if (!errs.step(std::string("run.") + key, parse)) bad.insert(key);
+    };
+    auto atMost64 = [&](const char* key, int n) {
+        if (n > 64)
+            throw SpecError(where, std::string("run.") + key,
+                            "at most 64 worker processes per arm, got " + std::to_string(n));
+    };
+    field("warmup_iters", [&] { run.warmup_iters = intField(r, "warmup_iters", run.warmup_iters, 0, where, "run"); });
+    field("iters", [&] { run.iters = intField(r, "iters", run.iters, 1, where, "run"); });
+    field("block_iters", [&] {
+        run.block_iters = intField(r, "block_iters", std::min(run.block_iters, run.iters), 1, where, "run");
+    });
+    field("event_timeout_ms", [&] {
+        run.event_timeout_ms = intField(r, "event_timeout_ms", run.event_timeout_ms, 100, where, "run");
+    });
+    field("seed", [&] { run.seed = static_cast<std::uint64_t>(intField(r, "seed", 0, 0, where, "run")); });
+    field("processes", [&] {
+        run.processes = intField(r, "processes", run.processes, 1, where, "run");
+        atMost64("processes", run.processes);
+    });
+    field("min_time_ms", [&] { run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run"); });
+    field("max_time_ms", [&] { run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run"); });
+    field("target_ci_pct", [&] {
+        if (!r.contains("target_ci_pct")) return;
         const auto& v = r["target_ci_pct"];
         if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 100)
             throw SpecError(where, "run.target_ci_pct",
                             "expected a percentage in (0, 100], e.g. 1 for +-1 %, got " + v.dump());
         run.target_ci_pct = v.get<double>();
-    }
-    if (run.max_time_ms > 0 && run.max_time_ms < run.min_time_ms)
-        throw SpecError(where, "run.max_time_ms",
-                        "max_time_ms (" + std::to_string(run.max_time_ms) +
-                            ") is below min_time_ms (" + std::to_string(run.min_time_ms) + ")");
+    });
+    auto ok = [&](std::initializer_list<const char*> keys) {
+        return std::none_of(keys.begin(), keys.end(), [&](const char* k) { return bad.count(k) > 0; });
+    };
+    if (ok({"min_time_ms", "max_time_ms"}) && run.max_time_ms > 0 && run.max_time_ms < run.min_time_ms)
+        errs.add("run.max_time_ms", "max_time_ms (" + std::to_string(run.max_time_ms) +
+                                        ") is below min_time_ms (" + std::to_string(run.min_time_ms) + ")");
     if (!r.contains("processes")) run.processes = std::min(run.processes, run.iters);
     run.max_processes = r.contains("processes") ? run.processes : run.max_processes;
-    run.max_processes = intField(r, "max_processes", run.max_processes, 1, where, "run");
-    if (run.max_processes > 64)
-        throw SpecError(where, "run.max_processes",
-                        "at most 64 worker processes per arm, got " +
-                            std::to_string(run.max_processes));
-    if (run.max_processes < run.processes)
-        throw SpecError(where, "run.max_processes",
-                        "max_processes (" + std::to_string(run.max_processes) +
-                            ") is below processes (" + std::to_string(run.processes) + ")");
-    if (run.processes > run.iters)
-        throw SpecError(where, "run.processes",
-                        "processes (" + std::to_string(run.processes) +
-                            ") exceeds iters (" + std::to_string(run.iters) +
-                            "): every process needs at least one measured iteration");
-    if (run.block_iters > run.iters)
-        throw SpecError(where, "run.block_iters",
-                        "block_iters (" + std::to_string(run.block_iters) +
-                            ") exceeds iters (" + std::to_string(run.iters) + ")");
+    field("max_processes", [&] {
+        run.max_processes = intField(r, "max_processes", run.max_processes, 1, where, "run");
+        atMost64("max_processes", run.max_processes);
+    });
+    if (ok({"processes", "max_processes"}) && run.max_processes < run.processes)
+        errs.add("run.max_processes", "max_processes (" + std::to_string(run.max_processes) +
+                                          ") is below processes (" + std::to_string(run.processes) + ")");
+    if (ok({"processes", "iters"}) && run.processes > run.iters)
+        errs.add("run.processes", "processes (" + std::to_string(run.processes) + ") exceeds iters (" +
+                                      std::to_string(run.iters) +
+                                      "): every process needs at least one measured iteration");
+    if (ok({"block_iters", "iters"}) && run.block_iters > run.iters)
+        errs.add("run.block_iters", "block_iters (" + std::to_string(run.block_iters) +
+                                        ") exceeds iters (" + std::to_string(run.iters) + ")");
     return run;
 }
 
-std::vector<ArmSpec> parseArms(const json& j, const std::string& where) {
+// Each arm on its own, and each of its knobs (parseKnobs collects them).
+std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
     std::vector<ArmSpec> out;
-    if (!j.contains("arms") || !j["arms"].is_array())
-        throw SpecError(where, "arms", "missing: a preset needs a list of at least one arm");
+    if (!j.contains("arms") || !j["arms"].is_array()) {
+        errs.add("arms", "missing: a preset needs a list of at least one arm");
+        return out;
+    }
     const auto& arms = j["arms"];
-    if (arms.empty()) throw SpecError(where, "arms", "needs at least one arm");
+    if (arms.empty()) errs.add("arms", "needs at least one arm");
     std::set<std::string> armNames;
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const auto f = "arms[" + std::to_string(i) + "]";
         const auto& a = arms[i];
-        if (!a.is_object()) throw SpecError(where, f, "expected an object with name and knobs");
+        if (!a.is_object()) {
+            errs.add(f, "expected an object with name and knobs");
+            continue;
+        }
         for (const auto& [key, v] : a.items())
-            if (key != "name" && key != "knobs")
-                throw SpecError(where, f + "." + key, "unknown field (expected name, knobs)");
+            if (key != "name" && key != "knobs") errs.add(f + "." + key, "unknown field (expected name, knobs)");
         ArmSpec arm;
-        if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty())
-            throw SpecError(where, f + ".name", "missing: every arm needs a name");
-        arm.name = a["name"];
-        if (!armNames.insert(arm.name).second)
-            throw SpecError(where, f + ".name", "arm name \"" + arm.name + "\" is used twice");
+        if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty()) {
+            errs.add(f + ".name", "missing: every arm needs a name");
+        } else {
+            arm.name = a["name"];
+            if (!armNames.insert(arm.name).second)
+                errs.add(f + ".name", "arm name \"" + arm.name + "\" is used twice");
+        }
         arm.knobs_json = a.value("knobs", json::object());
-        arm.knobs = parseKnobs(arm.knobs_json, where, f + ".knobs");
+        arm.knobs = parseKnobs(arm.knobs_json, errs.where(), f + ".knobs", errs.list());
         out.push_back(std::move(arm));
     }
     return out;
 }
 
-}  // namespace
+// The lesson's own fields, then each check on its own (validateLesson stops at the first error
+// it finds, so each check is given to it alone and its field renumbered).
+void checkLesson(const json& lesson, const std::vector<ArmSpec>& arms, Errors& errs) {
+    const std::string& where = errs.where();
+    if (!lesson.is_object() || !lesson.contains("checks") || !lesson["checks"].is_array()) {
+        errs.step("lesson", [&] { validateLesson(lesson, arms, where); });
+        return;
+    }
+    json head = lesson;
+    head.erase("checks");
+    errs.step("lesson", [&] { validateLesson(head, arms, where); });
+    const auto& checks = lesson["checks"];
+    const std::string alone = "lesson.checks[0]";
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+        const std::string f = "lesson.checks[" + std::to_string(i) + "]";
+        try {
+            validateLesson(json{{"checks", json::array({checks[i]})}}, arms, where);
+        } catch (const SpecError& e) {
+            const bool renumber = e.field().rfind(alone, 0) == 0;
+            errs.list().emplace_back(e.where(), renumber ? f + e.field().substr(alone.size()) : e.field(),
+                                     e.reason());
+        } catch (const json::exception& e) {
+            errs.add(f, e.what());
+        }
+    }
+}
 
-Preset parsePreset(const json& j, const std::string& file, const std::string& modelDir) {
-    const std::string where = file.empty() ? "<preset>" : file;
-    if (!j.is_object()) throw SpecError(where, "", "a preset must be a JSON object");
+// The top level: every field on its own; the input from the model's sidecar only when the model
+// was found.
+Preset parseCollecting(const json& j, const std::string& file, const std::string& modelDir, Errors& errs) {
+    const std::string& where = errs.where();
+    Preset p;
+    p.file = file;
+    p.raw = j;
+    if (!j.is_object()) {
+        errs.add("", "a preset must be a JSON object");
+        return p;
+    }
     static const std::set<std::string> known = {"name", "description", "lesson", "model",
                                                 "input", "run", "arms"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
-            throw SpecError(where, key,
-                            "unknown field (expected name, description, lesson, model, input, "
-                            "run, arms)");
-    Preset p;
-    p.file = file;
-    p.raw = j;
-    if (j.contains("name")) {
-        if (!j["name"].is_string()) throw SpecError(where, "name", "expected a string");
-        p.name = j["name"];
-    }
-    if (j.contains("description")) {
-        if (!j["description"].is_string())
-            throw SpecError(where, "description", "expected a string");
-        p.description = j["description"];
+            errs.add(key, "unknown field (expected name, description, lesson, model, input, run, arms)");
+    for (const char* key : {"name", "description"}) {
+        if (!j.contains(key)) continue;
+        if (!j[key].is_string()) errs.add(key, "expected a string");
+        else (std::string(key) == "name" ? p.name : p.description) = j[key];
     }
     if (j.contains("lesson")) p.lesson = j["lesson"];
-    resolveModel(j, p, where, modelDir);
+    const bool modelFound = errs.step("model", [&] { resolveModel(j, p, where, modelDir); });
     if (j.contains("input")) {
-        p.input = parseInputs(j["input"], where, "input");
-    } else {
+        p.input = collectInputs(j["input"], "input", errs);
+    } else if (modelFound) {
         const auto side = readModelSidecar(p.model_path);
         if (!side.is_object() || !side.contains("input"))
-            throw SpecError(where, "input",
-                            "missing: the model has no sidecar describing its input, so the "
-                            "preset must give one");
-        p.input = parseInputs(side["input"], p.model_path + " (sidecar)", "input");
+            errs.add("input", "missing: the model has no sidecar describing its input, so the "
+                              "preset must give one");
+        else
+            errs.step("input", [&] { p.input = parseInputs(side["input"], p.model_path + " (sidecar)", "input"); });
     }
-    if (j.contains("run")) p.run = parseRunSettings(j["run"], where);
-    p.arms = parseArms(j, where);
-    validateLesson(p.lesson, p.arms, where);
+    if (j.contains("run")) p.run = parseRunSettings(j["run"], errs);
+    p.arms = parseArms(j, errs);
+    checkLesson(p.lesson, p.arms, errs);
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)
             if (p.arms[i].knobs.batchSweep())
-                throw SpecError(where, "arms[" + std::to_string(i) + "].knobs.batch_size",
-                                "a batch-size sweep cannot be combined with adaptive or timed "
-                                "stopping (run.min_time_ms / max_time_ms / target_ci_pct): give "
-                                "the sweep a fixed run.iters");
+                errs.add("arms[" + std::to_string(i) + "].knobs.batch_size",
+                         "a batch-size sweep cannot be combined with adaptive or timed stopping "
+                         "(run.min_time_ms / max_time_ms / target_ci_pct): give the sweep a fixed "
+                         "run.iters");
     if (p.name.empty()) p.name = p.model;
     return p;
 }
 
-Preset loadPresetFile(const std::string& path, const std::string& modelDir) {
+// The file read as JSON, or the one error that stops everything (it cannot be opened or parsed).
+json readPresetJson(const std::string& path, Errors& errs) {
     std::ifstream f(path);
-    if (!f) throw SpecError(path, "", "cannot open the file");
-    json j;
-    try {
-        j = json::parse(f);
-    } catch (const json::parse_error& e) {
-        throw SpecError(path, "", std::string("not valid JSON: ") + e.what());
+    if (!f) {
+        errs.add("", "cannot open the file");
+        return json();
     }
+    try {
+        return json::parse(f);
+    } catch (const json::parse_error& e) {
+        errs.add("", std::string("not valid JSON: ") + e.what());
+        return json();
+    }
+}
+
+}  // namespace
+
+Preset parsePreset(const json& j, const std::string& file, const std::string& modelDir) {
+    Errors errs(file.empty() ? "<preset>" : file);
+    Preset p = parseCollecting(j, file, modelDir, errs);
+    if (!errs.list().empty()) throw errs.list().front();
+    return p;
+}
+
+std::vector<SpecError> validatePreset(const json& j, const std::string& file,
+                                      const std::string& modelDir) {
+    Errors errs(file.empty() ? "<preset>" : file);
+    parseCollecting(j, file, modelDir, errs);
+    return std::move(errs.list());
+}
+
+Preset loadPresetFile(const std::string& path, const std::string& modelDir) {
+    Errors errs(path);
+    const json j = readPresetJson(path, errs);
+    if (!errs.list().empty()) throw errs.list().front();
     return parsePreset(j, path, modelDir);
+}
+
+std::vector<SpecError> validatePresetFile(const std::string& path, const std::string& modelDir) {
+    Errors errs(path);
+    const json j = readPresetJson(path, errs);
+    if (!errs.list().empty()) return std::move(errs.list());
+    return validatePreset(j, path, modelDir);
 }
 
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir) {

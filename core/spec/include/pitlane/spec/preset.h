@@ -119,15 +119,28 @@ const std::vector<std::string>& bundledModelNames();
 // <exeDir>/../share/pitlane/models. Returns "" when none exists.
 std::string findModelDir(const std::string& exeDir);
 
-// Parse and validate. `modelDir` is where bundled models are looked up. Throws SpecError.
+// Parse and validate. `modelDir` is where bundled models are looked up. Throws SpecError (the
+// first of validatePreset's errors).
 Preset parsePreset(const json& j, const std::string& file, const std::string& modelDir);
 Preset loadPresetFile(const std::string& path, const std::string& modelDir);
+
+// Every error of a preset, not only the first (empty when it is valid): parsing goes on past a
+// bad field wherever the rest does not depend on it (each top-level field, each input, each run
+// field, each arm and each of its knobs, each lesson check); a rule that combines fields is only
+// checked when none of them was refused. A file that cannot be opened or parsed is one error.
+std::vector<SpecError> validatePreset(const json& j, const std::string& file,
+                                      const std::string& modelDir);
+std::vector<SpecError> validatePresetFile(const std::string& path, const std::string& modelDir);
 
 // A preset for a bare model file: two arms (eval+grad vs eval+inference_mode).
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir);
 
-// Knobs alone (the worker validates the configure command with the same rules).
+// Knobs alone (the worker validates the configure command with the same rules). Throws the first
+// error; the second form appends every error (each knob on its own, then each combination rule
+// whose knobs were all accepted) to `errors`.
 Knobs parseKnobs(const json& j, const std::string& where, const std::string& fieldPrefix);
+Knobs parseKnobs(const json& j, const std::string& where, const std::string& fieldPrefix,
+                 std::vector<SpecError>& errors);
 json knobsToJson(const Knobs& k);
 std::vector<InputSpec> parseInputs(const json& j, const std::string& where,
                                    const std::string& fieldPrefix);
