@@ -41,17 +41,13 @@ bool ExperimentRunner::extendAdaptive() {
             const int blocks = std::max(1, blocksPerPoint_ / run.processes);
             queueRound(rounds_, nextBlock_, {std::vector<int>(std::size_t(blocks), run.block_iters)},
                        false);
-            for (std::size_t i = 0; i < result_.arms.size(); ++i)
-                if (result_.arms[i].status == R::kPending)
-                    arms_[i].totalIters += blocks * run.block_iters;
             nextBlock_ += blocks;
             return true;
         }
         for (std::size_t i = 0; i < result_.arms.size(); ++i) {
             if (result_.arms[i].status != R::kPending) continue;
-            tasks_.push_back({Task::Block, int(i), nextBlock_, run.block_iters,
-                              result_.arms[i].batch_size, rounds_ - 1});
-            arms_[i].totalIters += run.block_iters;
+            queueTask({Task::Block, int(i), nextBlock_, run.block_iters,
+                       result_.arms[i].batch_size, rounds_ - 1});
         }
         ++nextBlock_;
         return true;
@@ -162,8 +158,6 @@ void ExperimentRunner::replicationDecided(int, const json& reasons) {
     const int blocks = std::max(1, blocksPerPoint_ / std::max(1, run.processes));
     queueRound(rounds_, nextBlock_, {std::vector<int>(std::size_t(blocks), run.block_iters)}, false);
     rep["processes"] = rounds_;
-    for (std::size_t i = 0; i < result_.arms.size(); ++i)
-        if (result_.arms[i].status == R::kPending) arms_[i].totalIters += blocks * run.block_iters;
     nextBlock_ += blocks;
     emit logMessage(-1, QStringLiteral("info"),
                     QStringLiteral("adding replicate %1 (fresh processes): %2")

@@ -117,7 +117,6 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
         a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
         result_.arms.push_back(std::move(a));
-        arms_[i].totalIters = run.iters * int(spec.knobs.batch_size.size());
         maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
     }
     (void)maxSweep;
@@ -226,8 +225,11 @@ void ExperimentRunner::next() {
             continue;
         }
         if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
-        if (t.kind != Task::Configure && result_.arms[t.arm].sweep_failures.count(t.batchSize))
-            continue;  // this point of the sweep failed (e.g. out of memory): go on with the next
+        if (t.kind != Task::Configure && result_.arms[t.arm].sweep_failures.count(t.batchSize)) {
+            // This point of the sweep failed (e.g. out of memory): go on with the next.
+            if (t.kind == Task::Block) unplan(t.arm, t.iters * result_.preset.arms[t.arm].knobs.workers);
+            continue;
+        }
         active_.push_back(t);
         // A concurrent task takes its neighbours of the same kind and round along.
         while (t.concurrent && !tasks_.empty() && tasks_.front().concurrent &&
@@ -235,8 +237,10 @@ void ExperimentRunner::next() {
             const Task m = tasks_.front();
             tasks_.pop_front();
             if (result_.arms[m.arm].status != R::kPending) continue;
-            if (m.kind != Task::Configure && result_.arms[m.arm].sweep_failures.count(m.batchSize))
+            if (m.kind != Task::Configure && result_.arms[m.arm].sweep_failures.count(m.batchSize)) {
+                if (m.kind == Task::Block) unplan(m.arm, m.iters * result_.preset.arms[m.arm].knobs.workers);
                 continue;
+            }
             active_.push_back(m);
         }
         for (const auto& m : active_)

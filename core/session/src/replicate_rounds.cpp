@@ -32,8 +32,8 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
     for (const auto& a : preset.arms)
         if (a.knobs.device != "cpu") cpuOnly = false;
     const bool concurrent = round > 0 && cpuOnly;
-    tasks_.push_back({Task::StartRound, -1, -1, 0, 1, round});
-    for (int i : order) tasks_.push_back({Task::Configure, i, -1, 0, 1, round, concurrent});
+    queueTask({Task::StartRound, -1, -1, 0, 1, round});
+    for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
     std::size_t maxSweep = 0;
     for (const auto& a : preset.arms) maxSweep = std::max(maxSweep, a.knobs.batch_size.size());
     if (!allSweepPoints) maxSweep = 1;
@@ -41,18 +41,30 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
         if (preset.run.warmup_iters > 0)
             for (int i : order)
                 if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
-                    tasks_.push_back({Task::Warmup, i, -1, preset.run.warmup_iters,
-                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round,
-                                      concurrent});
+                    queueTask({Task::Warmup, i, -1, preset.run.warmup_iters,
+                               preset.arms[std::size_t(i)].knobs.batch_size[s], round,
+                               concurrent});
         const auto& iters = blockIters.front();
         for (std::size_t b = 0; b < iters.size(); ++b)
             for (int i : order)
                 if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
-                    tasks_.push_back({Task::Block, i,
-                                      int(s) * blocksPerPoint_ + firstBlock + int(b), iters[b],
-                                      preset.arms[std::size_t(i)].knobs.batch_size[s], round});
+                    queueTask({Task::Block, i, int(s) * blocksPerPoint_ + firstBlock + int(b),
+                               iters[b], preset.arms[std::size_t(i)].knobs.batch_size[s], round});
     }
     rounds_ = std::max(rounds_, round + 1);
+}
+
+// The progress counters follow the queue: whatever adds blocks (the first rounds, replication,
+// adaptive stopping) adds them to the totals here, so no caller has to keep them in step.
+void ExperimentRunner::queueTask(const Task& t) {
+    tasks_.push_back(t);
+    if (t.kind == Task::Block && result_.arms[std::size_t(t.arm)].status == R::kPending)
+        arms_[std::size_t(t.arm)].totalIters += t.iters * result_.preset.arms[std::size_t(t.arm)].knobs.workers;
+}
+
+void ExperimentRunner::unplan(int arm, int iters) {
+    auto& total = arms_[std::size_t(arm)].totalIters;
+    total = std::max(arms_[std::size_t(arm)].doneIters, total - iters);
 }
 
 // Worker processes are started ahead of their round, several rounds at once (up to

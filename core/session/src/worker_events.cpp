@@ -128,6 +128,14 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
         e.code == protocol::code::kOutOfMemory) {
         // One point of the sweep failed: record it, the sweep goes on.
         a.sweep_failures[task->batchSize] = e;
+        if (task->kind == Task::Block) {
+            // What this worker measured of the block stays; the rest will not come.
+            int measured = 0;
+            for (auto s = a.samples.rbegin();
+                 s != a.samples.rend() && s->block == task->block && s->process == arms_[arm].round; ++s)
+                measured += s->worker == worker ? 1 : 0;
+            unplan(arm, task->iters - measured);
+        }
         emit logMessage(arm, QStringLiteral("warning"),
                         QString::fromStdString(a.name + ": batch size " + std::to_string(task->batchSize) +
                                                " failed: " + e.message));

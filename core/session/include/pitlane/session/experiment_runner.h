@@ -56,6 +56,9 @@ public:
 
     const results::RunResult& result() const { return result_; }
     ArmPhase phase(int arm) const;
+    // Measured iterations of the arm so far (every worker process of it, all rounds) and those
+    // planned: the total grows when a round is added (replication, adaptive stopping) and shrinks
+    // when a sweep point is given up, so done never exceeds total and they meet when the arm ends ok.
     int doneIters(int arm) const;
     int totalIters(int arm) const;
     double elapsedMs() const { return clock_.isValid() ? double(clock_.elapsed()) : 0.0; }
@@ -125,6 +128,10 @@ private:
     static void quitWorkers(std::vector<WorkerState>& workers);
     void queueRound(int round, int firstBlock, const std::vector<std::vector<int>>& blockIters,
                     bool allSweepPoints);
+    // Queues a task; a measured block's iterations (times the arm's workers) join its total.
+    void queueTask(const Task& t);
+    // A block that will not be measured, or the part of it a worker will not measure, leaves it.
+    void unplan(int arm, int iters);
     void checkApplied(int arm, int worker, const nlohmann::json& applied);
     void taskDoneBy(int arm, int worker);
     void quitArm(int arm);
