@@ -40,17 +40,56 @@ std::string usageLines(const QString& command, bool run, const QStringList& extr
     return text.toStdString() + "\n";
 }
 
+// " (worker pid 123)" / " (worker pids 123, 124)": the arm's current processes whose pid is known
+// ("" while none is).
+std::string knownPids(const results::ArmResult& a) {
+    if (a.processes.empty()) return {};
+    std::string pids;
+    int n = 0;
+    for (const auto& p : a.processes) {
+        if (p.replicate != a.processes.back().replicate || p.pid <= 0) continue;
+        pids += (n++ ? ", " : "") + std::to_string(p.pid);
+    }
+    return n == 0 ? std::string() : (n == 1 ? " (worker pid " : " (worker pids ") + pids + ")";
+}
+
+// The progress lines of a run on stderr (phases, workers ready, measured blocks against the
+// planned total); none with --quiet.
+void printProgress(const session::ExperimentRunner& runner, QObject* context) {
+    QObject::connect(&runner, &session::ExperimentRunner::armPhaseChanged, context,
+                     [&runner](int arm, session::ArmPhase ph) {
+                         const auto& a = runner.result().arms[std::size_t(arm)];
+                         std::cerr << "[" << a.name << "] " << session::phaseName(ph).toStdString()
+                                   << (ph == session::ArmPhase::Loading ? knownPids(a) : "") << "\n";
+                     });
+    QObject::connect(&runner, &session::ExperimentRunner::armEvent, context,
+                     [&runner](int arm, const nlohmann::json& ev) {
+                         const auto& name = runner.result().arms[std::size_t(arm)].name;
+                         const auto type = ev.value("type", std::string());
+                         if (type == "hello")
+                             std::cerr << "[" << name << "] worker pid " << ev.value("pid", 0L) << " ready\n";
+                         else if (type == "block_done" && ev.value("phase", "") == "measure")
+                             std::cerr << "[" << name << "] block " << ev.value("block", 0) << " done ("
+                                       << runner.doneIters(arm) << "/" << runner.totalIters(arm)
+                                       << " iterations)\n";
+                     });
+}
+
 }  // namespace
 
 const std::string& usage() {
     static const std::string text =
         "usage:\n" + usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]"}) +
-        "  pitlane-cli validate PRESET.json\n" +
+        "      --quiet: no progress, info or worker output on stderr (warnings and errors stay);\n"
+        "      the results table and run id still go to stdout (redirect it if unwanted)\n"
+        "  pitlane-cli validate PRESET.json...\n"
+        "      every error of each preset, one 'file: field: reason' line each\n" +
         usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]"}) +
         "  pitlane-cli lessons [--run] [--only TEXT] [--markdown FILE] [--db PATH|none] [--quiet]\n"
         "      list the lessons (their status on this machine from the history), or run them\n"
         "      all: one verdict line each; exit 1 only when a lesson could not run (a lesson\n"
-        "      that does not reproduce is a finding, not an error)\n" +
+        "      that does not reproduce is a finding, not an error)\n"
+        "  pitlane-cli --help | --version\n" +
         "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
         "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
         "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
@@ -134,37 +173,21 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
         recorder = std::make_unique<store::RunRecorder>(history, source);
         recorder->attach(&runner);
         QObject::connect(recorder.get(), &store::RunRecorder::runStarted, app, [&](qint64 id) {
-            std::cerr << "pitlane-cli: recording run " << id << " in " << history->path().toStdString()
-                      << "\n";
+            if (!quiet)
+                std::cerr << "pitlane-cli: recording run " << id << " in "
+                          << history->path().toStdString() << "\n";
         });
         QObject::connect(recorder.get(), &store::RunRecorder::storeError, app,
                          [](const QString& why) {
                              std::cerr << "pitlane-cli: run history: " << why.toStdString() << "\n";
                          });
     }
-    auto armName = [&](int arm) { return result.arms[arm].name; };
-    QObject::connect(&runner, &session::ExperimentRunner::armPhaseChanged, app,
-                     [&](int arm, session::ArmPhase ph) {
-                         if (quiet) return;
-                         std::cerr << "[" << armName(arm) << "] " << session::phaseName(ph).toStdString();
-                         if (ph == session::ArmPhase::Loading)
-                             std::cerr << " (worker pid " << result.arms[arm].pid << ")";
-                         std::cerr << "\n";
-                     });
-    QObject::connect(&runner, &session::ExperimentRunner::armEvent, app,
-                     [&](int arm, const nlohmann::json& ev) {
-                         if (quiet) return;
-                         const auto type = ev.value("type", std::string());
-                         if (type == "hello")
-                             std::cerr << "[" << armName(arm) << "] worker pid " << ev.value("pid", 0L) << " ready\n";
-                         else if (type == "block_done" && ev.value("phase", "") == "measure")
-                             std::cerr << "[" << armName(arm) << "] block " << ev.value("block", 0)
-                                       << " done (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
-                                       << " iterations)\n";
-                     });
+    if (!quiet) printProgress(runner, app);
+    // --quiet keeps what needs attention (warnings, errors) and drops the chatter (info, the
+    // workers' own stderr).
     QObject::connect(&runner, &session::ExperimentRunner::logMessage, app,
                      [&](int, const QString& level, const QString& text) {
-                         if (level == "stderr" && quiet) return;
+                         if (quiet && (level == "stderr" || level == "info")) return;
                          std::cerr << level.toStdString() << ": " << text.toStdString() << "\n";
                      });
     QObject::connect(&runner, &session::ExperimentRunner::finished, &loop, &QEventLoop::quit);

@@ -15,17 +15,31 @@ using namespace pitlane::cli;
 
 namespace {
 
+// Every error of the preset file, one "file: field: reason" line each (not only the first), then
+// how many; false when there were none.
+bool printPresetErrors(const std::string& file) {
+    const auto errors = spec::validatePresetFile(file, modelDir());
+    for (const auto& e : errors) std::cerr << e.what() << "\n";
+    if (!errors.empty())
+        std::cerr << "pitlane-cli: invalid preset: " << errors.size()
+                  << (errors.size() == 1 ? " error" : " errors") << " in " << file << "\n";
+    return !errors.empty();
+}
+
+// Exit 2 when any of the presets is invalid.
 int cmdValidate(const QStringList& args) {
     if (args.size() < 3) return usageError("validate needs a preset file");
-    try {
-        const auto p = spec::loadPresetFile(args[2].toStdString(), modelDir());
-        std::cout << args[2].toStdString() << ": ok (" << p.arms.size() << " arms, model "
-                  << p.model_path << ")\n";
-        return kExitOk;
-    } catch (const spec::SpecError& e) {
-        std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
-        return kExitUsage;
+    int exitCode = kExitOk;
+    for (int i = 2; i < args.size(); ++i) {
+        const std::string file = args[i].toStdString();
+        if (printPresetErrors(file)) {
+            exitCode = kExitUsage;
+            continue;
+        }
+        const auto p = spec::loadPresetFile(file, modelDir());
+        std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path << ")\n";
     }
+    return exitCode;
 }
 
 int cmdReport(const QStringList& args) {
@@ -72,7 +86,8 @@ int cmdRun(const QStringList& args) {
     try {
         preset = spec::loadPresetFile(args[2].toStdString(), modelDir());
     } catch (const spec::SpecError& e) {
-        std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
+        if (!printPresetErrors(args[2].toStdString()))  // cannot happen: the same checks
+            std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
         return kExitUsage;
     }
     bool dbFatal = false;
@@ -111,6 +126,10 @@ int main(int argc, char** argv) {
     if (args.size() < 2 || args[1] == "--help" || args[1] == "-h") {
         std::cout << usage();
         return args.size() < 2 ? kExitUsage : kExitOk;
+    }
+    if (args[1] == "--version" || args[1] == "-V") {
+        std::cout << "pitlane-cli " << PITLANE_VERSION << "\n";
+        return kExitOk;
     }
     const QString cmd = args[1];
     if (cmd == "run") return cmdRun(args);

@@ -186,6 +186,67 @@ TEST_F(Cli, ValidateOfAMissingFileExitsTwo) {
     EXPECT_NE(r.err.find("absent.json"), std::string::npos) << r.err;
 }
 
+TEST_F(Cli, VersionAndHelpExitZero) {
+    auto r = runCli({"--version"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, std::string("pitlane-cli ") + PITLANE_VERSION + "\n");
+    EXPECT_EQ(r.err, "");
+    r = runCli({"--help"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    for (const char* said : {"--version", "--quiet:", "validate PRESET.json"})
+        EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
+}
+
+// validate lists every error of a preset, one "file: field: reason" line each, and exits 2.
+TEST_F(Cli, ValidateListsEveryError) {
+    auto j = smallPreset();
+    j["colour"] = "red";
+    j["run"]["warmup_iters"] = -1;
+    j["arms"][0]["knobs"]["grad"] = "sometimes";
+    j["arms"][1]["knobs"]["device"] = "gpu";
+    j["arms"][1]["name"] = "A";
+    j["lesson"] = {{"checks", json::array({{{"kind", "quicker"}, {"arm", "A"}},
+                                           {{"kind", "faster"}, {"arm", "Z"}, {"than", "A"}}})}};
+    const auto bad = writeJson(path("many.json"), j);
+    const auto good = writeJson(path("good.json"), smallPreset());
+    const auto r = runCli({"validate", good, bad});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.out.find(good.toStdString() + ": ok"), std::string::npos) << r.out;
+    const std::string file = bad.toStdString();
+    for (const std::string& line :
+         {file + ": colour: unknown field",
+          file + ": run.warmup_iters: must be between 0 and 100000000, got -1",
+          file + ": arms[0].knobs.grad: unknown value \"sometimes\"",
+          file + ": arms[1].name: arm name \"A\" is used twice",
+          file + ": arms[1].knobs.device: unknown device \"gpu\"",
+          file + ": lesson.checks[0].kind: unknown check \"quicker\"",
+          file + ": lesson.checks[1].arm: no arm is called \"Z\"",
+          "pitlane-cli: invalid preset: 7 errors in " + file})
+        EXPECT_NE(("\n" + r.err).find("\n" + line), std::string::npos) << line << "\n" << r.err;
+    // A preset with one error says "1 error"; `run` still stops at an invalid preset.
+    j = smallPreset();
+    j["run"]["iters"] = "many";
+    const auto one = writeJson(path("one.json"), j);
+    const auto v = runCli({"validate", one});
+    EXPECT_EQ(v.exitCode, 2);
+    EXPECT_NE(v.err.find("invalid preset: 1 error in"), std::string::npos) << v.err;
+}
+
+// --quiet drops the chatter on stderr (progress, "recording run", info) and keeps the result on
+// stdout: the table and the run id (pytest -q, git -q: quieter, never silent about the result).
+TEST_F(Cli, QuietKeepsTheResultAndDropsTheChatter) {
+    auto j = smallPreset();
+    j["run"] = {{"warmup_iters", 2}, {"iters", 10}, {"block_iters", 5}, {"processes", 1}};
+    const auto preset = writeJson(path("quiet.json"), j);
+    const auto r = runCli({"run", preset, "--quiet", "--db", path("history.sqlite")});
+    ASSERT_TRUE(r.finished) << r.err;
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("B"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("run id: "), std::string::npos) << r.out;
+    for (const char* chatter : {"[A]", "[B]", "recording run", "info:", "stderr:"})
+        EXPECT_EQ(r.err.find(chatter), std::string::npos) << chatter << "\n" << r.err;
+}
+
 TEST_F(Cli, UnknownOptionAndCommandExitTwo) {
     const auto preset = writeJson(path("good.json"), smallPreset());
     auto r = runCli({"run", preset, "--frobnicate"});
