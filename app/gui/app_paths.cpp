@@ -1,5 +1,6 @@
 #include "app_paths.h"
 
+#include "pitlane/session/paths.h"
 #include "pitlane/spec/preset.h"
 
 #include <QCoreApplication>
@@ -9,16 +10,7 @@
 namespace pitlane::app {
 
 QString presetsDir() {
-    const QDir exe(QCoreApplication::applicationDirPath());
-    QStringList candidates = {qEnvironmentVariable("PITLANE_PRESETS_DIR"),
-                              exe.filePath(QStringLiteral("presets")),
-                              exe.filePath(QStringLiteral("../share/pitlane/presets"))};
-#ifdef PITLANE_SOURCE_PRESETS
-    candidates << QStringLiteral(PITLANE_SOURCE_PRESETS);
-#endif
-    for (const auto& c : candidates)
-        if (!c.isEmpty() && QFileInfo(c).isDir()) return QDir(c).canonicalPath();
-    return {};
+    return session::presetsDir();  // the CLI's folder too (pitlane-cli lessons)
 }
 
 QString defaultPresetPath() {

@@ -5,9 +5,10 @@
 
 namespace pitlane::app {
 
-// $PITLANE_PRESETS_DIR when it names a folder (tests, and a teacher's own lesson folder: the
-// Lessons browser lists its lesson_*.json), else <exe>/presets, <exe>/../share/pitlane/presets,
-// then the source tree of a developer build. "" when none exists.
+// session::presetsDir(), the folder pitlane-cli uses too: $PITLANE_PRESETS_DIR when set (tests,
+// and a teacher's own lesson folder: the Lessons browser lists its lesson_*.json), else
+// <exe>/presets, <exe>/../share/pitlane/presets, then the source tree of a developer build. ""
+// when none exists.
 QString presetsDir();
 QString defaultPresetPath();  // presets/default.json, or "" when none is found
 QString modelDir();
