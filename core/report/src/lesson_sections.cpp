@@ -40,18 +40,8 @@ std::string field(const json& lesson, const char* key) {
                                                            : std::string();
 }
 
-// Markdown table cells and inline text must not break the table or the emphasis.
 std::string md(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '|')
-            o += "\\|";
-        else if (c == '\n')
-            o += ' ';
-        else
-            o += c;
-    }
-    return o;
+    return markdownCell(s);
 }
 
 QString checksTable(const results::LessonReport& report) {
@@ -92,6 +82,19 @@ QString lessonSection(const RunResult& run) {
              .arg(n)
              .arg(n == 1 ? QStringLiteral("check") : QStringLiteral("checks"));
     return h + checksTable(report);
+}
+
+std::string markdownCell(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '|')
+            o += "\\|";
+        else if (c == '\n')
+            o += ' ';
+        else
+            o += c;
+    }
+    return o;
 }
 
 std::string lessonMarkdown(const RunResult& run) {

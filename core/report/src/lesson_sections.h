@@ -13,5 +13,7 @@ namespace pitlane::report::detail {
 QString lessonSection(const results::RunResult& run);
 // The Markdown summary's lesson block ("" without a lesson).
 std::string lessonMarkdown(const results::RunResult& run);
+// Text for a Markdown table cell or inline run: "|" escaped, newlines as spaces.
+std::string markdownCell(const std::string& s);
 
 }  // namespace pitlane::report::detail

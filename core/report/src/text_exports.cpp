@@ -35,17 +35,8 @@ bool writeFileAtomic(const QString& path, const QByteArray& data, QString* error
 namespace {
 
 // Table cells must not break the Markdown table.
-std::string md(std::string s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '|')
-            o += "\\|";
-        else if (c == '\n')
-            o += ' ';
-        else
-            o += c;
-    }
-    return o;
+std::string md(const std::string& s) {
+    return detail::markdownCell(s);
 }
 
 std::string fmt(double v, const char* f) {
