@@ -195,7 +195,7 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
     std::signal(SIGTERM, [](int) { g_interrupted = 1; });
     QTimer interruptPoll;
     QObject::connect(&interruptPoll, &QTimer::timeout, app, [&] {
-        if (g_interrupted && runner.isRunning()) {
+        if (g_interrupted && runner.isRunning() && !runner.wasStopped()) {
             std::cerr << "pitlane-cli: interrupted: stopping workers, keeping what was measured\n";
             runner.stop();
         }

@@ -73,7 +73,9 @@ bool HistoryController::setDatabasePath(const QString& choice) {
         return choice.isEmpty();  // like pitlane-cli: only a file named with --db is fatal
     }
     store_ = std::move(db);
-    recorder_ = new store::RunRecorder(store_.get(), QStringLiteral("gui"), this);
+    // Its own connection on a thread of its own: SQLite inserts and the stored verdict's
+    // bootstraps never hold up the window.
+    recorder_ = new store::RunRecorder(store_->path(), QStringLiteral("gui"), this);
     recorder_->attach(run_->runner());
     connectRecorder();
     panel_->setStore(store_.get());
@@ -83,6 +85,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
 
 void HistoryController::connectRecorder() {
     connect(recorder_, &store::RunRecorder::runStarted, this, [this](qint64 id) {
+        panel_->model()->setRecordingRun(id);
         panel_->refresh();
         panel_->setLiveRun(true, id);
         views_.log->append(-1, QString(), kInfo,
@@ -114,6 +117,7 @@ void HistoryController::setLiveRun(bool running) {
 }
 
 void HistoryController::onRunStored(qint64 runId) {
+    panel_->model()->setRecordingRun(0);
     panel_->refresh();
     panel_->selectRun(runId);
     emit runStored(runId);

@@ -213,11 +213,19 @@ void RunController::onVerdict(const std::vector<W::ComparisonRow>& rows, bool fi
 void RunController::logRunEnd() {
     const auto& result = runner_->result();
     const bool ok = result.allOk();
-    const QString outcome = ok ? tr("finished") : tr("ended with failed arms");
-    views_.window->statusBar()->showMessage(
-        tr("Run %1 in %2 s").arg(outcome).arg(result.wall_s, 0, 'f', 1));
+    int cancelled = 0, failed = 0;
+    for (const auto& a : result.arms) {
+        if (a.status == results::kCancelled) ++cancelled;
+        else if (a.status != results::kOk) ++failed;
+    }
+    QString outcome = ok ? tr("finished") : tr("ended with failed arms");
+    if (runner_->wasStopped())
+        outcome = failed ? tr("stopped (%1 cancelled, %2 failed)").arg(cancelled).arg(failed)
+                         : tr("stopped: %n arm(s) cancelled, every sample kept", "", cancelled);
+    const QString line = tr("Run %1 in %2 s").arg(outcome).arg(result.wall_s, 0, 'f', 1);
+    views_.window->statusBar()->showMessage(line);
     views_.log->append(-1, QString(), ok ? QStringLiteral("info") : QStringLiteral("warning"),
-                       tr("run %1 in %2 s").arg(outcome).arg(result.wall_s, 0, 'f', 1));
+                       line.left(1).toLower() + line.mid(1));
 }
 
 }  // namespace pitlane::app

@@ -26,6 +26,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QSettings>
+#include <QStatusBar>
 #include <QTabWidget>
 
 #include <cerrno>
@@ -323,6 +324,35 @@ private slots:
         }
         QVERIFY(w.plotPanel()->timeline()->dataPoints() > 0);
         QCOMPARE(w.comparisonModel()->rowCount(), 2);
+    }
+
+    // Stop while the last block of B runs, A having measured everything planned for it: A is
+    // done (ok), B cancelled (its phase too, not "failed"), and the window says the run was
+    // stopped, not that arms failed.
+    void stopAfterAnArmFinishedKeepsItOk() {
+        QTemporaryDir dir;
+        app::MainWindow w;
+        w.setInteractive(false);
+        auto preset = testing::mlpPreset(40000, 20000, 0);  // ~1 s per block
+        preset["run"]["processes"] = 1;  // one round: A1 B1 A2 B2
+        for (auto& arm : preset["arms"]) arm["knobs"] = {{"intra_op_threads", 1}};
+        QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", preset)));
+        w.show();
+        QSignalSpy finished(&w, &app::MainWindow::runFinished);
+        QVERIFY(w.startRun());
+        const auto& result = w.runner()->result();
+        QTRY_VERIFY_WITH_TIMEOUT(result.arms[0].samples.size() == 40000, 90000);
+        if (result.arms[1].samples.size() >= 40000 || !w.runner()->isRunning())
+            QSKIP("B finished its last block before the test could stop it (machine too fast)");
+        QTest::keyClick(&w, Qt::Key_Escape);  // Stop (Esc)
+        QVERIFY(finished.wait(15000));
+        QCOMPARE(result.arms[0].status, std::string("ok"));
+        QCOMPARE(result.arms[1].status, std::string("cancelled"));
+        QCOMPARE(w.statusPanel()->phaseText(0), QStringLiteral("done"));
+        QCOMPARE(w.statusPanel()->phaseText(1), QStringLiteral("cancelled"));
+        const QString bar = w.statusBar()->currentMessage();
+        QVERIFY2(bar.contains(QStringLiteral("stopped")) && !bar.contains(QStringLiteral("failed")),
+                 qPrintable(bar));
     }
 
     // Every sample of a fast stream reaches the plots, and the event loop never stalls: the

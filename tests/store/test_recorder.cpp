@@ -4,7 +4,9 @@
 #include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
 
+#include <QCoreApplication>
 #include <QEventLoop>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -28,27 +30,35 @@ spec::Preset mlpPreset(const std::string& name, int iters,
     return spec::parsePreset(j, "<test>", modelDir);
 }
 
-// Runs the preset with a recorder attached; returns the live result and the run id.
-std::pair<results::RunResult, qint64> recordRun(RunStore& store, const spec::Preset& preset) {
+// Runs the preset with a recorder attached; returns the live result and the run id. `onThread`:
+// the window's recorder (its own connection to the file, writes on a thread of its own).
+std::pair<results::RunResult, qint64> recordRun(RunStore& store, const spec::Preset& preset,
+                                                bool onThread = false) {
     session::RunnerOptions opts;
     opts.workerPath = session::defaultWorkerPath();
     session::ExperimentRunner runner(opts);
-    store::RunRecorder recorder(&store, QStringLiteral("test"));
-    recorder.attach(&runner);
+    auto recorder = onThread
+                        ? std::make_unique<store::RunRecorder>(store.path(), QStringLiteral("test"))
+                        : std::make_unique<store::RunRecorder>(&store, QStringLiteral("test"));
+    EXPECT_EQ(recorder->writesOnThread(), onThread);
+    recorder->attach(&runner);
     QString storeError;
-    QObject::connect(&recorder, &store::RunRecorder::storeError,
+    QObject::connect(recorder.get(), &store::RunRecorder::storeError,
                      [&](const QString& e) { storeError = e; });
     qint64 stored = 0;
-    QObject::connect(&recorder, &store::RunRecorder::runStored, [&](qint64 id) { stored = id; });
     QEventLoop loop;
-    QObject::connect(&runner, &session::ExperimentRunner::finished, &loop, &QEventLoop::quit);
+    QObject::connect(recorder.get(), &store::RunRecorder::runStored, [&](qint64 id) {
+        stored = id;
+        loop.quit();
+    });
     QTimer::singleShot(60000, &loop, &QEventLoop::quit);
     runner.start(preset);
-    loop.exec();
+    if (!stored) loop.exec();  // inline, the run is stored when the runner finishes
     EXPECT_FALSE(runner.isRunning()) << "the run did not finish in 60 s";
     EXPECT_TRUE(storeError.isEmpty()) << storeError.toStdString();
-    EXPECT_EQ(stored, recorder.runId());
-    return {runner.result(), recorder.runId()};
+    EXPECT_GT(stored, 0) << "runStored never came";
+    EXPECT_EQ(stored, recorder->runId());
+    return {runner.result(), recorder->runId()};
 }
 
 void expectSameArm(const results::ArmResult& live, const results::ArmResult& loaded) {
@@ -129,8 +139,8 @@ protected:
     RunStore store;
 };
 
-TEST_F(History, RecordedRunLoadsBackIdentical) {
-    const auto [live, id] = recordRun(store, mlpPreset("recorded", 300));
+// Everything the live run holds, read back from the file.
+void expectStoredAsLive(RunStore& store, const results::RunResult& live, qint64 id) {
     ASSERT_GT(id, 0);
     ASSERT_TRUE(live.allOk());
     const auto loaded = store.loadRun(id);
@@ -173,6 +183,18 @@ TEST_F(History, RecordedRunLoadsBackIdentical) {
     EXPECT_EQ(info->verdict, QString::fromStdString(a[0].verdict));
     EXPECT_EQ(info->arms, (QStringList{QStringLiteral("A"), QStringLiteral("B")}));
     EXPECT_EQ(info->armStatuses, (QStringList{QStringLiteral("ok"), QStringLiteral("ok")}));
+}
+
+TEST_F(History, RecordedRunLoadsBackIdentical) {
+    const auto [live, id] = recordRun(store, mlpPreset("recorded", 300));
+    expectStoredAsLive(store, live, id);
+}
+
+// The window's recorder: copies of every event written in batches on the writer thread, the
+// verdict computed there; the file holds exactly what the inline recorder writes.
+TEST_F(History, RecordedOnAWriterThreadLoadsBackIdentical) {
+    const auto [live, id] = recordRun(store, mlpPreset("recorded", 300), /*onThread=*/true);
+    expectStoredAsLive(store, live, id);
 }
 
 TEST_F(History, SweepsAndConcurrentWorkersLoadBackIdentical) {
@@ -255,4 +277,56 @@ TEST_F(History, ImportedResultsJsonGivesTheSameNumbers) {
     }
     EXPECT_EQ(again["comparisons"], exported["comparisons"]);
     EXPECT_EQ(store.runInfo(*newId)->source, QStringLiteral("import"));
+}
+
+// The writer thread commits a batch in one transaction, and a write that fails in it (an arm id
+// that does not exist: foreign key) rolls back alone; each write's outcome reaches its owner.
+TEST_F(History, WriterThreadBatchKeepsGoodWritesWhenOneFails) {
+    const auto [live, id] = recordRun(store, mlpPreset("batched", 60));
+    ASSERT_GT(id, 0);
+    QObject owner;
+    std::vector<std::pair<bool, QString>> outcomes;
+    auto note = [&](bool ok, const QString& e) { outcomes.emplace_back(ok, e); };
+    {
+        store::HistoryWriter writer(store.path(), &owner);
+        ASSERT_TRUE(writer.onThread());
+        const std::vector<results::Sample> one(1);
+        writer.post([&](RunStore& s) { return s.renameRun(id, QStringLiteral("first")); }, note);
+        writer.post([&](RunStore& s) { return s.appendSamples(987654321, one, 0, 1); }, note);
+        writer.post([&](RunStore& s) { return s.setBaseline(id, true); }, note);
+        writer.drain();
+    }
+    QCoreApplication::processEvents();  // the outcomes are queued to the owner's thread
+    ASSERT_EQ(outcomes.size(), 3u);
+    EXPECT_TRUE(outcomes[0].first) << outcomes[0].second.toStdString();
+    EXPECT_FALSE(outcomes[1].first);
+    EXPECT_TRUE(outcomes[1].second.contains(QStringLiteral("record samples")))
+        << outcomes[1].second.toStdString();
+    EXPECT_TRUE(outcomes[2].first) << outcomes[2].second.toStdString();
+    const auto info = store.runInfo(id);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->label, QStringLiteral("first"));
+    EXPECT_TRUE(info->baseline);
+    EXPECT_EQ(store.sampleCount(id), qint64(live.arms[0].samples.size() + live.arms[1].samples.size()));
+}
+
+// A history file the writer cannot open: every write is reported failed with the reason.
+TEST_F(History, WriterThreadReportsAFileItCannotOpen) {
+    QObject owner;
+    std::vector<std::pair<bool, QString>> outcomes;
+    const QString notSqlite = dir.filePath(QStringLiteral("not.sqlite"));
+    QFile f(notSqlite);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("this is not a database, it is text\n");
+    f.close();
+    {
+        store::HistoryWriter writer(notSqlite, &owner);
+        writer.post([](RunStore&) { return true; },
+                    [&](bool ok, const QString& e) { outcomes.emplace_back(ok, e); });
+    }
+    QCoreApplication::processEvents();
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_FALSE(outcomes[0].first);
+    EXPECT_TRUE(outcomes[0].second.contains(QStringLiteral("not an SQLite database")))
+        << outcomes[0].second.toStdString();
 }

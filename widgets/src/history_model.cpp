@@ -45,6 +45,14 @@ void HistoryModel::refresh() {
     endResetModel();
 }
 
+void HistoryModel::setRecordingRun(qint64 runId) {
+    if (recording_ == runId) return;
+    const int before = rowOf(recording_), after = rowOf(runId);
+    recording_ = runId;
+    for (int row : {before, after})
+        if (row >= 0) emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+}
+
 qint64 HistoryModel::runId(int row) const {
     return row >= 0 && row < runs_.size() ? runs_[row].id : 0;
 }
@@ -83,7 +91,9 @@ QString HistoryModel::text(const store::RunInfo& run, int column) const {
             return armsText(run);
         case Verdict:
             // A run whose recorder died has no verdict: say so rather than leave a blank.
-            return run.complete() ? run.verdict : tr("(interrupted, not finished)");
+            if (run.complete()) return run.verdict;
+            return run.id == recording_ ? tr("(recording… the verdict comes when it ends)")
+                                        : tr("(interrupted, not finished)");
         case Label:
             return run.label;
         case Lesson:
@@ -102,8 +112,11 @@ QString HistoryModel::toolTip(const store::RunInfo& run) const {
         lines << tr("Finished %1 (%2 s)")
                      .arg(localDateText(run.finishedAt))
                      .arg(run.wallS, 0, 'f', 1);
+    else if (run.id == recording_)
+        lines << tr("Being recorded by this window now");
     else
-        lines << tr("Not finished: still running, or the recording process died");
+        lines << tr("Not finished: still running in another process, or the recording process "
+                    "died (every sample committed until then is kept)");
     if (run.baseline) lines << tr("Baseline of %1").arg(run.model);
     if (!run.verdict.isEmpty()) lines << run.verdict;
     if (!run.lessonStatus().isEmpty())

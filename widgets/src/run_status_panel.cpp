@@ -119,7 +119,8 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
         addRow(int(i), QString::fromStdString(a.name));
         auto& r = rows_.back();
         const bool ok = a.status == results::kOk;
-        r.phase->setText(ok ? tr("done") : tr("failed"));
+        // Its status as stored: done, cancelled (stopped by the user), failed, killed, crashed.
+        r.phase->setText(ok ? tr("done") : QString::fromStdString(a.status));
         r.iters->setText(QString::number(qulonglong(a.samples.size())));
         r.iters->setToolTip(tr("measured iterations stored"));
         r.elapsed->setText(QStringLiteral("—"));

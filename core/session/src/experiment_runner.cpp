@@ -27,6 +27,7 @@ QString phaseName(ArmPhase p) {
         case ArmPhase::Waiting: return QStringLiteral("waiting");
         case ArmPhase::Done: return QStringLiteral("done");
         case ArmPhase::Failed: return QStringLiteral("failed");
+        case ArmPhase::Cancelled: return QStringLiteral("cancelled");
     }
     return {};
 }
@@ -344,7 +345,7 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
         const auto tail = ws.process->stderrTail().join('\n').right(600).toStdString();
         if (stopping_) {
             a.status = R::kCancelled;
-            setPhase(arm, ArmPhase::Failed);
+            setPhase(arm, ArmPhase::Cancelled);
             emit armFinished(arm);
         } else if (crashed) {
             const std::string sig = strsignal(code) ? strsignal(code) : "unknown";
@@ -384,16 +385,31 @@ void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
     }
 }
 
+// Whether the arm still has something to measure in the tasks planned so far.
+bool ExperimentRunner::hasWorkLeft(int arm) const {
+    auto pending = [arm](const Task& t) {
+        return (t.arm == arm || t.arm < 0) && t.kind != Task::Configure;
+    };
+    if (std::any_of(tasks_.begin(), tasks_.end(), pending)) return true;
+    return std::any_of(active_.begin(), active_.end(),
+                       [&](const Task& t) { return !t.finished && pending(t); });
+}
+
+// An arm that had measured everything planned for it is ok (the user stopped the others, not
+// it); the others are cancelled, with every sample they sent kept.
 void ExperimentRunner::stop() {
     if (!running_ || stopping_) return;
+    std::vector<bool> complete(arms_.size());
+    for (std::size_t i = 0; i < arms_.size(); ++i)
+        complete[i] = !result_.arms[i].samples.empty() && !hasWorkLeft(int(i));
     stopping_ = true;
     deciding_ = 0;  // a replication decision still being computed is dropped
     tasks_.clear();
     watchdog_.stop();
     for (std::size_t i = 0; i < arms_.size(); ++i) {
         if (result_.arms[i].status == R::kPending) {
-            result_.arms[i].status = R::kCancelled;
-            setPhase(int(i), ArmPhase::Failed);
+            result_.arms[i].status = complete[i] ? R::kOk : R::kCancelled;
+            setPhase(int(i), complete[i] ? ArmPhase::Done : ArmPhase::Cancelled);
             emit armFinished(int(i));
         }
         for (auto& w : arms_[i].workers)

@@ -10,7 +10,16 @@ using nlohmann::json;
 using protocol::EventType;
 
 RunRecorder::RunRecorder(RunStore* store, QString source, QObject* parent)
-    : QObject(parent), store_(store), source_(std::move(source)) {}
+    : QObject(parent), writer_(std::make_unique<HistoryWriter>(store)), source_(std::move(source)) {}
+
+RunRecorder::RunRecorder(const QString& path, QString source, QObject* parent)
+    : QObject(parent),
+      writer_(std::make_unique<HistoryWriter>(path, this)),
+      source_(std::move(source)) {}
+
+RunRecorder::~RunRecorder() {
+    writer_.reset();  // commits what is queued while this object still exists
+}
 
 void RunRecorder::setSource(QObject* owner, std::function<const results::RunResult&()> result,
                             std::function<bool()> running, std::function<double()> elapsedMs) {
@@ -20,34 +29,85 @@ void RunRecorder::setSource(QObject* owner, std::function<const results::RunResu
     elapsedMs_ = std::move(elapsedMs);
 }
 
-qint64 RunRecorder::armId(int arm) const {
-    return arm >= 0 && std::size_t(arm) < run_.armIds.size() ? run_.armIds[std::size_t(arm)] : 0;
+void RunRecorder::failed(const QString& error) {
+    if (errorSent_) return;
+    errorSent_ = true;
+    emit storeError(error);
 }
 
-void RunRecorder::check(bool ok) {
-    if (ok || errorSent_) return;
-    errorSent_ = true;
-    emit storeError(store_->lastError());
+void RunRecorder::post(std::function<bool(RunStore&, const RecordedRun&)> write,
+                       HistoryWriter::Done done) {
+    auto ids = run_;
+    writer_->post([ids, write = std::move(write)](
+                      RunStore& store) { return ids->id == 0 || write(store, *ids); },
+                  [this, done = std::move(done)](bool ok, const QString& error) {
+                      if (!ok) failed(error);
+                      if (done) done(ok, error);
+                  });
 }
+
+namespace {
+// What the arms row holds: the arm without its samples, warmup, metrics and processes (tables
+// of their own), so a copy for the writer thread costs kilobytes, not the whole stream.
+results::ArmResult armRow(const results::ArmResult& a) {
+    results::ArmResult r;
+    r.name = a.name;
+    r.knobs = a.knobs;
+    r.batch_size = a.batch_size;
+    r.status = a.status;
+    r.error = a.error;
+    r.environment = a.environment;
+    r.applied = a.applied;
+    r.loaded = a.loaded;
+    r.peak_rss_bytes = a.peak_rss_bytes;
+    r.pid = a.pid;
+    r.batch_sizes = a.batch_sizes;
+    r.sweep_failures = a.sweep_failures;
+    r.workers = a.workers;
+    r.worker_applied = a.worker_applied;
+    r.worker_pids = a.worker_pids;
+    return r;
+}
+
+results::RunResult runRows(const results::RunResult& run) {
+    results::RunResult r;
+    r.preset = run.preset;
+    r.preset_json = run.preset_json;
+    r.started_at = run.started_at;
+    r.wall_s = run.wall_s;
+    for (const auto& a : run.arms) r.arms.push_back(armRow(a));
+    return r;
+}
+}  // namespace
 
 // A run has no "started" event; its first call here (armChanged(arm) for the Starting phase,
 // sent once every arm exists in result()) opens the experiment row.
 bool RunRecorder::ensureBegun() {
     if (recording_) return true;
     if (!hasSource() || !running_()) return false;
-    const auto rec = store_->beginRun(result_(), source_);
-    errorSent_ = false;
-    check(rec.has_value());
-    if (!rec) return false;
-    run_ = *rec;
     recording_ = true;
-    const std::size_t n = run_.armIds.size();
+    errorSent_ = false;
+    runId_ = 0;
+    run_ = std::make_shared<RecordedRun>();
+    const std::size_t n = result_().arms.size();
     dirty_.assign(n, false);
     workerErrorSeen_.assign(n, false);
     warmupStored_.assign(n, 0);
     warmupBatch_.assign(n, 1);
     storedProcesses_.assign(n, {});
-    emit runStarted(run_.id);
+    auto ids = run_;
+    writer_->post(
+        [ids, rows = runRows(result_()), source = source_](RunStore& store) {
+            const auto rec = store.beginRun(rows, source);
+            if (rec) *ids = *rec;
+            return rec.has_value();
+        },
+        [this, ids](bool ok, const QString& error) {
+            if (!ok) return failed(error);
+            if (ids != run_) return;  // a later run began meanwhile
+            runId_ = ids->id;
+            emit runStarted(runId_);
+        });
     return true;
 }
 
@@ -73,9 +133,11 @@ void RunRecorder::flushDirty() {
     for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i)
         if (dirty_[i]) {
             dirty_[i] = false;
-            check(store_->updateArm(run_.armIds[i], arms[i]));
+            post([i, row = armRow(arms[i])](RunStore& store, const RecordedRun& ids) {
+                return store.updateArm(ids.armIds[i], row);
+            });
         }
-    for (std::size_t i = 0; i < run_.armIds.size() && i < arms.size(); ++i) syncProcesses(i);
+    for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i) syncProcesses(i);
 }
 
 namespace {
@@ -97,9 +159,10 @@ void RunRecorder::syncProcesses(std::size_t arm) {
     while (first < live.size() && first < stored.size() && sameProcess(live[first], stored[first]))
         ++first;
     if (first == live.size()) return;
-    const bool ok = store_->updateProcesses(run_.armIds[arm], live, first);
-    check(ok);
-    if (ok) stored = live;
+    post([arm, live, first](RunStore& store, const RecordedRun& ids) {
+        return store.updateProcesses(ids.armIds[arm], live, first);
+    });
+    stored = live;
 }
 
 void RunRecorder::armChanged(int arm) {
@@ -114,7 +177,7 @@ void RunRecorder::event(int arm, const json& ev) {
     const auto a = std::size_t(arm);
     if (type == EventType::Warning || type == EventType::Error) {
         if (type == EventType::Error && a < workerErrorSeen_.size()) workerErrorSeen_[a] = true;
-        check(store_->appendEvent(run_.id, armId(arm), elapsedMs_(), ev));
+        postEvent(arm, ev);
     } else if (type == EventType::Samples && ev.value("phase", std::string()) == "warmup" &&
                a < warmupBatch_.size()) {
         warmupBatch_[a] = ev.value("batch_size", 1);
@@ -128,47 +191,78 @@ void RunRecorder::event(int arm, const json& ev) {
         syncProcesses(a);
 }
 
+void RunRecorder::postEvent(int arm, json ev) {
+    const double tMs = elapsedMs_();
+    post([arm, tMs, ev = std::move(ev)](RunStore& store, const RecordedRun& ids) {
+        const qint64 armId = arm >= 0 && std::size_t(arm) < ids.armIds.size()
+                                 ? ids.armIds[std::size_t(arm)]
+                                 : 0;
+        return store.appendEvent(ids.id, armId, tMs, ev);
+    });
+}
+
 void RunRecorder::samplesAppended(int arm, int first, int count) {
     if (!ensureBegun()) return;
     flushDirty();
-    check(store_->appendSamples(armId(arm), result_().arms[std::size_t(arm)].samples,
-                                std::size_t(first), std::size_t(count)));
+    const auto& all = result_().arms[std::size_t(arm)].samples;
+    const std::size_t from = std::min(std::size_t(first), all.size());
+    const std::size_t to = std::min(from + std::size_t(count), all.size());
+    std::vector<results::Sample> batch(all.begin() + std::ptrdiff_t(from),
+                                       all.begin() + std::ptrdiff_t(to));
+    post([arm, batch = std::move(batch)](RunStore& store, const RecordedRun& ids) {
+        return store.appendSamples(ids.armIds[std::size_t(arm)], batch, 0, batch.size());
+    });
 }
 
 void RunRecorder::warmupAppended(int arm) {
     if (!ensureBegun()) return;
     const auto& ns = result_().arms[std::size_t(arm)].warmup_ns;
     auto& stored = warmupStored_[std::size_t(arm)];
-    check(store_->appendWarmup(armId(arm), ns, stored, warmupBatch_[std::size_t(arm)]));
+    post([arm, ns, first = stored, batch = warmupBatch_[std::size_t(arm)]](
+             RunStore& store, const RecordedRun& ids) {
+        return store.appendWarmup(ids.armIds[std::size_t(arm)], ns, first, batch);
+    });
     stored = ns.size();
 }
 
 void RunRecorder::metricsAppended(int arm) {
     if (!ensureBegun()) return;
     const auto& m = result_().arms[std::size_t(arm)].metrics;
-    if (!m.empty()) check(store_->appendMetric(armId(arm), m.back()));
+    if (m.empty()) return;
+    post([arm, tick = m.back()](RunStore& store, const RecordedRun& ids) {
+        return store.appendMetric(ids.armIds[std::size_t(arm)], tick);
+    });
 }
 
 void RunRecorder::armFinished(int arm) {
     if (!ensureBegun()) return;
-    const auto& a = result_().arms[std::size_t(arm)];
-    check(store_->updateArm(armId(arm), a));
-    syncProcesses(std::size_t(arm));
+    const auto a = std::size_t(arm);
+    const auto& live = result_().arms[a];
+    dirty_[a] = false;
+    post([a, row = armRow(live)](RunStore& store, const RecordedRun& ids) {
+        return store.updateArm(ids.armIds[a], row);
+    });
+    syncProcesses(a);
     // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
-    if (a.error && !workerErrorSeen_[std::size_t(arm)])
-        check(store_->appendEvent(run_.id, armId(arm), elapsedMs_(),
-                                  {{"type", "error"},
-                                   {"code", a.error->code},
-                                   {"message", a.error->message},
-                                   {"status", a.status},
-                                   {"source", "orchestrator"}}));
+    if (live.error && !workerErrorSeen_[a])
+        postEvent(arm, {{"type", "error"},
+                        {"code", live.error->code},
+                        {"message", live.error->message},
+                        {"status", live.status},
+                        {"source", "orchestrator"}});
 }
 
+// The finished run goes whole to the writer: its verdict (the bootstraps) and lesson are
+// computed where it is written, off the caller's thread.
 void RunRecorder::runFinished() {
     if (!recording_ || !hasSource()) return;
-    check(store_->finishRun(run_.id, result_()));
     recording_ = false;
-    emit runStored(run_.id);
+    auto ids = run_;
+    post([run = result_()](RunStore& store,
+                           const RecordedRun& rec) { return store.finishRun(rec.id, run); },
+         [this, ids](bool ok, const QString&) {
+             if (ok && ids->id != 0) emit runStored(ids->id);
+         });
 }
 
 }  // namespace pitlane::store

@@ -309,6 +309,14 @@ bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
     return true;
 }
 
+bool RunStore::inOneTransaction(const std::function<void()>& writes) {
+    QSqlDatabase db = database(connection_);
+    Transaction tx(db);
+    writes();
+    if (tx.commit()) return true;
+    return fail(QStringLiteral("commit"), tx.error());
+}
+
 std::optional<qint64> RunStore::importRun(const results::RunResult& run, const QString& source) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QString>
 
 namespace pitlane::store::detail {
@@ -20,26 +22,42 @@ inline nlohmann::json parseJsonText(const QString& text,
 }
 
 // Rolls back unless committed: every early return of a writer leaves the file as it was.
+// A SAVEPOINT, so transactions nest: the history writer wraps a batch of writes in one, and a
+// write that fails inside it rolls back only its own part.
 class Transaction {
 public:
-    explicit Transaction(QSqlDatabase db) : db_(std::move(db)) { active_ = db_.transaction(); }
+    explicit Transaction(QSqlDatabase db) : db_(std::move(db)) {
+        active_ = QSqlQuery(db_).exec(QStringLiteral("SAVEPOINT pitlane_tx"));
+    }
     ~Transaction() {
-        if (active_) db_.rollback();
+        if (active_) rollback();
     }
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
     bool began() const { return active_; }
+    QString error() const { return error_; }  // why commit() failed
     bool commit() {
         if (!active_) return false;
         active_ = false;
-        if (db_.commit()) return true;
-        db_.rollback();
+        QSqlQuery q(db_);
+        if (q.exec(QStringLiteral("RELEASE pitlane_tx"))) return true;
+        error_ = q.lastError().text();
+        rollback();  // the outermost RELEASE is the COMMIT: it can fail (busy, disk full)
         return false;
     }
 
 private:
+    void rollback() {
+        active_ = false;
+        QSqlQuery q(db_);
+        if (!q.exec(QStringLiteral("ROLLBACK TO pitlane_tx")) ||
+            !q.exec(QStringLiteral("RELEASE pitlane_tx")))
+            q.exec(QStringLiteral("ROLLBACK"));
+    }
+
     QSqlDatabase db_;
     bool active_ = false;
+    QString error_;
 };
 
 }  // namespace pitlane::store::detail

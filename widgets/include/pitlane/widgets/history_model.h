@@ -26,6 +26,9 @@ public:
     void setStore(const store::RunStore* store);
     // Re-reads the list.
     void refresh();
+    // The run this window is recording now (0: none): shown as "recording…", not as a run whose
+    // recording was interrupted.
+    void setRecordingRun(qint64 runId);
 
     qint64 runId(int row) const;
     int rowOf(qint64 runId) const;  // -1 when absent
@@ -43,6 +46,7 @@ private:
 
     const store::RunStore* store_ = nullptr;
     QList<store::RunInfo> runs_;
+    qint64 recording_ = 0;
 };
 
 // "2024-05-01 14:03:07" in local time from the store's ISO 8601 UTC ("" stays "").

@@ -32,7 +32,19 @@ namespace pitlane::session {
 
 class WorkerProcess;
 
-enum class ArmPhase { Pending, Starting, Loading, Ready, WarmingUp, Measuring, Waiting, Done, Failed };
+// Cancelled: stopped by the user (Stop, Esc, Ctrl+C) before it had measured all it was asked.
+enum class ArmPhase {
+    Pending,
+    Starting,
+    Loading,
+    Ready,
+    WarmingUp,
+    Measuring,
+    Waiting,
+    Done,
+    Failed,
+    Cancelled
+};
 QString phaseName(ArmPhase p);
 
 struct RunnerOptions {
@@ -53,6 +65,8 @@ public:
     // Cancel: every worker is asked to stop, then killed; everything measured is kept.
     void stop();
     bool isRunning() const { return running_; }
+    // The last run was stopped by stop() (the user), not ended by its plan or a failure.
+    bool wasStopped() const { return stopping_; }
 
     const results::RunResult& result() const { return result_; }
     ArmPhase phase(int arm) const;
@@ -136,6 +150,7 @@ private:
     void taskDoneBy(int arm, int worker);
     void quitArm(int arm);
     void setPhase(int arm, ArmPhase p);
+    bool hasWorkLeft(int arm) const;
     void failArm(int arm, const std::string& status, const std::string& code, const std::string& message);
     void next();
     void sendCurrent();

@@ -3,15 +3,20 @@
 // ExperimentRunner in pitlane-cli and the window): the experiment and arm rows when it starts,
 // every samples event in its own transaction the moment it is appended, metric ticks, warnings
 // and errors, arm statuses, each worker process (pid, cold costs, page faults) as it reports,
-// and the verdict when it finishes. A SIGKILL of the process loses nothing already appended.
+// and the verdict when it finishes. A SIGKILL of the process loses nothing already committed.
+// The writes go through a HistoryWriter: inline on a store the caller owns (pitlane-cli), or on
+// a thread of its own (the window), where they are copies of what the run reported, committed in
+// batches, and the stored verdict and lesson are computed there too.
 // The store sits below the session: it knows results::RunResult, never the runner's type;
 // attach() wires any object with the runner's signals and accessors to the feed methods.
+#include "pitlane/store/history_writer.h"
 #include "pitlane/store/run_store.h"
 
 #include <QObject>
 #include <QPointer>
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace pitlane::store {
@@ -22,6 +27,13 @@ public:
     // `store` must be open and outlive the recorder. `source` goes to the history list
     // ("cli", "gui").
     RunRecorder(RunStore* store, QString source, QObject* parent = nullptr);
+    // Writes on a thread of its own, through its own connection to the history file `path`.
+    RunRecorder(const QString& path, QString source, QObject* parent = nullptr);
+    // Every write already made is committed before the recorder goes.
+    ~RunRecorder() override;
+    // Blocks until every write made so far is committed (tests; closing the window).
+    void drain() { writer_->drain(); }
+    bool writesOnThread() const { return writer_->onThread(); }
 
     // Follows every run `runner` starts from now on (connect before runner->start()). Runner:
     // result(), isRunning(), elapsedMs() and the signals armPhaseChanged(int, ...),
@@ -29,7 +41,8 @@ public:
     // metricsAppended(int), armFinished(int), finished() (session::ExperimentRunner).
     template <class Runner>
     void attach(Runner* runner);
-    qint64 runId() const { return run_.id; }  // 0 before the first run started
+    // 0 before the first run's rows are committed (runStarted).
+    qint64 runId() const { return runId_; }
 
     // The feed, in the order a run produces it. The run's live state is read from `result()` of
     // the source given to setSource (valid while `owner` lives).
@@ -55,17 +68,22 @@ private:
     void scheduleFlush();
     void flushDirty();
     void syncProcesses(std::size_t arm);
-    void check(bool ok);
-    qint64 armId(int arm) const;
+    // Posts a write about the current run: `write` gets the store and the run's row ids (a
+    // write of a run whose rows could not be created is skipped: that failure was reported).
+    void post(std::function<bool(RunStore&, const RecordedRun&)> write,
+              HistoryWriter::Done done = {});
+    void failed(const QString& error);
+    void postEvent(int arm, nlohmann::json event);
 
-    RunStore* store_;
+    std::unique_ptr<HistoryWriter> writer_;
     QString source_;
     bool hasSource() const { return !owner_.isNull() && result_; }
     QPointer<QObject> owner_;
     std::function<const results::RunResult&()> result_;
     std::function<bool()> running_;
     std::function<double()> elapsedMs_;
-    RecordedRun run_;
+    std::shared_ptr<RecordedRun> run_;  // filled by the writer when the rows are committed
+    qint64 runId_ = 0;
     bool recording_ = false;
     bool errorSent_ = false;
     bool flushQueued_ = false;

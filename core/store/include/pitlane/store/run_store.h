@@ -10,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -119,6 +120,9 @@ public:
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
     bool finishRun(qint64 runId, const results::RunResult& run);
+    // Runs `writes` (calls of the methods above) in one transaction; each of them is a nested
+    // one that rolls back alone when it fails. False when the outer commit failed.
+    bool inOneTransaction(const std::function<void()>& writes);
 
     qint64 sampleCount(qint64 runId) const;  // measured samples of all arms (tests, the list)
 
