@@ -152,6 +152,33 @@ TEST(Exports, MarkdownSummaryTable) {
     EXPECT_EQ(md.count(QRegularExpression(QStringLiteral("^\\*\\*.+\\*\\*  $"),
                                           QRegularExpression::MultilineOption)),
               2);  // one verdict line per comparison
+    // What the real workers measured: page faults and context switches per iteration (numbers,
+    // not "not measured"), the environment, the knobs and the applied read-back.
+    const auto counters = QRegularExpression(QStringLiteral(
+        "^\\| [ABC] \\| \\d+\\.?\\d* \\| \\d+\\.?\\d* \\| \\d+\\.?\\d* \\| \\d+\\.?\\d* \\|$"),
+        QRegularExpression::MultilineOption);
+    EXPECT_EQ(md.count(counters), 3) << md.toStdString();
+    EXPECT_TRUE(md.contains(QStringLiteral("**Environment:** ")));
+    EXPECT_TRUE(md.contains(QStringLiteral("libtorch 1.13")));
+    EXPECT_TRUE(md.contains(QStringLiteral("| ≠ `grad` | `enabled` | `no_grad` | `inference_mode` |")));
+    EXPECT_TRUE(md.contains(QStringLiteral("| `intra_op_threads` | `1` | `1` | `1` |")));
+}
+
+TEST(Exports, HtmlAndPdfCarryFaultsAndContextSwitches) {
+    REQUIRE_EXPORTED();
+    const QString html = QString::fromUtf8(readAll(artifact(QStringLiteral("run.html"))));
+    EXPECT_TRUE(html.contains(QStringLiteral("<h3>Page faults and context switches</h3>")));
+    EXPECT_FALSE(html.contains(QStringLiteral("not measured</td>")))
+        << "the workers report faults and context switches";
+    QProcess p;
+    p.start(QStringLiteral("pdftotext"), {artifact(QStringLiteral("run.pdf")), QStringLiteral("-")});
+    if (!p.waitForStarted()) GTEST_SKIP() << "pdftotext not installed";
+    p.waitForFinished(30000);
+    const QString text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+    // (pdftotext reads a wrapped header cell's lines apart)
+    EXPECT_TRUE(text.contains(QStringLiteral("involuntary context")));
+    EXPECT_TRUE(text.contains(QStringLiteral("major page faults")));
+    EXPECT_TRUE(text.contains(QStringLiteral("p99.9")));
 }
 
 TEST(Exports, ReportCommandReadsRunIdsAndResultsFiles) {

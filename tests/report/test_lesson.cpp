@@ -106,6 +106,7 @@ TEST(LessonReport, MarkdownHasTheLessonAndEachCheck) {
     EXPECT_TRUE(md.contains(QStringLiteral("Autograd records a graph for every forward.")));
     EXPECT_TRUE(md.contains(
         QStringLiteral("**Claim:** inference_mode is 1.5x faster than grad (Smith et al. 2023)")));
+    EXPECT_TRUE(md.contains(QStringLiteral("_Expect: B is faster_")));
     EXPECT_TRUE(md.contains(QStringLiteral("**On this run: ✘ not reproduced**")));
     EXPECT_TRUE(md.contains(
         QStringLiteral("| ✔ reproduced | B is faster than A by at least 1.50x | B 2.0")));
@@ -127,6 +128,8 @@ TEST(LessonReport, PdfCarriesTheLesson) {
     const QString text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
     EXPECT_TRUE(text.contains(QStringLiteral("Lesson: Grad left on & inference")));
     EXPECT_TRUE(text.contains(QStringLiteral("Claim: inference_mode is 1.5x faster")));
+    EXPECT_TRUE(text.contains(QStringLiteral("Autograd records a graph for every forward.")));
+    EXPECT_TRUE(text.contains(QStringLiteral("Expect: B is faster")));
     EXPECT_TRUE(text.contains(QStringLiteral("not reproduced")));
     EXPECT_TRUE(text.contains(QStringLiteral("not run")));
     EXPECT_TRUE(text.contains(QStringLiteral("peak_rss_bytes was not reported")));

@@ -155,8 +155,8 @@ TEST(ProcessReport, MarkdownHasTheProcessTableAndShares) {
     const auto run = replicatedRun();
     const QString md = report::markdownSummary(run);
     EXPECT_TRUE(md.contains(
-        QStringLiteral("| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS | "
-                       "faults/iter |")));
+        QStringLiteral("| arm | status | n | median | p90 | p99 | p99.9 | CoV | throughput/s | "
+                       "peak RSS | faults/iter |")));
     EXPECT_TRUE(md.contains(QStringLiteral(" | 0.50 |\n")));  // A's row ends with its faults
     EXPECT_TRUE(md.contains(QStringLiteral("| arm | replicate | pid | n | median | faults/iter | load |")));
     EXPECT_TRUE(md.contains(QStringLiteral("| B | 2 | 4101 | 20 | 2.00 ms | 300 | 22.5 ms |")));

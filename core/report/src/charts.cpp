@@ -9,23 +9,18 @@
 
 namespace pitlane::report::detail {
 
-namespace {
-
-using results::RunResult;
-
-constexpr int kWidth = 1000;
-
-struct Unit {
-    double div;
-    QString name;
-};
-
 Unit latencyUnit(double typicalNs) {
     if (typicalNs < 1e3) return {1, QStringLiteral("ns")};
     if (typicalNs < 1e6) return {1e3, QStringLiteral("µs")};
     if (typicalNs < 1e9) return {1e6, QStringLiteral("ms")};
     return {1e9, QStringLiteral("s")};
 }
+
+namespace {
+
+using results::RunResult;
+
+constexpr int kWidth = 1000;
 
 std::vector<double> sorted(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -59,13 +54,7 @@ std::vector<ArmData> armsWithSamples(const RunResult& run) {
 }
 
 void addLegend(SvgChart& c, const std::vector<ArmData>& arms) {
-    QStringList names;
-    std::vector<QColor> colors;
-    for (const auto& a : arms) {
-        names << a.name;
-        colors.push_back(armColor(a.index));
-    }
-    c.legend(names, colors);
+    armLegend(c, arms, armColor);
 }
 
 Unit unitFor(const std::vector<ArmData>& arms) {

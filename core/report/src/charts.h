@@ -15,6 +15,18 @@ struct Chart {
 };
 
 std::vector<Chart> runCharts(const results::RunResult& run);
+// Batch-size sweeps (sweep_charts.cpp): one curve per arm that swept, over its measured batch
+// sizes (log x axis). Throughput in items/s (id "sweep_throughput"; one polyline per arm) and
+// latency per call (id "sweep_latency"; median solid, p99 dashed). Empty svg without a sweep.
+Chart sweepThroughputChart(const results::RunResult& run);
+Chart sweepLatencyChart(const results::RunResult& run);
+
+// The display unit of a latency axis for a typical value in ns ("µs", divide by 1e3).
+struct Unit {
+    double div;
+    QString name;
+};
+Unit latencyUnit(double typicalNs);
 // The median of each worker process as a dot, one row per arm, every arm on the same scale
 // (id "processes"); an empty svg when no process measured anything.
 Chart processChart(const results::RunResult& run);

@@ -75,28 +75,8 @@ QString dateText(const std::string& iso) {
     return t.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'"));
 }
 
-// "175.4&nbsp;µs": a number never wraps away from its unit in a narrow table cell.
-QString unitText(const std::string& s) {
-    QString t = QString::fromStdString(s);
-    if (t.endsWith(QLatin1String(" us"))) t.replace(t.size() - 2, 2, QStringLiteral("µs"));
-    return esc(t).replace(' ', QLatin1String("&nbsp;"));
-}
-QString duration(double ns) {
-    return unitText(results::formatDuration(ns));
-}
-
-// Minor page faults per measured iteration; -1: the workers did not report them.
-QString faultsText(double perIter) {
-    if (perIter < 0) return QStringLiteral("&mdash;");
-    return QString::number(perIter, 'f', perIter < 10 ? 2 : perIter < 100 ? 1 : 0);
-}
-
 QString msText(double ms) {
     return ms < 0 ? QStringLiteral("&mdash;") : QStringLiteral("%1&nbsp;ms").arg(ms, 0, 'f', 1);
-}
-
-QString pValue(double p) {
-    return p < 1e-4 ? QStringLiteral("&lt;&nbsp;0.0001") : QString::number(p, 'f', 4);
 }
 
 QString verdictSection(const RunResult& run, const ReportOptions& o) {
@@ -147,159 +127,8 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
            rows + QStringLiteral("</td></tr></table>\n");
 }
 
-// Sweep points and concurrent workers: the summary tables use the first batch size and pool
-// the workers, so these get their own rows.
-QString sweepSection(const RunResult& run) {
-    bool any = false;
-    for (const auto& a : run.arms) any |= a.batch_sizes.size() > 1 || a.workers > 1;
-    if (!any) return {};
-    QString h = QStringLiteral(
-        "<h3>Batch-size sweeps and concurrent workers</h3>\n<p class=\"muted\">The tables above, "
-        "the verdict and the distribution charts use each arm's first batch size, all workers "
-        "pooled.</p>\n<table class=\"grid\"><tr><th>arm</th><th>point</th><th>status</th>"
-        "<th>n</th><th>median</th><th>p99</th><th>throughput</th></tr>\n");
-    auto row = [&](std::size_t arm, const QString& point, const QString& status,
-                   const std::vector<double>& lat, int batch, double throughput) {
-        const auto s = stats::summarize(lat, batch);
-        h += QStringLiteral(
-                 "<tr><td>%1</td><td>%2</td><td>%3</td><td class=\"num\">%4</td>"
-                 "<td class=\"num\">%5</td><td class=\"num\">%6</td>"
-                 "<td class=\"num\">%7</td></tr>\n")
-                 .arg(armLabel(run, arm), point, status)
-                 .arg(s.n)
-                 .arg(s.n ? duration(s.median) : QStringLiteral("&mdash;"),
-                      s.n ? duration(s.p99) : QStringLiteral("&mdash;"),
-                      throughput > 0 ? QStringLiteral("%1&nbsp;/s").arg(throughput, 0, 'f', 1)
-                                     : QStringLiteral("&mdash;"));
-    };
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& a = run.arms[i];
-        if (a.batch_sizes.size() > 1)
-            for (int bs : a.batch_sizes) {
-                const auto lat = a.latencies(bs);
-                const auto f = a.sweep_failures.find(bs);
-                const QString status =
-                    f != a.sweep_failures.end()
-                        ? QStringLiteral("failed: [%1] %2")
-                              .arg(esc(f->second.code), esc(f->second.message))
-                        : esc(lat.empty() ? a.status : std::string(results::kOk));
-                row(i, QStringLiteral("batch size %1").arg(bs), status, lat, bs,
-                    stats::summarize(lat, bs).throughput_per_s);
-            }
-        if (a.workers > 1) {
-            for (int w = 0; w < a.workers; ++w) {
-                const auto lat = a.latencies(a.batch_size, w);
-                row(i, QStringLiteral("worker %1").arg(w + 1), esc(a.status), lat, a.batch_size,
-                    stats::summarize(lat, a.batch_size).throughput_per_s);
-            }
-            row(i, QStringLiteral("all %1 workers together").arg(a.workers), esc(a.status),
-                a.latencies(a.batch_size), a.batch_size, results::aggregateThroughput(a));
-        }
-    }
-    return h + QStringLiteral(
-                   "</table>\n<p class=\"muted\">Workers run concurrently, so "
-                   "together they move the sum of their throughputs.</p>\n");
-}
+}  // namespace
 
-// Latency per iteration: one row per arm with the summary statistics.
-QString latencyTable(const RunResult& run) {
-    QString h = QStringLiteral(
-        "<h3>Latency per iteration</h3>\n<table class=\"grid\">"
-        "<tr><th>arm</th><th>status</th><th>n</th><th>median</th><th>mean</th><th>sd</th>"
-        "<th>CoV</th><th>min</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th>"
-        "</tr>\n");
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& a = run.arms[i];
-        const auto s = results::summarize(a);
-        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td>")
-                 .arg(armLabel(run, i), esc(a.status))
-                 .arg(s.n);
-        if (s.n == 0) {
-            h += QStringLiteral(
-                "<td colspan=\"10\" class=\"muted\">no measured samples</td></tr>\n");
-            continue;
-        }
-        for (double v : {s.median, s.mean, s.sd}) h += "<td class=\"num\">" + duration(v) + "</td>";
-        h += QStringLiteral("<td class=\"num\">%1%</td>").arg(100 * s.cov, 0, 'f', 1);
-        for (double v : {s.min, s.p90, s.p95, s.p99, s.p999, s.max})
-            h += "<td class=\"num\">" + duration(v) + "</td>";
-        h += QStringLiteral("</tr>\n");
-    }
-    return h + QStringLiteral(
-                   "</table>\n<p class=\"muted\">Percentiles: linear interpolation between "
-                   "closest ranks (Hyndman-Fan type 7, numpy's default).</p>\n");
-}
-
-// Throughput, peak RSS, page faults and cold-start costs: one row per arm.
-QString resourcesTable(const RunResult& run) {
-    QString h = QStringLiteral(
-        "<h3>Throughput, memory, cold start</h3>\n<table class=\"grid\"><tr>"
-        "<th>arm</th><th>throughput</th><th>peak RSS</th><th>minor page faults / iter</th>"
-        "<th>model load</th><th>first forward</th><th>warmup iterations</th></tr>\n");
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& a = run.arms[i];
-        const auto s = results::summarize(a);
-        auto ms = [&](const char* k) {
-            return a.loaded.contains(k)
-                       ? QStringLiteral("%1&nbsp;ms").arg(a.loaded.value(k, 0.0), 0, 'f', 1)
-                       : QStringLiteral("&mdash;");
-        };
-        h += QStringLiteral(
-                 "<tr><td>%1</td><td class=\"num\">%2</td><td class=\"num\">%3</td>"
-                 "<td class=\"num\">%4</td><td class=\"num\">%5</td><td class=\"num\">%6</td>"
-                 "<td class=\"num\">%7</td></tr>\n")
-                 .arg(armLabel(run, i),
-                      s.n ? QStringLiteral("%1&nbsp;/s").arg(s.throughput_per_s, 0, 'f', 1)
-                          : QStringLiteral("&mdash;"),
-                      a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes)))
-                                       : QStringLiteral("&mdash;"),
-                      faultsText(results::minorFaultsPerIter(a)), ms("load_ms"),
-                      ms("first_forward_ms"))
-                 .arg(a.warmup_ns.size());
-    }
-    return h + QStringLiteral(
-                   "</table>\n<p class=\"muted\">Model load and first forward: the arm's first "
-                   "worker process (every process's own are under Processes). Page faults: over "
-                   "the timed loops of every measured block, all processes of the arm.</p>\n");
-}
-
-// Every arm against the baseline (nothing without a comparison), the method and the replication.
-QString comparisonsTable(const RunResult& run) {
-    const auto comps = results::compareArms(run);
-    if (comps.empty()) return {};
-    QString h = QStringLiteral(
-        "<h3>A/B comparisons</h3>\n<table class=\"grid\"><tr><th>arm vs "
-        "baseline</th><th>ratio</th><th>95% CI</th><th>p-value</th>"
-        "<th>significant</th><th>verdict</th></tr>\n");
-    for (const auto& c : comps)
-        h += QStringLiteral(
-                 "<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">"
-                 "%4&ndash;%5</td><td class=\"num\">%6</td><td>%7</td><td>%8</td></tr>\n")
-                 .arg(esc(c.arm), esc(c.baseline))
-                 .arg(c.ratio, 0, 'f', 3)
-                 .arg(c.ci_low, 0, 'f', 3)
-                 .arg(c.ci_high, 0, 'f', 3)
-                 .arg(pValue(c.p_value),
-                      c.significant ? QStringLiteral("yes") : QStringLiteral("no"),
-                      esc(c.verdict));
-    h += QStringLiteral(
-             "</table>\n<p class=\"muted\">Ratio = baseline median / arm median "
-             "(&gt; 1: the arm is faster). Method: %1</p>\n")
-             .arg(esc(comps.front().method));
-    const auto rep = results::replicationSummary(run);
-    if (!rep.empty())
-        h += QStringLiteral("<p class=\"muted\">Replication: %1.</p>\n").arg(esc(rep));
-    return h;
-}
-
-QString statsSection(const RunResult& run) {
-    return QStringLiteral("<h2>Comparison table</h2>\n") + latencyTable(run) +
-           resourcesTable(run) + sweepSection(run) + comparisonsTable(run);
-}
-
-// Every arm ran in fresh worker processes (run.processes rounds x the workers knob): their
-// medians side by side, how far apart they are, and how the variance splits between them.
-// A chart as a figure: inline SVG in the browser flavour, an image resource in the PDF's.
 QString figureHtml(const Chart& c, Flavor flavor) {
     if (flavor == Flavor::Browser)
         return QStringLiteral("<figure id=\"%1\">\n%2\n<figcaption>%3</figcaption>\n</figure>\n")
@@ -310,6 +139,10 @@ QString figureHtml(const Chart& c, Flavor flavor) {
         .arg(c.id, esc(c.caption));
 }
 
+namespace {
+
+// Every arm ran in fresh worker processes (run.processes rounds x the workers knob): their
+// medians side by side, how far apart they are, and how the variance splits between them.
 QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor) {
     bool any = false;
     for (const auto& a : run.arms)
@@ -343,7 +176,7 @@ QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor
                                                 : QStringLiteral("&mdash;"))
                      .arg(p.n)
                      .arg(p.n ? duration(p.median_ns) : QStringLiteral("&mdash;"),
-                          faultsText(p.info.minorFaultsPerIter()), msText(p.info.load_ms),
+                          perIterText(p.info.minorFaultsPerIter(), QStringLiteral("&mdash;")), msText(p.info.load_ms),
                           msText(p.info.first_forward_ms));
             if (p.n == 0 || p.median_ns <= 0) continue;
             lo = measured ? std::min(lo, p.median_ns) : p.median_ns;
@@ -410,6 +243,18 @@ QString chartsSection(std::vector<Chart>& charts, Flavor flavor) {
     return h;
 }
 
+// QTextDocument draws cell borders and padding only from the table's attributes. The charts
+// and the reference tables start on a new page (the PDF keeps a heading with what follows it).
+void richTextAttributes(QString& h) {
+    h.replace(QLatin1String("<table class=\""),
+              QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
+    for (const char* heading : {"<h2>Charts</h2>", "<h2>Knobs</h2>"})
+        h.replace(QLatin1String(heading),
+                  QString::fromLatin1(heading).replace(
+                      QLatin1String("<h2>"),
+                      QLatin1String("<h2 style=\"page-break-before: always\">")));
+}
+
 }  // namespace
 
 HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flavor) {
@@ -438,16 +283,18 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     if (!run.preset.description.empty())
         h += QStringLiteral("<p>%1</p>\n").arg(esc(run.preset.description));
     h += verdictSection(run, o) + lessonSection(run);
-    h += statsSection(run);
+    std::vector<Chart> sweepImages;
+    h += statsSection(run, flavor, &sweepImages);
     const Chart strip = processChart(run);
     h += processesSection(run, strip, flavor);
     h += chartsSection(doc.charts, flavor);
-    if (!strip.svg.isEmpty()) doc.charts.push_back(strip);  // the PDF's image resource
-    h += knobsSection(run);
+    if (!strip.svg.isEmpty()) doc.charts.push_back(strip);  // the PDF's image resources
+    doc.charts.insert(doc.charts.end(), sweepImages.begin(), sweepImages.end());
+    h += knobsSection(run, flavor);
     h += appliedSection(run, flavor);
     h += environmentSection(run, flavor);
     h += warningsSection(run);
-    h += rawDataSection(run);
+    h += rawDataSection(run, flavor);
     const QString footer =
         QStringLiteral(
             "Generated by pitlane on %1 from %2. Arms ran in separate worker processes, "
@@ -458,18 +305,7 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += flavor == Flavor::Browser ? QStringLiteral("<footer>%1</footer>\n").arg(footer)
                                    : QStringLiteral("<p class=\"footer\">%1</p>\n").arg(footer);
     h += QStringLiteral("</body>\n</html>\n");
-    // QTextDocument draws cell borders and padding only from the table's attributes. The charts
-    // and the reference tables start on a new page rather than leave a heading orphaned.
-    if (flavor == Flavor::RichText) {
-        h.replace(
-            QLatin1String("<table class=\""),
-            QLatin1String("<table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" class=\""));
-        for (const char* heading : {"<h2>Charts</h2>", "<h2>Knobs</h2>"})
-            h.replace(QLatin1String(heading),
-                      QString::fromLatin1(heading).replace(
-                          QLatin1String("<h2>"),
-                          QLatin1String("<h2 style=\"page-break-before: always\">")));
-    }
+    if (flavor == Flavor::RichText) richTextAttributes(h);
     doc.html = h;
     return doc;
 }

@@ -1,6 +1,9 @@
 // The report's reference sections: knobs, applied settings, environment, raw-data summary.
 #include "html_builder.h"
 
+#include <QSet>
+
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -38,11 +41,6 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
     }
 }
 
-QString valueText(const json& v) {
-    if (v.is_string()) return QString::fromStdString(v.get<std::string>());
-    return QString::fromStdString(v.dump());
-}
-
 QString cell(const json* v, Flavor flavor, const QString& missing, const std::string& key) {
     if (!v) return QStringLiteral("<span class=\"muted\">%1</span>").arg(missing);
     const bool bytes = key.size() > 6 && key.compare(key.size() - 6, 6, "_bytes") == 0;
@@ -68,13 +66,60 @@ QString cell(const json* v, Flavor flavor, const QString& missing, const std::st
         .arg(lines.size());
 }
 
-struct Table {
-    std::vector<std::map<std::string, json>> perArm;
-    std::vector<std::string> keys;  // union, sorted
-};
+// One row per key, one column per arm (or a single column when every arm agrees on every
+// key). Rows whose values differ get `diffClass` unless the key is in `expectedToDiffer`. In the
+// PDF at most three arms side by side (a table per three arms), so no column is squeezed.
+QString keyValueTable(const RunResult& run, const SettingsTable& t, Flavor flavor,
+                      const QString& diffClass, const std::set<std::string>& expectedToDiffer,
+                      const QString& missing, int* differing) {
+    auto differs = [&](const std::string& key) {
+        const auto first = t.perArm.front().find(key);
+        const json* v0 = first == t.perArm.front().end() ? nullptr : &first->second;
+        for (const auto& m : t.perArm) {
+            const auto it = m.find(key);
+            const json* v = it == m.end() ? nullptr : &it->second;
+            if ((v == nullptr) != (v0 == nullptr) || (v && *v != *v0)) return true;
+        }
+        return false;
+    };
+    *differing = 0;
+    bool anyDiff = false;
+    for (const auto& k : t.keys) anyDiff |= differs(k);
+    const bool single = !anyDiff && run.arms.size() > 1;
+    const std::size_t columns = single ? 1 : t.perArm.size();
+    QStringList headers = {QStringLiteral("<th>setting</th>")};
+    if (single)
+        headers << QStringLiteral("<th>all %1 arms</th>").arg(run.arms.size());
+    else
+        for (std::size_t i = 0; i < columns; ++i) headers << "<th>" + armLabel(run, i) + "</th>";
+    std::vector<GridRow> rows;
+    for (const auto& k : t.keys) {
+        const bool flagged = differs(k) && !expectedToDiffer.count(k);
+        *differing += flagged;
+        GridRow row{flagged ? diffClass : QString(), {}};
+        row.cells << QStringLiteral("<td class=\"key\">%1%2</td>")
+                         .arg(flagged ? QStringLiteral("&ne;&nbsp;") : QString(), esc(k));
+        for (std::size_t i = 0; i < columns; ++i) {
+            const auto it = t.perArm[i].find(k);
+            row.cells << "<td>" +
+                             cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing, k) +
+                             "</td>";
+        }
+        rows.push_back(std::move(row));
+    }
+    return gridTable(QStringLiteral("kv"), headers, rows, flavor, 4);
+}
 
-Table collect(const RunResult& run, const std::function<json(const results::ArmResult&)>& get) {
-    Table t;
+}  // namespace
+
+QString valueText(const json& v) {
+    if (v.is_string()) return QString::fromStdString(v.get<std::string>());
+    return QString::fromStdString(v.dump());
+}
+
+SettingsTable collectSettings(const RunResult& run,
+                              const std::function<json(const results::ArmResult&)>& get) {
+    SettingsTable t;
     std::set<std::string> keys;
     for (const auto& a : run.arms) {
         std::map<std::string, json> m;
@@ -86,60 +131,47 @@ Table collect(const RunResult& run, const std::function<json(const results::ArmR
     return t;
 }
 
-// One row per key, one column per arm (or a single column when every arm agrees on every
-// key). Rows whose values differ get `diffClass` unless the key is in `expectedToDiffer`.
-QString keyValueTable(const RunResult& run, const Table& t, Flavor flavor, const QString& diffClass,
-                      const std::set<std::string>& expectedToDiffer, const QString& missing,
-                      int* differing) {
-    auto differs = [&](const std::string& key) {
-        const json* first = nullptr;
-        bool firstSeen = false;
-        for (const auto& m : t.perArm) {
-            const auto it = m.find(key);
-            const json* v = it == m.end() ? nullptr : &it->second;
-            if (!firstSeen) {
-                first = v;
-                firstSeen = true;
-            } else if ((v == nullptr) != (first == nullptr) || (v && *v != *first)) {
-                return true;
-            }
-        }
-        return false;
-    };
-    *differing = 0;
-    bool anyDiff = false;
-    for (const auto& k : t.keys) anyDiff |= differs(k);
-    const bool single = !anyDiff && run.arms.size() > 1;
-    QString h = QStringLiteral("<table class=\"kv\"><tr><th>setting</th>");
-    if (single)
-        h += QStringLiteral("<th>all %1 arms</th>").arg(run.arms.size());
-    else
-        for (std::size_t i = 0; i < run.arms.size(); ++i) h += "<th>" + armLabel(run, i) + "</th>";
-    h += QStringLiteral("</tr>\n");
-    for (const auto& k : t.keys) {
-        const bool d = differs(k);
-        const bool flagged = d && !expectedToDiffer.count(k);
-        *differing += flagged;
-        h += flagged ? QStringLiteral("<tr class=\"%1\">").arg(diffClass) : QStringLiteral("<tr>");
-        h += QStringLiteral("<td class=\"key\">%1%2</td>")
-                 .arg(flagged ? QStringLiteral("&ne;&nbsp;") : QString(), esc(k));
-        for (std::size_t i = 0; i < (single ? 1 : t.perArm.size()); ++i) {
-            const auto it = t.perArm[i].find(k);
-            h += "<td>" +
-                 cell(it == t.perArm[i].end() ? nullptr : &it->second, flavor, missing, k) +
-                 "</td>";
-        }
-        h += QStringLiteral("</tr>\n");
+QString gridTable(const QString& cls, const QStringList& headers, const std::vector<GridRow>& rows,
+                  Flavor flavor, int maxColumns, int keep) {
+    const int n = int(headers.size());
+    const int per = flavor == Flavor::RichText && maxColumns > keep ? maxColumns - keep : n;
+    QString h;
+    for (int from = keep; from < n || from == keep; from += per) {
+        const int to = std::min(n, from + per);
+        auto pick = [&](const QStringList& cells) {
+            return cells.mid(0, keep).join(QString()) + cells.mid(from, to - from).join(QString());
+        };
+        h += QStringLiteral("<table class=\"%1\"><tr>%2</tr>\n").arg(cls, pick(headers));
+        for (const auto& r : rows)
+            h += (r.cls.isEmpty() ? QStringLiteral("<tr>")
+                                  : QStringLiteral("<tr class=\"%1\">").arg(r.cls)) +
+                 pick(r.cells) + QStringLiteral("</tr>\n");
+        h += QStringLiteral("</table>\n");
+        if (to >= n) break;
     }
-    return h + QStringLiteral("</table>\n");
+    return h;
 }
 
-}  // namespace
+QString shapeText(const json& shape) {
+    if (!shape.is_array()) return valueText(shape);
+    QStringList dims;
+    for (const auto& d : shape) dims << valueText(d);
+    return QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
+}
 
-QString knobsSection(const RunResult& run) {
-    const Table t = collect(run, [](const results::ArmResult& a) { return a.knobs; });
+QString inputsText(const results::ArmResult& arm) {
+    QStringList inputs;
+    for (const auto& in : arm.loaded.value("input", json::array()))
+        if (in.is_object())
+            inputs << QString::fromStdString(in.value("dtype", std::string())) +
+                          shapeText(in.value("shape", json::array()));
+    return inputs.join(QStringLiteral(", "));
+}
+
+QString knobsSection(const RunResult& run, Flavor flavor) {
+    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.knobs; });
     int differing = 0;
-    QString table = keyValueTable(run, t, Flavor::RichText, QStringLiteral("diff"), {},
+    QString table = keyValueTable(run, t, flavor, QStringLiteral("diff"), {},
                                   QStringLiteral("default"), &differing);
     QString h = QStringLiteral(
         "<h2>Knobs</h2>\n<p>As requested in the preset; "
@@ -152,7 +184,7 @@ QString knobsSection(const RunResult& run) {
 }
 
 QString appliedSection(const RunResult& run, Flavor flavor) {
-    const Table t = collect(run, [](const results::ArmResult& a) { return a.applied; });
+    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.applied; });
     if (t.keys.empty())
         return QStringLiteral(
             "<h2>Applied settings</h2>\n<p>No arm reported its applied settings "
@@ -170,7 +202,7 @@ QString appliedSection(const RunResult& run, Flavor flavor) {
 }
 
 QString environmentSection(const RunResult& run, Flavor flavor) {
-    const Table t = collect(run, [](const results::ArmResult& a) { return a.environment; });
+    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.environment; });
     if (t.keys.empty())
         return QStringLiteral("<h2>Environment</h2>\n<p>No worker reported its environment.</p>\n");
     int drift = 0;
@@ -188,13 +220,18 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
     return h + table;
 }
 
-QString rawDataSection(const RunResult& run) {
+QString rawDataSection(const RunResult& run, Flavor flavor) {
     QString h = QStringLiteral(
         "<h2>Raw data</h2>\n<p>What was recorded per arm. Every measured iteration is in the CSV "
         "export (one row per iteration) and the JSON export (<code>latency_ns</code>, "
-        "<code>block</code>).</p>\n<table class=\"grid\"><tr><th>arm</th><th>status</th>"
-        "<th>measured</th><th>blocks</th><th>batch</th><th>warmup</th><th>metric ticks</th>"
-        "<th>model</th><th>input</th><th>pid</th></tr>\n");
+        "<code>block</code>).</p>\n");
+    const QStringList headers = {
+        QStringLiteral("<th>arm</th>"),     QStringLiteral("<th>status</th>"),
+        QStringLiteral("<th>measured</th>"), QStringLiteral("<th>blocks</th>"),
+        QStringLiteral("<th>batch</th>"),   QStringLiteral("<th>warmup</th>"),
+        QStringLiteral("<th>metric ticks</th>"), QStringLiteral("<th>pid</th>"),
+        QStringLiteral("<th>model</th>"),   QStringLiteral("<th>input</th>")};
+    std::vector<GridRow> rows;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         std::map<int, int> blocks;
@@ -204,7 +241,7 @@ QString rawDataSection(const RunResult& run) {
         if (sizes.size() > 8) sizes = sizes.mid(0, 8) << QStringLiteral("&hellip;");
         QString span;
         if (a.metrics.size() > 1)
-            span = QStringLiteral(" (%1&ndash;%2 s)")
+            span = QStringLiteral(" (%1&ndash;%2&nbsp;s)")
                        .arg(a.metrics.front().t_ms / 1000, 0, 'f', 1)
                        .arg(a.metrics.back().t_ms / 1000, 0, 'f', 1);
         QString model;
@@ -213,31 +250,40 @@ QString rawDataSection(const RunResult& run) {
                         .arg(a.loaded.value("parameters", 0LL))
                         .arg(QString::fromStdString(
                             results::formatBytes(a.loaded.value("file_size_bytes", 0.0))));
-        QString input;
-        for (const auto& in : a.loaded.value("input", json::array()))
-            input += (input.isEmpty() ? QString() : QStringLiteral(", ")) +
-                     QString::fromStdString(in.value("dtype", std::string())) +
-                     QString::fromStdString(in.value("shape", json::array()).dump());
-        h += QStringLiteral(
-                 "<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td><td>%4 (%5)</td>"
-                 "<td class=\"num\">%6</td><td class=\"num\">%7</td>"
-                 "<td class=\"num\">%8%9</td><td>%10</td><td>%11</td><td "
-                 "class=\"num\">%12</td></tr>\n")
-                 .arg(armLabel(run, i), esc(a.status))
-                 .arg(a.samples.size())
-                 .arg(blocks.size())
-                 .arg(sizes.join(QStringLiteral(", ")))
-                 .arg(a.batch_size)
-                 .arg(a.warmup_ns.size())
-                 .arg(a.metrics.size())
-                 .arg(span, model.isEmpty() ? QStringLiteral("&mdash;") : esc(model),
-                      input.isEmpty() ? QStringLiteral("&mdash;") : esc(input))
-                 .arg(a.pid);
+        const QString input = inputsText(a);
+        const auto td = [](const QString& v) { return "<td>" + v + "</td>"; };
+        const auto num = [](const QString& v) { return "<td class=\"num\">" + v + "</td>"; };
+        rows.push_back(
+            {{},
+             {td(armLabel(run, i)), td(esc(a.status)), num(QString::number(a.samples.size())),
+              td(QStringLiteral("%1 (%2)").arg(blocks.size()).arg(sizes.join(QStringLiteral(", ")))),
+              num(QString::number(a.batch_size)), num(QString::number(a.warmup_ns.size())),
+              num(QString::number(a.metrics.size()) + span), num(QString::number(a.pid)),
+              td(model.isEmpty() ? QStringLiteral("&mdash;") : esc(model)),
+              td(input.isEmpty() ? QStringLiteral("&mdash;") : esc(input))}});
     }
-    return h + QStringLiteral("</table>\n");
+    return h + gridTable(QStringLiteral("grid"), headers, rows, flavor, 8);
 }
 
-QString machineLine(const RunResult& run) {
+namespace {
+
+// The arms' read-back of one applied field: "openblas", or "A openblas, B mkl" when they differ.
+QString appliedText(const RunResult& run, const char* key) {
+    QStringList perArm;
+    QSet<QString> values;
+    for (const auto& a : run.arms)
+        if (a.applied.is_object() && a.applied.contains(key)) {
+            const QString v = valueText(a.applied[key]);
+            perArm << QString::fromStdString(a.name) + QLatin1Char(' ') + v;
+            values.insert(v);
+        }
+    if (values.size() == 1) return *values.begin();
+    return perArm.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
+QString machineText(const RunResult& run) {
     const results::ArmResult* src = nullptr;
     for (const auto& a : run.arms)
         if (a.environment.is_object() && !a.environment.empty()) {
@@ -260,10 +306,17 @@ QString machineLine(const RunResult& run) {
     if (e.contains("kernel")) parts << valueText(e["kernel"]);
     if (e.contains("hostname")) parts << QStringLiteral("host ") + valueText(e["hostname"]);
     if (e.contains("libtorch")) parts << QStringLiteral("libtorch ") + valueText(e["libtorch"]);
-    if (src->applied.contains("blas"))
-        parts << QStringLiteral("BLAS ") + valueText(src->applied["blas"]);
+    for (const char* key : {"blas", "allocator"}) {
+        const QString v = appliedText(run, key);
+        if (!v.isEmpty())
+            parts << (key[0] == 'b' ? QStringLiteral("BLAS ") : QStringLiteral("allocator ")) + v;
+    }
     if (e.contains("governor")) parts << QStringLiteral("governor ") + valueText(e["governor"]);
-    return esc(parts.join(QStringLiteral(", ")));
+    return parts.join(QStringLiteral(", "));
+}
+
+QString machineLine(const RunResult& run) {
+    return esc(machineText(run));
 }
 
 }  // namespace pitlane::report::detail

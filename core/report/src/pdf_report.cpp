@@ -1,6 +1,15 @@
-// PDF: the same content as the HTML (RichText flavour) laid out by QTextDocument on A4 pages;
-// the SVG charts are rendered to images with QSvgRenderer at twice their printed size.
+// PDF: the same content as the HTML (RichText flavour) laid out by QTextDocument, cut into A4
+// pages where no table row and no line is cut (pdf_layout.h); the SVG charts are rendered to
+// images with QSvgRenderer at twice their printed size.
 #include "html_builder.h"
+#include "pdf_layout.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QTextBlock>
+#include <QTextTable>
+#include <QTextLayout>
+
+#include <algorithm>
 
 #include <QImage>
 #include <QPageLayout>
@@ -12,7 +21,7 @@
 #include <QTextFrame>
 #include <QUrl>
 
-namespace pitlane::report {
+namespace pitlane::report::detail {
 
 namespace {
 
@@ -29,34 +38,100 @@ QImage renderChart(const QString& svg) {
     return img;
 }
 
-// QTextDocument::print() paints with its own QPainter, which stores the chart images as lossy
-// JPEG (visible as shifted arm colours). Paint the pages ourselves with lossless images, and a
-// footer with the title and page numbers.
-void paginate(QTextDocument& text, QPdfWriter& pdf, const QString& title) {
+// Where a page may not be cut, in document order; `withNext`: keep it on the page of the next one
+// (a heading, a chart before its caption, a table's header row).
+struct Span {
+    double top, bottom;
+    bool withNext;
+};
+
+void addBlock(QAbstractTextDocumentLayout& layout, const QTextBlock& block,
+              std::vector<Span>& out, std::vector<double>* forced) {
+    const QTextLayout* lines = block.layout();
+    if (!lines || lines->lineCount() == 0 || block.length() <= 1) return;
+    const double top = layout.blockBoundingRect(block).top();
+    const QTextBlockFormat format = block.blockFormat();
+    if (forced && (format.pageBreakPolicy() & QTextFormat::PageBreak_AlwaysBefore))
+        forced->push_back(top + lines->lineAt(0).y());
+    const bool withNext =
+        format.headingLevel() > 0 || block.text().contains(QChar::ObjectReplacementCharacter);
+    for (int i = 0; i < lines->lineCount(); ++i) {
+        const QTextLine line = lines->lineAt(i);
+        out.push_back({top + line.y(), top + line.y() + line.height(),
+                       withNext && i + 1 == lines->lineCount()});
+    }
+}
+
+template <typename Iterator>
+void addFlow(QAbstractTextDocumentLayout& layout, Iterator it, std::vector<Span>& out,
+             std::vector<double>* forced, double pageHeight);
+
+// A table row is one stretch (with the cell padding and borders); its header row stays with the
+// first row. A row taller than a page can only be cut between the lines of its cells.
+void addTable(QAbstractTextDocumentLayout& layout, QTextTable* table, std::vector<Span>& out,
+              double pageHeight) {
+    const QTextTableFormat format = table->format();
+    const double pad = format.cellPadding() + format.border() + format.cellSpacing();
+    for (int r = 0; r < table->rows(); ++r) {
+        double top = 1e300, bottom = -1e300;
+        for (int c = 0; c < table->columns(); ++c) {
+            const QTextTableCell cell = table->cellAt(r, c);
+            if (!cell.isValid() || cell.row() != r || cell.column() != c) continue;
+            top = std::min(top, layout.blockBoundingRect(cell.firstCursorPosition().block()).top());
+            bottom = std::max(bottom,
+                              layout.blockBoundingRect(cell.lastCursorPosition().block()).bottom());
+        }
+        if (top > bottom) continue;
+        if (bottom - top + 2 * pad <= pageHeight) {
+            out.push_back({top - pad, bottom + pad, r == 0 && table->rows() > 1});
+            continue;
+        }
+        for (int c = 0; c < table->columns(); ++c)
+            addFlow(layout, table->cellAt(r, c).begin(), out, nullptr, pageHeight);
+    }
+}
+
+template <typename Iterator>
+void addFlow(QAbstractTextDocumentLayout& layout, Iterator it, std::vector<Span>& out,
+             std::vector<double>* forced, double pageHeight) {
+    for (; !it.atEnd(); ++it) {
+        if (QTextFrame* frame = it.currentFrame()) {
+            if (auto* table = qobject_cast<QTextTable*>(frame))
+                addTable(layout, table, out, pageHeight);
+            else
+                addFlow(layout, frame->begin(), out, forced, pageHeight);
+        } else {
+            addBlock(layout, it.currentBlock(), out, forced);
+        }
+    }
+}
+
+// Draws the pages with lossless images (QTextDocument::print() stores the chart images as lossy
+// JPEG, visible as shifted arm colours) and a footer with the title and page numbers.
+void paintPages(const PdfLayout& layout, QPdfWriter& pdf, const QString& title) {
     QPainter p(&pdf);
     p.setRenderHint(QPainter::LosslessImageRendering);
     p.setRenderHint(QPainter::Antialiasing);
-    const QSizeF page = text.pageSize();
     const QRectF paint = pdf.pageLayout().paintRectPixels(pdf.resolution());
-    const double scale = paint.width() / page.width();
-    const int pages = text.pageCount();
+    const double scale = paint.width() / kPdfPageWidth;
+    const int pages = int(layout.pages.size());
     // In layout pixels (the painter is scaled): a point size would be scaled twice.
     QFont footerFont(QStringLiteral("DejaVu Sans"));
     footerFont.setPixelSize(9);
     for (int i = 0; i < pages; ++i) {
         if (i > 0) pdf.newPage();
+        const auto [top, bottom] = layout.pages[std::size_t(i)];
         p.save();
         p.scale(scale, scale);
-        const QRectF view(0, i * page.height(), page.width(), page.height());
-        p.translate(0, -view.top());
-        text.drawContents(&p, view);
+        p.translate(0, -top);
+        layout.doc->drawContents(&p, QRectF(0, top, kPdfPageWidth, bottom - top));
         p.restore();
-        // The footer sits in the bottom margin, below the laid-out page.
+        // The footer sits in the bottom margin, below the page's text area.
         p.save();
         p.scale(scale, scale);
         p.setFont(footerFont);
         p.setPen(QColor(0x88, 0x88, 0x88));
-        const QRectF foot(0, page.height() + 8, page.width(), 20);
+        const QRectF foot(0, kPdfPageHeight + 8, kPdfPageWidth, 20);
         p.drawText(foot, Qt::AlignLeft | Qt::AlignTop, title);
         p.drawText(foot, Qt::AlignRight | Qt::AlignTop,
                    QStringLiteral("page %1 of %2").arg(i + 1).arg(pages));
@@ -66,45 +141,106 @@ void paginate(QTextDocument& text, QPdfWriter& pdf, const QString& title) {
 
 }  // namespace
 
-bool writePdf(const QString& path, const results::RunResult& run, const ReportOptions& options,
-              QString* error) {
-    const auto doc = detail::buildHtml(run, options, detail::Flavor::RichText);
-    QTextDocument text;
+std::vector<KeepTogether> keepTogether(QTextDocument& doc, std::vector<double>* forcedBreaks) {
+    doc.documentLayout()->documentSize();  // the layout is lazy: finish it
+    std::vector<Span> spans;
+    addFlow(*doc.documentLayout(), doc.rootFrame()->begin(), spans, forcedBreaks, kPdfPageHeight);
+    std::sort(forcedBreaks->begin(), forcedBreaks->end());
+    std::vector<KeepTogether> out;
+    double carried = -1;  // the top of a stretch that goes with the next one
+    for (const auto& s : spans) {
+        const double top = carried >= 0 ? std::min(carried, s.top) : s.top;
+        carried = s.withNext ? top : -1;
+        if (!s.withNext) out.push_back({top, s.bottom});
+    }
+    if (carried >= 0 && !spans.empty()) out.push_back({carried, spans.back().bottom});
+    std::sort(out.begin(), out.end(),
+              [](const KeepTogether& a, const KeepTogether& b) { return a.top < b.top; });
+    return out;
+}
+
+std::vector<std::pair<double, double>> paginate(const std::vector<KeepTogether>& keep,
+                                                const std::vector<double>& forcedBreaks,
+                                                double height, double pageHeight) {
+    std::vector<std::pair<double, double>> pages;
+    for (double top = 0; top < height - 0.5;) {
+        double end = std::min(top + pageHeight, height);
+        for (double f : forcedBreaks)
+            if (f > top + 0.5 && f < end) end = f;
+        // Move the end up to the top of any stretch it would cut, until none is cut (a stretch
+        // that starts at the page's top is taller than a page: it is cut where it must be).
+        // Adjacent table rows share their border: a stretch is cut only when the end lies more
+        // than a border's width inside it.
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (const auto& k : keep)
+                if (k.top > top + 0.5 && k.top < end - 2 && k.bottom > end + 2) {
+                    end = k.top;
+                    moved = true;
+                }
+        }
+        pages.emplace_back(top, end);
+        top = end;
+    }
+    return pages;
+}
+
+PdfLayout layoutPdf(const results::RunResult& run, const ReportOptions& options) {
+    PdfLayout out;
+    const auto html = detail::buildHtml(run, options, detail::Flavor::RichText);
+    out.doc = std::make_unique<QTextDocument>();
+    QTextDocument& text = *out.doc;
     text.setDefaultStyleSheet(detail::richTextCss());
     text.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
-    for (const auto& c : doc.charts) {
+    for (const auto& c : html.charts) {
         const QImage img = renderChart(c.svg);
         if (img.isNull()) {
-            *error = path + QStringLiteral(": cannot render the %1 chart").arg(c.id);
-            return false;
+            out.error = QStringLiteral("cannot render the %1 chart").arg(c.id);
+            return out;
         }
         text.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart:") + c.id), img);
     }
-    text.setHtml(doc.html);
-    // Lay out on an A4 page of 96-dpi pixels (794 x 1123) with 15 mm margins; paginate() scales
-    // it to the writer's resolution, so sizes in the HTML read as on screen.
+    text.setHtml(html.html);
     QTextFrameFormat root = text.rootFrame()->frameFormat();
     root.setMargin(0);
     text.rootFrame()->setFrameFormat(root);
-    const double marginPx = 15 / 25.4 * 96;
-    text.setPageSize(QSizeF(794 - 2 * marginPx, 1123 - 2 * marginPx));
     text.setDocumentMargin(0);
+    fitTables(text, kPdfPageWidth);
+    // One page wide, unbounded: the pages are cut below, where nothing is cut in two.
+    text.setPageSize(QSizeF(kPdfPageWidth, -1));
+    std::vector<double> forced;
+    const auto keep = keepTogether(text, &forced);
+    out.pages = paginate(keep, forced, text.documentLayout()->documentSize().height(),
+                         kPdfPageHeight);
+    return out;
+}
 
+}  // namespace pitlane::report::detail
+
+namespace pitlane::report {
+
+bool writePdf(const QString& path, const results::RunResult& run, const ReportOptions& options,
+              QString* error) {
+    const detail::PdfLayout layout = detail::layoutPdf(run, options);
+    if (!layout.error.isEmpty()) {
+        *error = path + QStringLiteral(": ") + layout.error;
+        return false;
+    }
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) {
         *error = path + QStringLiteral(": ") + file.errorString();
         return false;
     }
+    const QString title =
+        options.title.isEmpty() ? QString::fromStdString(run.preset.name) : options.title;
     {
         QPdfWriter pdf(&file);
         pdf.setPageLayout(QPageLayout(QPageSize(QPageSize::A4), QPageLayout::Portrait,
                                       QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter));
         pdf.setResolution(300);
-        pdf.setTitle(!options.title.isEmpty() ? options.title
-                                              : QString::fromStdString(run.preset.name));
+        pdf.setTitle(title);
         pdf.setCreator(QStringLiteral("pitlane"));
-        paginate(text, pdf,
-                 options.title.isEmpty() ? QString::fromStdString(run.preset.name) : options.title);
+        detail::paintPages(layout, pdf, title);
     }
     if (!file.commit()) {
         *error = path + QStringLiteral(": ") + file.errorString();

@@ -77,4 +77,16 @@ private:
     QStringList legend_;
 };
 
+// The legend of a chart's arms: anything with an `index` (its colour) and a `name`.
+template <typename Arm>
+void armLegend(SvgChart& chart, const std::vector<Arm>& arms, QColor (*color)(int)) {
+    QStringList names;
+    std::vector<QColor> colors;
+    for (const auto& a : arms) {
+        names << a.name;
+        colors.push_back(color(a.index));
+    }
+    chart.legend(names, colors);
+}
+
 }  // namespace pitlane::report::detail

@@ -2,10 +2,9 @@
 #include "pitlane/report/report.h"
 
 #include "lesson_sections.h"
+#include "markdown_sections.h"
 
 #include <QSaveFile>
-
-#include <cstdio>
 
 namespace pitlane::report {
 
@@ -40,15 +39,12 @@ std::string md(const std::string& s) {
 }
 
 std::string fmt(double v, const char* f) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+    return detail::formatNumber(v, f);
 }
 
 // Minor page faults per measured iteration ("-": not reported).
 std::string faults(double perIter) {
-    if (perIter < 0) return "-";
-    return fmt(perIter, perIter < 10 ? "%.2f" : perIter < 100 ? "%.1f" : "%.0f");
+    return detail::perIterMarkdown(perIter, "-");
 }
 
 // Each arm's worker processes (run order) and how its variance splits.
@@ -109,18 +105,20 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
     if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
     s += detail::lessonMarkdown(run);
-    s += "| arm | status | n | median | p90 | p99 | CoV | throughput/s | peak RSS | faults/iter |\n";
-    s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+    s += "| arm | status | n | median | p90 | p99 | p99.9 | CoV | throughput/s | peak RSS | "
+         "faults/iter |\n";
+    s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& a : run.arms) {
         const auto st = results::summarize(a);
         auto d = [&](double v) { return st.n ? results::formatDuration(v) : std::string("-"); };
         s += "| " + md(a.name) + " | " + a.status + " | " + std::to_string(st.n) + " | " +
-             d(st.median) + " | " + d(st.p90) + " | " + d(st.p99) + " | " +
+             d(st.median) + " | " + d(st.p90) + " | " + d(st.p99) + " | " + d(st.p999) + " | " +
              (st.n ? fmt(100 * st.cov, "%.1f%%") : "-") + " | " +
              (st.n ? fmt(st.throughput_per_s, "%.1f") : "-") + " | " +
              (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " | " +
              faults(results::minorFaultsPerIter(a)) + " |\n";
     }
+    s += detail::countersMarkdown(run) + detail::sweepMarkdown(run);
     if (!comps.empty()) {
         s += "\n| comparison | ratio | 95% CI | p-value |\n|---|--:|--:|--:|\n";
         for (const auto& c : comps)
@@ -132,6 +130,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
         if (!rep.empty()) s += "\n_" + md(rep) + "_\n";
     }
     s += processesMarkdown(run);
+    s += detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
     for (const auto& a : run.arms)
         if (a.error)
             s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +

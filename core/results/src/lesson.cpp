@@ -229,20 +229,7 @@ double lessonMetric(const ArmResult& arm, const std::string& metric) {
         return double(peak);
     }
     if (metric == "minor_faults_per_iter") return minorFaultsPerIter(arm);
-    if (metric == "involuntary_switches_per_iter") {
-        // Per process (replicate x worker): the growth of its cumulative count over its ticks.
-        std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>> span;
-        for (const auto& t : arm.metrics) {
-            if (!t.raw.is_object() || !t.raw.contains("ctx_involuntary")) continue;
-            const auto v = t.raw["ctx_involuntary"].get<std::int64_t>();
-            auto [it, fresh] = span.try_emplace({t.process, t.worker}, v, v);
-            if (!fresh) it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
-        }
-        if (span.empty() || arm.samples.empty()) return -1;
-        double total = 0;
-        for (const auto& [key, s] : span) total += double(s.second - s.first);
-        return total / double(arm.samples.size());
-    }
+    if (metric == "involuntary_switches_per_iter") return contextSwitchesPerIter(arm, false);
     if (metric == "load_ms" || metric == "first_forward_ms") {
         std::vector<double> v;
         for (const auto& p : arm.processes) {

@@ -82,6 +82,22 @@ double faultsPerIter(const ArmResult& arm, bool major) {
 double minorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, false); }
 double majorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, true); }
 
+double contextSwitchesPerIter(const ArmResult& arm, bool voluntary) {
+    const char* key = voluntary ? "ctx_voluntary" : "ctx_involuntary";
+    // Per process (replicate x worker): the growth of its cumulative count over its ticks.
+    std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>> span;
+    for (const auto& t : arm.metrics) {
+        if (!t.raw.is_object() || !t.raw.contains(key) || !t.raw[key].is_number()) continue;
+        const auto v = t.raw[key].get<std::int64_t>();
+        auto [it, fresh] = span.try_emplace({t.process, t.worker}, v, v);
+        if (!fresh) it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
+    }
+    if (span.empty() || arm.samples.empty()) return -1;
+    double total = 0;
+    for (const auto& [key, s] : span) total += double(s.second - s.first);
+    return total / double(arm.samples.size());
+}
+
 stats::VarianceShares varianceShares(const ArmResult& arm) { return stats::varianceShares(arm.blocked()); }
 
 bool RunResult::allOk() const {

@@ -124,6 +124,10 @@ std::vector<ProcessSummary> processSummaries(const ArmResult& arm);
 // Page faults per measured iteration over every process of the arm (-1: not reported).
 double minorFaultsPerIter(const ArmResult& arm);
 double majorFaultsPerIter(const ArmResult& arm);
+// Context switches (voluntary or involuntary) per measured iteration: each worker process's
+// cumulative count (metric ticks, whole process) grows over its ticks; the sum over the arm's
+// processes divided by the arm's measured iterations (-1: no tick carried the count).
+double contextSwitchesPerIter(const ArmResult& arm, bool voluntary);
 // How the arm's variance splits between processes, blocks and samples (first batch size).
 stats::VarianceShares varianceShares(const ArmResult& arm);
 // Warnings about the process level of one arm: processes that disagree (naming the likely cause
