@@ -20,4 +20,13 @@ struct CommandLine {
 CommandLine parseCommandLine(const QStringList& arguments);
 const char* usage();
 
+// What the window can answer before QApplication looks for a display: --help / -h (usage, 0),
+// --version / -V ("pitlane VERSION", 0), and a start without any display (no DISPLAY, no
+// WAYLAND_DISPLAY, no QT_QPA_PLATFORM or -platform): one line naming them on stderr, 2.
+// -1: go on and create the QApplication.
+int answerBeforeDisplay(int argc, char** argv, const char* version);
+// Qt's fatal "could not connect to display" / "no Qt platform plugin could be initialized"
+// (which would abort, rc 134) becomes that one line and exit code 2.
+void installDisplayErrorHandler();
+
 }  // namespace pitlane::app

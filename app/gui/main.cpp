@@ -11,14 +11,11 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-    // --help needs no display: answer it before QApplication looks for one.
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-            std::cout << pitlane::app::usage();
-            return 0;
-        }
-    }
+    // --help, --version and a missing display are answered before QApplication looks for one
+    // (it would abort with Qt's "Reinstalling the application may fix this problem").
+    if (const int rc = pitlane::app::answerBeforeDisplay(argc, argv, PITLANE_VERSION); rc >= 0)
+        return rc;
+    pitlane::app::installDisplayErrorHandler();
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
@@ -28,11 +25,6 @@ int main(int argc, char** argv) {
     QGuiApplication::setDesktopFileName(QStringLiteral("pitlane"));
 
     const auto cli = pitlane::app::parseCommandLine(app.arguments());
-    if (app.arguments().contains(QStringLiteral("--help")) ||
-        app.arguments().contains(QStringLiteral("-h"))) {
-        std::cout << pitlane::app::usage();
-        return 0;
-    }
     if (!cli.error.isEmpty()) {
         std::cerr << "pitlane: " << cli.error.toStdString() << "\n" << pitlane::app::usage();
         return 2;
