@@ -2,6 +2,10 @@
 
 #include "pitlane/widgets/arm_palette.h"
 
+#include <QMenu>
+#include <QSettings>
+#include <QToolButton>
+
 namespace pitlane::widgets {
 
 namespace {
@@ -9,14 +13,14 @@ namespace {
 constexpr int kMarkerLimit = 1500;
 // Beyond this many blocks the boundary lines become a grey wall.
 constexpr std::size_t kBoundaryLimit = 300;
+const char* const kLogScaleKey = "plots/latencyLogScale";
 }  // namespace
 
 LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
     : LivePlot(tr("Latency per iteration"), parent) {
     xAxis->setLabel(tr("measured iteration (warmup < 0)"));
     yAxis->setLabel(tr("latency (ms)"));
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    placeLegendBelow();
     warmupShade_ = new QCPItemRect(this);
     warmupShade_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
     warmupShade_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -32,7 +36,45 @@ LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
     warmupLabel_->setVisible(false);
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this] { fitWarmupLabel(); });
+    logButton_ = new QToolButton(this);
+    logButton_->setObjectName(QStringLiteral("logScale"));
+    logButton_->setText(tr("log"));
+    logButton_->setCheckable(true);
+    logButton_->setAutoRaise(true);
+    logButton_->setToolTip(tr("Logarithmic latency axis: arms that differ 100x both stay "
+                              "readable (remembered)"));
+    connect(logButton_, &QToolButton::toggled, this, [this](bool on) {
+        setLogScale(on);
+        QSettings().setValue(QLatin1String(kLogScaleKey), on);
+    });
+    setLogScale(QSettings().value(QLatin1String(kLogScaleKey), false).toBool());
     restyle();
+}
+
+void LatencyTimelinePlot::setLogScale(bool on) {
+    if (logButton_->isChecked() != on) logButton_->setChecked(on);  // re-enters once
+    if (on == logScale()) return;
+    yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (on)
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    else
+        yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    yAxis->setLabel(on ? tr("latency (ms, log)") : tr("latency (ms)"));
+    fitView();
+    replot(rpQueuedReplot);
+}
+
+void LatencyTimelinePlot::resizeEvent(QResizeEvent* event) {
+    LivePlot::resizeEvent(event);
+    logButton_->adjustSize();
+    logButton_->move(2, 2);
+}
+
+void LatencyTimelinePlot::addMenuActions(QMenu* menu) {
+    QAction* log = menu->addAction(tr("Logarithmic latency axis"));
+    log->setCheckable(true);
+    log->setChecked(logScale());
+    connect(log, &QAction::toggled, logButton_, &QToolButton::setChecked);
 }
 
 void LatencyTimelinePlot::restyle() {
@@ -45,10 +87,6 @@ void LatencyTimelinePlot::restyle() {
     }
     if (warmupLabel_) warmupLabel_->setColor(textColor());
     for (auto* line : boundaryLines_) line->setPen(QPen(faintColor(), 1, Qt::DashLine));
-    // The legend floats over the data: let the data show through.
-    QColor legendBg = baseColor();
-    legendBg.setAlpha(200);
-    legend->setBrush(legendBg);
 }
 
 void LatencyTimelinePlot::resetRun(const results::RunResult& run) {
@@ -79,6 +117,9 @@ void LatencyTimelinePlot::resetRun(const results::RunResult& run) {
 void LatencyTimelinePlot::addBoundary(double x) {
     if (boundaries_.size() >= kBoundaryLimit || !boundaries_.insert(int(x * 2)).second) return;
     auto* line = new QCPItemStraightLine(this);
+    // y as a fraction of the axis rect: valid on a log axis too.
+    line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
     line->point1->setCoords(x, 0);
     line->point2->setCoords(x, 1);
     line->setPen(QPen(faintColor(), 1, Qt::DashLine));
@@ -148,6 +189,10 @@ void LatencyTimelinePlot::fitView() {
         any = true;
     }
     if (!any) return;
+    if (logScale() && range.lower > 0) {
+        yAxis->setRange(range.lower / 1.25, range.upper * 1.25);  // a constant gap in decades
+        return;
+    }
     const double pad = std::max(range.size() * 0.08, range.upper * 0.02);
     yAxis->setRange(std::max(0.0, range.lower - pad), range.upper + pad);
 }

@@ -2,6 +2,11 @@
 
 #include "pitlane/widgets/arm_palette.h"
 
+#include <QApplication>
+#include <QContextMenuEvent>
+#include <QMenu>
+#include <QToolButton>
+
 namespace pitlane::widgets {
 
 LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) {
@@ -10,13 +15,62 @@ LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) 
     // Wide antialiased polylines of tens of thousands of points cost ~100 ms per replot; the
     // fast path draws them in a few ms (measured with 2 x 15 000 samples).
     setPlottingHint(QCP::phFastPolylines, true);
-    setMinimumSize(170, 140);  // four side by side still fit a 1280-pixel screen
+    // Four side by side still fit a 1280-pixel screen; two rows and the verdict fit 768 pixels.
+    setMinimumSize(170, 120);
     plotLayout()->insertRow(0);
     title_ =
         new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
     plotLayout()->addElement(0, 0, title_);
-    setToolTip(tr("Drag to pan, wheel to zoom, double-click to follow the data again"));
+    setToolTip(tr("Drag to pan, wheel to zoom; double-click (or Auto range) to follow the data "
+                  "again. Right-click for the plot's options."));
+    autoRange_ = new QToolButton(this);
+    autoRange_->setObjectName(QStringLiteral("autoRange"));
+    autoRange_->setText(tr("Auto range"));
+    autoRange_->setToolTip(tr("You zoomed or panned, so the axes stay where you put them. Click "
+                              "(or double-click the plot) to follow the data again."));
+    autoRange_->setAutoRaise(true);
+    autoRange_->hide();
+    connect(autoRange_, &QToolButton::clicked, this, [this] {
+        followData();
+        replot(rpQueuedReplot);
+    });
     restyle();
+}
+
+void LivePlot::followData() {
+    followData_ = true;
+    autoRange_->hide();
+    fitView();
+}
+
+void LivePlot::takeOverView() {
+    if (!followData_) return;
+    followData_ = false;
+    placeAutoRangeButton();
+    autoRange_->show();
+    autoRange_->raise();
+}
+
+void LivePlot::placeAutoRangeButton() {
+    autoRange_->adjustSize();
+    autoRange_->move(width() - autoRange_->width() - 2, 2);
+}
+
+void LivePlot::placeLegendBelow() {
+    // QCustomPlot's documented way out of the axis rect: take the legend from the inset layout
+    // and give it a row of its own that takes no stretch.
+    axisRect()->insetLayout()->take(legend);
+    const int row = plotLayout()->rowCount();
+    plotLayout()->addElement(row, 0, legend);
+    plotLayout()->setRowStretchFactor(row, 0.001);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(6);
+    legend->setMargins(QMargins(2, 0, 2, 0));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(8);
+    legend->setIconSize(16, 8);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setVisible(true);
 }
 
 int LivePlot::dataPoints() const {
@@ -72,7 +126,7 @@ void LivePlot::restyle() {
     for (QCPAxisRect* rect : axisRects()) styleAxisRect(rect);
     if (title_) title_->setTextColor(textColor());
     legend->setBrush(QBrush(baseColor()));
-    legend->setBorderPen(QPen(faintColor()));
+    legend->setBorderPen(legend->layout() == plotLayout() ? QPen(Qt::NoPen) : QPen(faintColor()));
     legend->setTextColor(textColor());
     legend->setFont(font());
 }
@@ -86,20 +140,42 @@ void LivePlot::changeEvent(QEvent* event) {
 }
 
 void LivePlot::mousePressEvent(QMouseEvent* event) {
-    followData_ = false;
+    pressPos_ = event->pos();  // a click alone does not take the view over; a drag does
     QCustomPlot::mousePressEvent(event);
 }
 
+void LivePlot::mouseMoveEvent(QMouseEvent* event) {
+    if ((event->buttons() & Qt::LeftButton) &&
+        (event->pos() - pressPos_).manhattanLength() >= QApplication::startDragDistance())
+        takeOverView();
+    QCustomPlot::mouseMoveEvent(event);
+}
+
 void LivePlot::wheelEvent(QWheelEvent* event) {
-    followData_ = false;
+    takeOverView();
     QCustomPlot::wheelEvent(event);
 }
 
 void LivePlot::mouseDoubleClickEvent(QMouseEvent* event) {
-    followData_ = true;
-    fitView();
+    followData();
     replot(rpQueuedReplot);
     QCustomPlot::mouseDoubleClickEvent(event);
+}
+
+void LivePlot::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    placeAutoRangeButton();
+}
+
+void LivePlot::contextMenuEvent(QContextMenuEvent* event) {
+    QMenu menu(this);
+    QAction* autoRange = menu.addAction(tr("Auto range (double-click)"), this, [this] {
+        followData();
+        replot(rpQueuedReplot);
+    });
+    autoRange->setEnabled(!followData_);
+    addMenuActions(&menu);
+    menu.exec(event->globalPos());
 }
 
 void LivePlot::fitToData(bool yFromZero) {

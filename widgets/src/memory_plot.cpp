@@ -10,16 +10,12 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory"), parent) {
     yAxis->setLabel(tr("MiB"));
-    legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignVCenter);
+    placeLegendBelow();
     restyle();
 }
 
 void MemoryPlot::restyle() {
     TimePlot::restyle();
-    QColor legendBg = baseColor();
-    legendBg.setAlpha(200);
-    legend->setBrush(legendBg);
     if (rssKey_) rssKey_->setPen(QPen(textColor(), 2));
     if (tensorKey_) tensorKey_->setPen(QPen(textColor(), 1.5, Qt::DashLine));
 }

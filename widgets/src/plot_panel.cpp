@@ -42,8 +42,8 @@ PlotPanel::PlotPanel(QWidget* parent)
     grid->addWidget(distribution_, 0, 2, 1, 2);
     grid->addWidget(throughput_, 1, 0);
     grid->addWidget(memory_, 1, 1);
-    grid->addWidget(cpu_, 1, 2);
-    grid->addWidget(gpu_, 1, 3);
+    grid_ = grid;
+    setGpuAvailable(true);
     for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
@@ -52,6 +52,14 @@ PlotPanel::PlotPanel(QWidget* parent)
     connect(&tick_, &QTimer::timeout, this, &PlotPanel::onTick);
     clock_.start();
     linkTimeAxes();
+}
+
+void PlotPanel::setGpuAvailable(bool available) {
+    // On a machine whose workers report no CUDA device the GPU plot would be an empty frame:
+    // it goes, and the CPU plot takes its column.
+    gpu_->setVisible(available);
+    grid_->addWidget(cpu_, 1, 2, 1, available ? 1 : 2);
+    if (available) grid_->addWidget(gpu_, 1, 3);
 }
 
 std::vector<LivePlot*> PlotPanel::plots() const {
@@ -97,6 +105,7 @@ void PlotPanel::beginRun() {
     nextAllowedMs_.fill(0);
     for (auto* plot : byId_) {
         plot->resetRun(runner_->result());
+        plot->followData();  // a view the user zoomed belonged to the previous run
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
     tick_.start();
@@ -109,7 +118,10 @@ void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
     activity_.clear();
     dirty_.fill(false);
     nextAllowedMs_.fill(0);
-    for (auto* plot : byId_) plot->resetRun(*shown_);
+    for (auto* plot : byId_) {
+        plot->resetRun(*shown_);
+        plot->followData();
+    }
     flush();
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Latency of every iteration in measurement order, one series per arm. Warmup iterations sit at
 // negative x in a shaded region; faint vertical lines mark the interleaving blocks (A B A B ...),
-// so drift and block-to-block jumps are visible.
+// so drift and block-to-block jumps are visible. The latency axis is linear or logarithmic (the
+// "log" button or the context menu; remembered in QSettings "plots/latencyLogScale"), so a 0.4 ms
+// arm is not flat at 0 beside a 350 ms one.
 #include "pitlane/widgets/live_plot.h"
 
 #include <set>
@@ -16,10 +18,15 @@ public:
     void resetRun(const results::RunResult& run) override;
     void refresh(const results::RunResult& run) override;
     int blockBoundaries() const { return int(boundaries_.size()); }
+    bool logScale() const { return yAxis->scaleType() == QCPAxis::stLogarithmic; }
+    void setLogScale(bool on);
+    QToolButton* logScaleButton() const { return logButton_; }
 
 protected:
     void restyle() override;
     void fitView() override;
+    void resizeEvent(QResizeEvent* event) override;
+    void addMenuActions(QMenu* menu) override;
 
 private:
     struct ArmSeries {
@@ -37,6 +44,7 @@ private:
     std::set<int> boundaries_;
     std::vector<QCPItemStraightLine*> boundaryLines_;
     std::size_t maxWarmup_ = 0;
+    QToolButton* logButton_ = nullptr;
 };
 
 }  // namespace pitlane::widgets

@@ -1,11 +1,17 @@
 #pragma once
 // Base of every live plot: a QCustomPlot that is restyled from the widget palette (light or dark),
-// zooms and pans with the mouse, and follows new data until the user zooms or pans (double-click
-// to follow again). Subclasses pull what changed from the live RunResult in refresh(); the
-// PlotPanel decides when (batched on a timer, never per event).
+// zooms and pans with the mouse, and follows new data (auto range) until the user drags or
+// wheels it; a plain click changes nothing. While the view is the user's, an "Auto range" button
+// shows in the corner; it, a double-click or the context menu return to auto range, and so does
+// every new run (PlotPanel::beginRun / showRun call followData()). Subclasses pull what changed
+// from the live RunResult in refresh(); the PlotPanel decides when (batched on a timer, never per
+// event).
 #include "pitlane/results/run_result.h"
 
 #include <qcustomplot.h>
+
+class QMenu;
+class QToolButton;
 
 namespace pitlane::widgets {
 
@@ -23,12 +29,20 @@ public:
     // excluded (tests use it).
     int dataPoints() const;
     bool followsData() const { return followData_; }
+    // Back to auto range: the view follows the data again (new run, "Auto range", double-click).
+    void followData();
+    QToolButton* autoRangeButton() const { return autoRange_; }
 
 protected:
     void changeEvent(QEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
+    // Actions of the right-click menu after "Auto range" (e.g. the timeline's log scale).
+    virtual void addMenuActions(QMenu* menu) { Q_UNUSED(menu); }
 
     // Colours for axes, grid, legend and title from the current palette; subclasses restyle
     // their own items afterwards.
@@ -38,6 +52,8 @@ protected:
     // What "follow the data" means for this plot (double-click restores it).
     virtual void fitView() { fitToData(); }
     void styleAxisRect(QCPAxisRect* rect);
+    // The legend in a row of its own under the axes, keys side by side: never over the data.
+    void placeLegendBelow();
     void setTitle(const QString& title);
     QColor textColor() const;
     QColor faintColor() const;  // grid lines, block boundaries
@@ -46,7 +62,12 @@ protected:
     QCPTextElement* title_ = nullptr;
 
 private:
+    void takeOverView();  // the user dragged or zoomed: stop following the data
+    void placeAutoRangeButton();
+
     bool followData_ = true;
+    QPoint pressPos_;
+    QToolButton* autoRange_ = nullptr;
 };
 
 // Latency is plotted in milliseconds everywhere (ns / 1e6).

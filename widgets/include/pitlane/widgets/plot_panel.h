@@ -12,6 +12,8 @@
 #include <QTimer>
 #include <QWidget>
 
+class QGridLayout;
+
 #include <array>
 #include <memory>
 #include <vector>
@@ -47,6 +49,9 @@ public:
     bool showsStoredRun() const { return static_cast<bool>(shown_); }
     // Refresh every plot from the current result and repaint now (end of run, screenshots).
     void flush();
+    // False once the workers report no CUDA device: the GPU plot is hidden (the CPU plot takes
+    // its place) instead of an empty frame.
+    void setGpuAvailable(bool available);
 
     LatencyTimelinePlot* timeline() const { return timeline_; }
     LatencyDistributionPlot* distribution() const { return distribution_; }
@@ -76,6 +81,7 @@ private:
     MemoryPlot* memory_;
     CpuUtilPlot* cpu_;
     GpuUtilPlot* gpu_;
+    QGridLayout* grid_ = nullptr;
     std::array<LivePlot*, PlotCount> byId_{};
     std::array<bool, PlotCount> dirty_{};
     std::array<qint64, PlotCount> nextAllowedMs_{};
