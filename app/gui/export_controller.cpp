@@ -1,7 +1,6 @@
 #include "export_controller.h"
 
 #include "history_controller.h"
-#include "recent_files.h"
 #include "run_controller.h"
 #include "run_export.h"
 
@@ -13,11 +12,25 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMainWindow>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 
 namespace pitlane::app {
+
+namespace {
+const char* const kExportFolderKey = "files/exportFolder";
+}  // namespace
+
+QString ExportController::startFolder() {
+    const QString last = QSettings().value(QLatin1String(kExportFolderKey)).toString();
+    if (!last.isEmpty() && QFileInfo(last).isDir()) return last;
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (!documents.isEmpty() && QFileInfo(documents).isDir()) return documents;
+    return QDir::homePath();
+}
 
 ExportController::ExportController(QMainWindow* window, const RunController* run,
                                    HistoryController* history, QObject* parent)
@@ -83,7 +96,7 @@ void ExportController::exportRunDialog(const results::RunResult& run,
                                        const report::ReportOptions& options) {
     QSettings s;
     QString filter = s.value(QStringLiteral("files/exportFilter")).toString();
-    const QString start = QDir(lastFolder())
+    const QString start = QDir(startFolder())
                               .filePath(exportBaseName(QString::fromStdString(run.preset.name),
                                                        options.runId.toLongLong()) +
                                         QLatin1Char('.') + exportSuffixForFilter(filter));
@@ -97,7 +110,7 @@ void ExportController::exportRunDialog(const results::RunResult& run,
         emit problem(tr("Cannot export"), error);
         return;
     }
-    rememberFolder(path);
+    s.setValue(QLatin1String(kExportFolderKey), QFileInfo(path).absolutePath());
     window_->statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
 }
 

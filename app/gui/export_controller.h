@@ -33,6 +33,10 @@ public:
     // the run the views show.
     void exportDialog();
     void exportStoredRunDialog(qint64 runId);
+    // Where the export dialog opens: the folder of the last export (QSettings
+    // files/exportFolder) while it exists, else the user's Documents folder, else home. Never
+    // the presets folder a preset was opened from.
+    static QString startFolder();
 
 signals:
     // Something the user must hear of (MainWindow::report).

@@ -24,11 +24,14 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QKeyEvent>
+#include <QScreen>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -44,6 +47,22 @@
 namespace pitlane::app {
 
 namespace W = widgets;
+
+namespace {
+// The setup column scrolls on a short screen instead of setting the window's minimum height
+// (the window must fit 1366x768 with a lesson loaded).
+QScrollArea* scrollable(QWidget* panel) {
+    auto* scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("setupScroll"));
+    scroll->setWidget(panel);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(panel->minimumWidth() +
+                            scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    return scroll;
+}
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -72,7 +91,7 @@ MainWindow::MainWindow(QWidget* parent)
     rightSplitter_->setStretchFactor(2, 0);
     rightSplitter_->setChildrenCollapsible(false);
     mainSplitter_ = new QSplitter(Qt::Horizontal);
-    mainSplitter_->addWidget(setup_);
+    mainSplitter_->addWidget(scrollable(setup_));
     mainSplitter_->addWidget(rightSplitter_);
     mainSplitter_->setStretchFactor(0, 0);
     mainSplitter_->setStretchFactor(1, 1);
@@ -100,6 +119,7 @@ MainWindow::MainWindow(QWidget* parent)
                          .arg(errors)
                          .arg(errors == 1 ? tr("error") : tr("errors")));
     });
+    qApp->installEventFilter(this);  // window shortcuts beat a text field's key bindings
     restoreSettings();
     updateActions();
     updateTitle();
@@ -253,6 +273,28 @@ void MainWindow::makeRoomForLesson() {
     rightSplitter_->setSizes({s[0], s[1] - (want - s[2]), want});
 }
 
+QSize MainWindow::sizeHint() const {
+    const QSize wish = QMainWindow::sizeHint();
+    return screen() ? wish.boundedTo(screen()->availableGeometry().size()) : wish;
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() != QEvent::ShortcutOverride) return QMainWindow::eventFilter(watched, event);
+    auto* key = static_cast<QKeyEvent*>(event);
+    if (!(key->modifiers() & Qt::ControlModifier)) return false;
+    // Only for widgets of this window (docks included, floating or not).
+    auto* w = qobject_cast<QWidget*>(watched);
+    while (w && w != this) w = w->parentWidget();
+    if (!w) return false;
+    const QKeySequence pressed(key->keyCombination());
+    for (const QAction* a : findChildren<QAction*>())  // the menus' actions are the menus' children
+        if (a->isEnabled() && a->shortcuts().contains(pressed)) {
+            event->ignore();  // not overridden: the shortcut map triggers the action
+            return true;
+        }
+    return false;
+}
+
 bool MainWindow::isRunning() const {
     return runCtl_->isRunning();
 }
@@ -304,6 +346,7 @@ void MainWindow::setCuda(const W::CudaAvailability& cuda) {
     setup_->setCuda(cuda);
     lessonsCtl_->setCuda(cuda.known, cuda.available);
     if (!cuda.known) return;
+    plots_->setGpuAvailable(cuda.available);
     // Remembered so the next session disables CUDA knobs (or not) before any worker has started.
     QSettings s;
     s.setValue(QStringLiteral("worker/cuda_available"), cuda.available);

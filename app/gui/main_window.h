@@ -114,12 +114,17 @@ public:
     QAction* runAction() const { return runAction_; }
     QAction* stopAction() const { return stopAction_; }
     QAction* exportAction() const { return exportAction_; }
+    // The layout's wish, bounded by the screen: the window fits 1366x768 with a lesson loaded.
+    QSize sizeHint() const override;
 
 signals:
     // The run is over and its verdict computed (the moment for screenshots).
     void runFinished(bool allOk);
 
 protected:
+    // Ctrl+E, Ctrl+R, Ctrl+S ... reach their actions while a text field has the focus (a line
+    // edit would take Ctrl+E as "end of line").
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void changeEvent(QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;

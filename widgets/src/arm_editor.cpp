@@ -1,6 +1,7 @@
 #include "pitlane/widgets/arm_editor.h"
 
 #include "pitlane/widgets/arm_palette.h"
+#include "pitlane/widgets/wheel_guard.h"
 
 #include <QHBoxLayout>
 #include <QScrollArea>
@@ -60,6 +61,7 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
     form->setKnobs(knobs);
     form->setArmName(name);
     form->setCuda(cuda_);
+    guardWheel(form);  // scrolling the arm must not change its knobs
     auto* scroll = new QScrollArea;
     scroll->setWidget(form);
     scroll->setWidgetResizable(true);

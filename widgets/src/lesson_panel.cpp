@@ -44,7 +44,10 @@ LessonPanel::LessonPanel(QWidget* parent)
       about_(new FittedLabel(content_)),
       checks_(new FittedLabel(content_)) {
     setFrameShape(QFrame::StyledPanel);
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    // At most its hint (the text, capped at 3/5 of the page), down to four lines when the
+    // window is short (then it scrolls): a fixed height here set the window's minimum height,
+    // and a long lesson pushed it past the screen (1100+ px).
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     about_->setObjectName(QStringLiteral("lessonAbout"));
     checks_->setObjectName(QStringLiteral("lessonChecks"));
     auto* columns = new QHBoxLayout(content_);

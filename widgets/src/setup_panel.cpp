@@ -2,6 +2,7 @@
 
 #include "pitlane/widgets/arm_editor.h"
 #include "pitlane/widgets/model_panel.h"
+#include "pitlane/widgets/wheel_guard.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -149,12 +150,14 @@ SetupPanel::SetupPanel(QWidget* parent)
         scheduleValidation();
     };
     connect(name_, &QLineEdit::textChanged, this, edited);
+    connect(name_, &QLineEdit::textEdited, this, [this] { nameTyped_ = true; });
     connect(input_, &QLineEdit::textChanged, this, edited);
     for (auto* s : {warmup_, iters_, blockIters_, processes_})
         connect(s, &QSpinBox::valueChanged, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
     connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
     connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
+    guardWheel(this);  // the model picker and the run settings (the arms guard their own)
 }
 
 void SetupPanel::setModelDir(const QString& dir) {
@@ -183,6 +186,7 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     raw_ = preset.is_object() ? preset : json::object();
     file_ = file;
     name_->setText(QString::fromStdString(raw_.value("name", std::string())));
+    nameTyped_ = false;
     const auto model = raw_.value("model", std::string());
     model_->setModel(QString::fromStdString(model));
     model_->clearLoaded();
@@ -279,9 +283,11 @@ void SetupPanel::setModel(const QString& model) {
     // The new model's own signature applies when it has one; a typed one stays otherwise.
     const json side = spec::readModelSidecar(resolveModelPath(model).toStdString());
     if (side.is_object() && side.contains("input")) input_->clear();
-    // A name that was just the previous model's name follows the model.
+    // The name follows the model (its file stem) unless the user typed one: a preset's name
+    // described the old model.
     const QString name = name_->text().trimmed();
-    if (name.isEmpty() || name == previous || name == QFileInfo(previous).completeBaseName())
+    if (!nameTyped_ || name.isEmpty() || name == previous ||
+        name == QFileInfo(previous).completeBaseName())
         name_->setText(QFileInfo(model).completeBaseName());
     raw_["model"] = model.toStdString();
     updateInputPlaceholder();

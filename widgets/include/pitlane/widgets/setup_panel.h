@@ -74,6 +74,7 @@ private:
     QString file_, modelDir_;
     bool valid_ = false;
     bool loading_ = false;
+    bool nameTyped_ = false;  // the user typed the name since the last preset was loaded
 };
 
 // Input signature text: "3x224x224 float32; 16 int64" (per input, ';'-separated), or a JSON
