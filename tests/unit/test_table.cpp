@@ -128,3 +128,25 @@ TEST(Table, NoProcessBlockWithoutSamples) {
     EXPECT_EQ(t.find("processes:"), std::string::npos) << t;
     EXPECT_NE(t.find("faults/iter"), std::string::npos);
 }
+
+// p99.9 is in the reports and the results JSON: the CLI table shows it too, after p99; the
+// throughput column is the whole arm's (armThroughput: summed over concurrent workers).
+TEST(Table, P999ColumnAndArmThroughput) {
+    R::RunResult run;
+    run.preset.name = "t";
+    run.arms = {arm("A", -1)};
+    const auto t = R::comparisonTable(run);
+    const auto header = lineStarting(t, "arm ");
+    ASSERT_FALSE(header.empty()) << t;
+    const auto p99 = header.find(" p99 "), p999 = header.find("p99.9");
+    ASSERT_NE(p999, std::string::npos) << header;
+    EXPECT_LT(p99, p999) << header;
+    const auto s = R::summarize(run.arms[0]);
+    EXPECT_NE(lineStarting(t, "A    ").find(R::formatDuration(s.p999)), std::string::npos) << t;
+
+    R::ArmResult two = arm("K", -1);
+    two.workers = 2;
+    for (auto& sample : two.samples) sample.worker = sample.iter % 2;
+    EXPECT_DOUBLE_EQ(R::armThroughput(two, R::summarize(two)), R::aggregateThroughput(two));
+    EXPECT_DOUBLE_EQ(R::armThroughput(run.arms[0], s), s.throughput_per_s);
+}

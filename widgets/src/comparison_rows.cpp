@@ -20,7 +20,8 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
         r.median_ns = s.median;
         r.p90_ns = s.p90;
         r.p99_ns = s.p99;
-        r.throughput_per_s = s.throughput_per_s;
+        r.p999_ns = s.p999;
+        r.throughput_per_s = results::armThroughput(a, s);
         r.peak_rss_bytes = a.peak_rss_bytes;
         r.baseline = i == 0;
         r.minor_faults_per_iter = results::minorFaultsPerIter(a);

@@ -62,6 +62,8 @@ QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
             return have ? q(results::formatDuration(r.p90_ns)) : kNone;
         case P99:
             return have ? q(results::formatDuration(r.p99_ns)) : kNone;
+        case P999:
+            return have ? q(results::formatDuration(r.p999_ns)) : kNone;
         case Throughput:
             return have ? QString::number(r.throughput_per_s, 'f', r.throughput_per_s < 100 ? 1 : 0)
                         : kNone;
@@ -196,16 +198,19 @@ QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientati
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) {
         static const char* names[] = {
-            "Arm",   "Status",          "n",        "Median",      "p90",
-            "p99",   "Throughput (/s)", "Peak RSS", "Faults/iter", "Processes",
-            "Ratio", "95% CI",          "p-value",  "Verdict"};
+            "Arm",          "Status",   "n",           "Median",    "p90",   "p99",
+            "p99.9",        "Throughput (items/s)", "Peak RSS",  "Faults/iter", "Processes",
+            "Ratio",        "95% CI",   "p-value",     "Verdict"};
         static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount);
         return tr(names[section]);
     }
     if (role != Qt::ToolTipRole) return {};
-    if (section >= Median && section <= P99)
+    if (section >= Median && section <= P999)
         return tr(
             "latency per iteration; percentiles by linear interpolation (Hyndman-Fan type 7)");
+    if (section == Throughput)
+        return tr("items per second of the whole arm (batch size / median latency, summed over "
+                  "its concurrent workers): the same figure as pitlane-cli and the reports");
     if (section == FaultsPerIter)
         return tr("minor page faults per measured iteration, over every worker process of the arm");
     if (section == Processes)

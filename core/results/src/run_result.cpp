@@ -33,6 +33,10 @@ double aggregateThroughput(const ArmResult& arm) {
     return total;
 }
 
+double armThroughput(const ArmResult& arm, const stats::Summary& summary) {
+    return arm.workers > 1 ? aggregateThroughput(arm) : summary.throughput_per_s;
+}
+
 stats::BlockedSamples ArmResult::blocked() const {
     std::map<int, std::pair<int, std::vector<double>>> byBlock;  // block -> (process, samples)
     for (const auto& s : samples)

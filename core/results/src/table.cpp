@@ -109,7 +109,7 @@ std::string comparisonTable(const RunResult& run) {
     lessonHeader(os, run);
     const std::vector<std::pair<std::string, std::size_t>> cols = {
         {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
-        {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};
+        {"p99.9", 11}, {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};
     for (std::size_t i = 0; i < cols.size(); ++i)
         os << pad(cols[i].first, cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     for (const auto& a : run.arms) {
@@ -118,8 +118,9 @@ std::string comparisonTable(const RunResult& run) {
                                           s.n ? formatDuration(s.median) : "-",
                                           s.n ? formatDuration(s.p90) : "-",
                                           s.n ? formatDuration(s.p99) : "-",
+                                          s.n ? formatDuration(s.p999) : "-",
                                           s.n ? num(100 * s.cov, "%.1f%%") : "-",
-                                          s.n ? num(a.workers > 1 ? aggregateThroughput(a) : s.throughput_per_s, "%.1f") : "-",
+                                          s.n ? num(armThroughput(a, s), "%.1f") : "-",
                                           a.peak_rss_bytes ? formatBytes(double(a.peak_rss_bytes)) : "-",
                                           faults(minorFaultsPerIter(a))};
         for (std::size_t i = 0; i < cols.size(); ++i)

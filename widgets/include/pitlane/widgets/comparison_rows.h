@@ -13,7 +13,8 @@ namespace pitlane::widgets {
 struct ComparisonRow {
     std::string arm, status, error;
     std::size_t n = 0;
-    double median_ns = 0, p90_ns = 0, p99_ns = 0, throughput_per_s = 0;
+    double median_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
+    double throughput_per_s = 0;  // results::armThroughput: the whole arm's items/s
     std::int64_t peak_rss_bytes = 0;
     bool baseline = false;
     // The process level: page faults per measured iteration over every process of the arm

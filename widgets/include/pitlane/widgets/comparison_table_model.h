@@ -1,5 +1,6 @@
 #pragma once
-// The verdict table: one row per arm with its latency summary, throughput, peak memory, page
+// The verdict table: one row per arm with its latency summary (median, p90, p99, p99.9), its
+// throughput (the whole arm's items/s, as pitlane-cli and the reports), peak memory, page
 // faults per iteration, its worker processes (how many, how far apart their medians are; the
 // variance shares in the tooltip) and, for every arm after the first, the ratio to the baseline
 // with its 95 % CI, p-value and the verdict in words (whole in its tooltip).
@@ -19,6 +20,7 @@ public:
         Median,
         P90,
         P99,
+        P999,
         Throughput,
         PeakRss,
         FaultsPerIter,
