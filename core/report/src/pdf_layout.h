@@ -4,6 +4,7 @@
 // a table row across pages, its lines on one page and the rest on the next), then cut into pages
 // at places where nothing is cut: between table rows and between lines of text, a heading kept
 // with what follows it, a chart with its caption, a forced break before the h2s that ask for one.
+// A page that starts inside a table repeats the table's header row at its top.
 #include "pitlane/report/report.h"
 
 #include <QRectF>
@@ -18,10 +19,18 @@ namespace pitlane::report::detail {
 inline constexpr double kPdfPageWidth = 794 - 2 * 15 / 25.4 * 96;
 inline constexpr double kPdfPageHeight = 1123 - 2 * 15 / 25.4 * 96;
 
+// A page: [top, bottom) of `doc`, below the repeated header row [headerTop, headerBottom) of
+// the table it starts in (headerBottom == headerTop: none).
+struct PdfPage {
+    double top = 0, bottom = 0;
+    double headerTop = 0, headerBottom = 0;
+    double headerHeight() const { return headerBottom - headerTop; }
+};
+
 struct PdfLayout {
     std::unique_ptr<QTextDocument> doc;
-    std::vector<std::pair<double, double>> pages;  // [top, bottom) of each page in `doc`
-    QString error;                                  // a chart that could not be rendered
+    std::vector<PdfPage> pages;
+    QString error;  // a chart that could not be rendered
 };
 
 // Needs a QGuiApplication (fonts).
@@ -36,12 +45,13 @@ void fitTables(QTextDocument& doc, double pageWidth);
 // in document pixels.
 struct KeepTogether {
     double top = 0, bottom = 0;
+    double headerTop = 0, headerBottom = 0;  // a table row's header row (none: equal)
 };
 // Every stretch of `doc` that must stay on one page, sorted by top, and the forced breaks.
 std::vector<KeepTogether> keepTogether(QTextDocument& doc, std::vector<double>* forcedBreaks);
-// Cuts [0, height) into pages of at most `pageHeight`, never inside a stretch shorter than a
-// page, always at a forced break.
-std::vector<std::pair<double, double>> paginate(const std::vector<KeepTogether>& keep,
+// Cuts [0, height) into pages of at most `pageHeight` (less a repeated header row), never inside
+// a stretch shorter than a page, always at a forced break.
+std::vector<PdfPage> paginate(const std::vector<KeepTogether>& keep,
                                                 const std::vector<double>& forcedBreaks,
                                                 double height, double pageHeight);
 

@@ -43,6 +43,7 @@ QImage renderChart(const QString& svg) {
 struct Span {
     double top, bottom;
     bool withNext;
+    double headerTop = 0, headerBottom = 0;
 };
 
 void addBlock(QAbstractTextDocumentLayout& layout, const QTextBlock& block,
@@ -72,6 +73,7 @@ void addTable(QAbstractTextDocumentLayout& layout, QTextTable* table, std::vecto
               double pageHeight) {
     const QTextTableFormat format = table->format();
     const double pad = format.cellPadding() + format.border() + format.cellSpacing();
+    double headerTop = 0, headerBottom = 0;
     for (int r = 0; r < table->rows(); ++r) {
         double top = 1e300, bottom = -1e300;
         for (int c = 0; c < table->columns(); ++c) {
@@ -82,12 +84,17 @@ void addTable(QAbstractTextDocumentLayout& layout, QTextTable* table, std::vecto
                               layout.blockBoundingRect(cell.lastCursorPosition().block()).bottom());
         }
         if (top > bottom) continue;
-        if (bottom - top + 2 * pad <= pageHeight) {
-            out.push_back({top - pad, bottom + pad, r == 0 && table->rows() > 1});
+        if (bottom - top + 2 * pad > pageHeight) {
+            for (int c = 0; c < table->columns(); ++c)
+                addFlow(layout, table->cellAt(r, c).begin(), out, nullptr, pageHeight);
             continue;
         }
-        for (int c = 0; c < table->columns(); ++c)
-            addFlow(layout, table->cellAt(r, c).begin(), out, nullptr, pageHeight);
+        const bool header = r == 0 && table->rows() > 1;
+        out.push_back({top - pad, bottom + pad, header, headerTop, headerBottom});
+        if (header) {
+            headerTop = top - pad;
+            headerBottom = bottom + pad;
+        }
     }
 }
 
@@ -120,11 +127,18 @@ void paintPages(const PdfLayout& layout, QPdfWriter& pdf, const QString& title) 
     footerFont.setPixelSize(9);
     for (int i = 0; i < pages; ++i) {
         if (i > 0) pdf.newPage();
-        const auto [top, bottom] = layout.pages[std::size_t(i)];
+        const PdfPage& page = layout.pages[std::size_t(i)];
         p.save();
         p.scale(scale, scale);
-        p.translate(0, -top);
-        layout.doc->drawContents(&p, QRectF(0, top, kPdfPageWidth, bottom - top));
+        if (page.headerHeight() > 0) {  // the header row of the table the page continues
+            p.save();
+            p.translate(0, -page.headerTop);
+            layout.doc->drawContents(&p, QRectF(0, page.headerTop, kPdfPageWidth, page.headerHeight()));
+            p.restore();
+            p.translate(0, page.headerHeight());
+        }
+        p.translate(0, -page.top);
+        layout.doc->drawContents(&p, QRectF(0, page.top, kPdfPageWidth, page.bottom - page.top));
         p.restore();
         // The footer sits in the bottom margin, below the page's text area.
         p.save();
@@ -150,8 +164,11 @@ std::vector<KeepTogether> keepTogether(QTextDocument& doc, std::vector<double>* 
     double carried = -1;  // the top of a stretch that goes with the next one
     for (const auto& s : spans) {
         const double top = carried >= 0 ? std::min(carried, s.top) : s.top;
+        // A stretch that begins with a heading or a header row shows its own header.
+        const bool merged = carried >= 0;
         carried = s.withNext ? top : -1;
-        if (!s.withNext) out.push_back({top, s.bottom});
+        if (!s.withNext)
+            out.push_back({top, s.bottom, merged ? 0 : s.headerTop, merged ? 0 : s.headerBottom});
     }
     if (carried >= 0 && !spans.empty()) out.push_back({carried, spans.back().bottom});
     std::sort(out.begin(), out.end(),
@@ -159,12 +176,20 @@ std::vector<KeepTogether> keepTogether(QTextDocument& doc, std::vector<double>* 
     return out;
 }
 
-std::vector<std::pair<double, double>> paginate(const std::vector<KeepTogether>& keep,
-                                                const std::vector<double>& forcedBreaks,
-                                                double height, double pageHeight) {
-    std::vector<std::pair<double, double>> pages;
+std::vector<PdfPage> paginate(const std::vector<KeepTogether>& keep,
+                              const std::vector<double>& forcedBreaks, double height,
+                              double pageHeight) {
+    std::vector<PdfPage> pages;
     for (double top = 0; top < height - 0.5;) {
-        double end = std::min(top + pageHeight, height);
+        PdfPage page{top, 0, 0, 0};
+        for (const auto& k : keep)  // the stretch the page starts with: inside a table?
+            if (k.top >= top - 2 && k.top <= top + 2 && k.headerBottom > k.headerTop &&
+                k.headerBottom <= top + 2) {
+                page.headerTop = k.headerTop;
+                page.headerBottom = k.headerBottom;
+                break;
+            }
+        double end = std::min(top + pageHeight - page.headerHeight(), height);
         for (double f : forcedBreaks)
             if (f > top + 0.5 && f < end) end = f;
         // Move the end up to the top of any stretch it would cut, until none is cut (a stretch
@@ -179,7 +204,8 @@ std::vector<std::pair<double, double>> paginate(const std::vector<KeepTogether>&
                     moved = true;
                 }
         }
-        pages.emplace_back(top, end);
+        page.bottom = end;
+        pages.push_back(page);
         top = end;
     }
     return pages;
