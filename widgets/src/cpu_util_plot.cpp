@@ -12,7 +12,7 @@ CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per cor
     setToolTip(toolTip() +
                tr("\nLines: each core of the machine (busy %). Dots: each arm's worker processes, "
                   "CPU time per wall time in % of one core (idle processes not drawn)."));
-    placeLegendBelow();
+    placeLegendInTitleRow();
     restyle();
 }
 
@@ -31,6 +31,9 @@ QColor CpuUtilPlot::coreColor(int k, int n) const {
 void CpuUtilPlot::restyle() {
     TimePlot::restyle();
     if (coresKey_) coresKey_->setPen(QPen(coreColor(0, 1), 1.2));
+    if (processesKey_)
+        processesKey_->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssDisc, coreColor(0, 1), 4));
     for (std::size_t k = 0; k < series_.size(); ++k)
         series_[k]->setPen(QPen(coreColor(int(k), int(series_.size())),
                                 k == 0 && cores_ > kPerCoreLimit ? 2 : 1.2));
@@ -46,7 +49,10 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
     // The legend names what the line styles mean; the colours say which arm.
     coresKey_ = addGraph();
     coresKey_->setName(tr("cores"));
-    coresKey_->setProperty("pitlaneDecoration", true);
+    processesKey_ = addGraph();
+    processesKey_->setName(tr("processes"));
+    processesKey_->setLineStyle(QCPGraph::lsNone);
+    for (auto* key : {coresKey_, processesKey_}) key->setProperty("pitlaneDecoration", true);
     armCpu_.clear();
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         auto* g = addGraph();
@@ -54,6 +60,7 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
         g->setLineStyle(QCPGraph::lsNone);
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, armColor(int(i)), 4));
         g->setPen(QPen(armColor(int(i)), 1));
+        g->removeFromLegend();  // the colours say which arm, as in the other plots
         armCpu_.push_back(g);
     }
     restyle();

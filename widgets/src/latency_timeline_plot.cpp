@@ -20,7 +20,7 @@ LatencyTimelinePlot::LatencyTimelinePlot(QWidget* parent)
     : LivePlot(tr("Latency per iteration"), parent) {
     xAxis->setLabel(tr("measured iteration (warmup < 0)"));
     yAxis->setLabel(tr("latency (ms)"));
-    placeLegendBelow();
+    placeLegendInTitleRow();
     warmupShade_ = new QCPItemRect(this);
     warmupShade_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
     warmupShade_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -65,9 +65,13 @@ void LatencyTimelinePlot::setLogScale(bool on) {
 }
 
 void LatencyTimelinePlot::resizeEvent(QResizeEvent* event) {
-    LivePlot::resizeEvent(event);
     logButton_->adjustSize();
     logButton_->move(2, 2);
+    LivePlot::resizeEvent(event);  // places the Auto range button right of it
+}
+
+int LatencyTimelinePlot::cornerInUse() const {
+    return logButton_ ? logButton_->sizeHint().width() + 2 : 0;
 }
 
 void LatencyTimelinePlot::addMenuActions(QMenu* menu) {

@@ -52,23 +52,28 @@ void LivePlot::takeOverView() {
 }
 
 void LivePlot::placeAutoRangeButton() {
+    // Top left, where the title row has room (the legend sits at its right).
     autoRange_->adjustSize();
-    autoRange_->move(width() - autoRange_->width() - 2, 2);
+    autoRange_->move(2 + cornerInUse(), 2);
 }
 
-void LivePlot::placeLegendBelow() {
-    // QCustomPlot's documented way out of the axis rect: take the legend from the inset layout
-    // and give it a row of its own that takes no stretch.
+void LivePlot::placeLegendInTitleRow() {
+    // QCustomPlot's documented way out of the axis rect: the legend leaves the inset layout for
+    // the title row, right of the title (no row of its own: the plots must fit 768 pixels).
     axisRect()->insetLayout()->take(legend);
-    const int row = plotLayout()->rowCount();
-    plotLayout()->addElement(row, 0, legend);
-    plotLayout()->setRowStretchFactor(row, 0.001);
+    plotLayout()->take(title_);
+    auto* row = new QCPLayoutGrid;
+    plotLayout()->addElement(0, 0, row);
+    row->addElement(0, 0, title_);
+    row->addElement(0, 1, legend);
+    row->setColumnStretchFactor(1, 0.01);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(6);
+    legend->setWrap(3);
     legend->setMargins(QMargins(2, 0, 2, 0));
-    legend->setRowSpacing(0);
-    legend->setColumnSpacing(8);
-    legend->setIconSize(16, 8);
+    legend->setRowSpacing(-2);
+    legend->setColumnSpacing(6);
+    legend->setIconSize(14, 8);
+    legend->setIconTextPadding(3);
     legend->setBorderPen(Qt::NoPen);
     legend->setVisible(true);
 }
@@ -126,9 +131,12 @@ void LivePlot::restyle() {
     for (QCPAxisRect* rect : axisRects()) styleAxisRect(rect);
     if (title_) title_->setTextColor(textColor());
     legend->setBrush(QBrush(baseColor()));
-    legend->setBorderPen(legend->layout() == plotLayout() ? QPen(Qt::NoPen) : QPen(faintColor()));
+    const bool inset = legend->layout() == axisRect()->insetLayout();
+    legend->setBorderPen(inset ? QPen(faintColor()) : QPen(Qt::NoPen));
     legend->setTextColor(textColor());
-    legend->setFont(font());
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * (inset ? 1.0 : 0.9));
+    legend->setFont(small);
 }
 
 void LivePlot::changeEvent(QEvent* event) {

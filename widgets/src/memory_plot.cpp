@@ -10,7 +10,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 MemoryPlot::MemoryPlot(QWidget* parent) : TimePlot(tr("Memory"), parent) {
     yAxis->setLabel(tr("MiB"));
-    placeLegendBelow();
+    placeLegendInTitleRow();
     restyle();
 }
 

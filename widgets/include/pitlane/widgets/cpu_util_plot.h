@@ -36,7 +36,7 @@ private:
     // Per arm: its process-CPU dots, and each of its processes' last (t_ms, cpu_s).
     std::vector<QCPGraph*> armCpu_;
     std::vector<std::map<std::pair<int, int>, std::pair<double, double>>> lastCpu_;
-    QCPGraph* coresKey_ = nullptr;
+    QCPGraph *coresKey_ = nullptr, *processesKey_ = nullptr;  // legend keys, no data
     static constexpr double kMinWindowMs = 40;
 };
 

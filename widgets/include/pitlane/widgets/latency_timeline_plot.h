@@ -27,6 +27,7 @@ protected:
     void fitView() override;
     void resizeEvent(QResizeEvent* event) override;
     void addMenuActions(QMenu* menu) override;
+    int cornerInUse() const override;
 
 private:
     struct ArmSeries {

@@ -43,6 +43,9 @@ protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
     // Actions of the right-click menu after "Auto range" (e.g. the timeline's log scale).
     virtual void addMenuActions(QMenu* menu) { Q_UNUSED(menu); }
+    // Pixels of the top-left corner a subclass's own buttons take (the Auto range button goes
+    // right of them).
+    virtual int cornerInUse() const { return 0; }
 
     // Colours for axes, grid, legend and title from the current palette; subclasses restyle
     // their own items afterwards.
@@ -52,8 +55,8 @@ protected:
     // What "follow the data" means for this plot (double-click restores it).
     virtual void fitView() { fitToData(); }
     void styleAxisRect(QCPAxisRect* rect);
-    // The legend in a row of its own under the axes, keys side by side: never over the data.
-    void placeLegendBelow();
+    // The legend in the title row, right of the title, keys side by side: never over the data.
+    void placeLegendInTitleRow();
     void setTitle(const QString& title);
     QColor textColor() const;
     QColor faintColor() const;  // grid lines, block boundaries
