@@ -155,7 +155,7 @@ TEST(ProcessReport, MarkdownHasTheProcessTableAndShares) {
     const auto run = replicatedRun();
     const QString md = report::markdownSummary(run);
     EXPECT_TRUE(md.contains(
-        QStringLiteral("| arm | status | n | median | p90 | p99 | p99.9 | CoV | throughput/s | "
+        QStringLiteral("| arm | status | n | median | p90 | p99 | p99.9 | CoV | items/s | "
                        "peak RSS | faults/iter |")));
     EXPECT_TRUE(md.contains(QStringLiteral(" | 0.50 |\n")));  // A's row ends with its faults
     EXPECT_TRUE(md.contains(QStringLiteral("| arm | replicate | pid | n | median | faults/iter | load |")));

@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 using namespace pitlane;
 
 namespace {
@@ -120,7 +122,7 @@ TEST(ReportContent, NotMeasuredWhereTheWorkersDidNotReport) {
 TEST(ReportContent, MarkdownHasEveryBatchSizeKnobsAppliedAndEnvironment) {
     const QString md = report::markdownSummary(run());
     EXPECT_TRUE(md.contains(
-        QStringLiteral("| arm | status | n | median | p90 | p99 | p99.9 | CoV | throughput/s |")));
+        QStringLiteral("| arm | status | n | median | p90 | p99 | p99.9 | CoV | items/s |")));
     EXPECT_TRUE(md.contains(QStringLiteral(
         "| arm | minor faults/iter | major faults/iter | voluntary switches/iter | involuntary "
         "switches/iter |")));
@@ -244,4 +246,20 @@ TEST(PdfLayout, NoColumnIsSqueezedAndNoTableIsWiderThanThePage) {
                 }
             }
     }
+}
+
+TEST(ReportContent, ThroughputIsTheWholeArmsWithConcurrentWorkers) {
+    auto r = run();
+    auto& a = r.arms[0];
+    a.workers = 2;
+    for (std::size_t i = 0; i < a.samples.size(); i += 2) a.samples[i].worker = 1;
+    const double whole = results::aggregateThroughput(a);
+    ASSERT_GT(whole, 1.5 * results::summarize(a).throughput_per_s);  // two workers at once
+    const QString cell = QStringLiteral("<td class=\"num\">%1&nbsp;/s</td>").arg(whole, 0, 'f', 1);
+    const QString html = report::htmlReport(r);
+    const int table = html.indexOf(QStringLiteral("<h3>Throughput, memory, cold start</h3>"));
+    EXPECT_EQ(html.indexOf(cell, table), html.indexOf(QStringLiteral("train_grad_enabled_baseline</td>"), table) +
+                                             int(std::strlen("train_grad_enabled_baseline</td>")));
+    EXPECT_TRUE(report::markdownSummary(r).contains(
+        QStringLiteral(" | %1 | ").arg(whole, 0, 'f', 1)));
 }

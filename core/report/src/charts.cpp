@@ -247,7 +247,7 @@ Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
         const auto& a = run.arms[std::size_t(d.index)];
         names << d.name;
         colors.push_back(armColor(d.index));
-        value.push_back(results::summarize(a).throughput_per_s);
+        value.push_back(results::armThroughput(a, results::summarize(a)));
         double mn = INFINITY, mx = 0;
         for (const auto& b : a.blocked().blocks) {
             double sum = 0;

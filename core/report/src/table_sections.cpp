@@ -76,8 +76,8 @@ QString latencyTable(const RunResult& run, Flavor flavor) {
 // Throughput, peak RSS and cold-start costs: one row per arm.
 QString resourcesTable(const RunResult& run) {
     QStringList headers;
-    for (const char* h : {"arm", "throughput", "peak RSS", "model load", "first forward",
-                          "warmup iterations"})
+    for (const char* h : {"arm", "throughput (items/s)", "peak RSS", "model load",
+                          "first forward", "warmup iterations"})
         headers << th(h);
     std::vector<GridRow> rows;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
@@ -90,7 +90,7 @@ QString resourcesTable(const RunResult& run) {
         };
         rows.push_back(
             {{},
-             {td(armLabel(run, i)), num(s.n ? perSecond(s.throughput_per_s) : QStringLiteral("&mdash;")),
+             {td(armLabel(run, i)), num(s.n ? perSecond(results::armThroughput(a, s)) : QStringLiteral("&mdash;")),
               num(a.peak_rss_bytes ? unitText(results::formatBytes(double(a.peak_rss_bytes)))
                                    : QStringLiteral("&mdash;")),
               num(ms("load_ms")), num(ms("first_forward_ms")),
@@ -99,8 +99,9 @@ QString resourcesTable(const RunResult& run) {
     return QStringLiteral("<h3>Throughput, memory, cold start</h3>\n") +
            gridTable(QStringLiteral("grid"), headers, rows, Flavor::Browser) +
            QStringLiteral(
-               "<p class=\"muted\">Model load and first forward: the arm's first worker process "
-               "(every process's own are under Processes).</p>\n");
+               "<p class=\"muted\">Throughput: items per second of the whole arm at its first "
+               "batch size (concurrent workers summed). Model load and first forward: the arm's "
+               "first worker process (every process's own are under Processes).</p>\n");
 }
 
 // Page faults (block_done, around the timed loops) and context switches (metric ticks, whole

@@ -105,7 +105,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
     if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
     s += detail::lessonMarkdown(run);
-    s += "| arm | status | n | median | p90 | p99 | p99.9 | CoV | throughput/s | peak RSS | "
+    s += "| arm | status | n | median | p90 | p99 | p99.9 | CoV | items/s | peak RSS | "
          "faults/iter |\n";
     s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& a : run.arms) {
@@ -114,7 +114,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
         s += "| " + md(a.name) + " | " + a.status + " | " + std::to_string(st.n) + " | " +
              d(st.median) + " | " + d(st.p90) + " | " + d(st.p99) + " | " + d(st.p999) + " | " +
              (st.n ? fmt(100 * st.cov, "%.1f%%") : "-") + " | " +
-             (st.n ? fmt(st.throughput_per_s, "%.1f") : "-") + " | " +
+             (st.n ? fmt(results::armThroughput(a, st), "%.1f") : "-") + " | " +
              (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " | " +
              faults(results::minorFaultsPerIter(a)) + " |\n";
     }
