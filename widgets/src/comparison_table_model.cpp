@@ -209,8 +209,9 @@ QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientati
         return tr(
             "latency per iteration; percentiles by linear interpolation (Hyndman-Fan type 7)");
     if (section == Throughput)
-        return tr("items per second of the whole arm (batch size / median latency, summed over "
-                  "its concurrent workers): the same figure as pitlane-cli and the reports");
+        return tr("items per second of the whole arm: items measured (iterations x batch size) "
+                  "/ the sum of their latencies, summed over its concurrent workers; the same "
+                  "figure as pitlane-cli and the reports");
     if (section == FaultsPerIter)
         return tr("minor page faults per measured iteration, over every worker process of the arm");
     if (section == Processes)

@@ -141,8 +141,9 @@ stats::SteadyState steadyState(const ArmResult& arm);
 // Sum over concurrent workers of each worker's throughput (items/s) at the arm's first size.
 double aggregateThroughput(const ArmResult& arm);
 // The arm's throughput, one definition for the CLI table, the window and the reports: items/s of
-// the whole arm at its first batch size (the summary's batch / median, summed over concurrent
-// workers when it has more than one). `summary` is summarize(arm).
+// the whole arm at its first batch size (items measured / the sum of their latencies, as
+// stats::summarize; summed over concurrent workers when it has more than one). `summary` is
+// summarize(arm).
 double armThroughput(const ArmResult& arm, const stats::Summary& summary);
 // Every arm against the first arm (the baseline); arms without samples are skipped.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
