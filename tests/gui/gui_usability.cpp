@@ -109,6 +109,16 @@ QWheelEvent wheelDown(QWidget* w) {
                        Qt::NoModifier, Qt::NoScrollPhase, false);
 }
 
+// The window on an mlp preset, 1366 wide and `height` tall, shown and active.
+bool showPreset(app::MainWindow& w, const QTemporaryDir& dir, const json& preset, int height) {
+    w.setInteractive(false);
+    if (!w.openPreset(testing::writeJson(dir, "p.json", preset))) return false;
+    w.resize(1366, height);
+    w.show();
+    w.activateWindow();
+    return QTest::qWaitForWindowActive(&w);
+}
+
 struct Outcome {
     int exitCode = -1;
     bool crashed = false;
@@ -150,11 +160,7 @@ private slots:
     void axesAfterAClickAndARerunFollowTheNewData() {
         QTemporaryDir dir;
         app::MainWindow w;
-        w.setInteractive(false);
-        QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", testing::mlpPreset(30, 10))));
-        w.resize(1366, 740);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(showPreset(w, dir, testing::mlpPreset(30, 10), 740));
         QSignalSpy finished(&w, &app::MainWindow::runFinished);
         QVERIFY(w.startRun());
         QVERIFY(finished.wait(90000));
@@ -231,12 +237,7 @@ private slots:
     void wheelOverAnUnfocusedComboDoesNotChangeIt() {
         QTemporaryDir dir;
         app::MainWindow w;
-        w.setInteractive(false);
-        QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", testing::mlpPreset(20, 10))));
-        w.resize(1366, 700);
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(showPreset(w, dir, testing::mlpPreset(20, 10), 700));
         auto* form = w.setupPanel()->armEditor()->form(0);
         auto* combo = form->findChild<QComboBox*>(QStringLiteral("memory_format"));
         QVERIFY(combo);
@@ -268,11 +269,7 @@ private slots:
     void ctrlEInALineEditTriggersExport() {
         QTemporaryDir dir;
         app::MainWindow w;
-        w.setInteractive(false);
-        QVERIFY(w.openPreset(testing::writeJson(dir, "p.json", testing::mlpPreset(10, 10, 1))));
-        w.show();
-        w.activateWindow();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(showPreset(w, dir, testing::mlpPreset(10, 10, 1), 740));
         QSignalSpy finished(&w, &app::MainWindow::runFinished);
         QVERIFY(w.startRun());
         QVERIFY(finished.wait(90000));
