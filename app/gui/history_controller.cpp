@@ -219,8 +219,6 @@ void HistoryController::logShown(const results::RunResult& shown, const QString&
             log->append(int(i), name, kError,
                         QString::fromStdString(a.error->code + ": " + a.error->message));
     }
-    for (const auto& w : results::runWarnings(shown))
-        log->append(-1, QString(), kWarning, QString::fromStdString(w));
 }
 
 }  // namespace pitlane::app

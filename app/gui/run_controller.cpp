@@ -32,7 +32,15 @@ RunController::RunController(const WindowViews& views, QObject* parent)
     views_.status->attach(runner_);
     connectRunner();
     connect(verdict_, &W::VerdictCalculator::ready, this, &RunController::onVerdict);
+    // The run's warnings come with its final verdict, computed on the verdict's thread.
+    connect(verdict_, &W::VerdictCalculator::warningsReady, this, [this](const QStringList& ws) {
+        for (const auto& w : ws) views_.log->append(-1, QString(), QStringLiteral("warning"), w);
+    });
     connect(lessonJudge_, &W::LessonJudge::judged, this, &RunController::onLessonJudged);
+    connect(views_.plots, &W::PlotPanel::flushed, this, [this] {
+        plotsPending_ = false;
+        finishIfJudged();
+    });
     liveVerdict_.setInterval(1000);
     connect(&liveVerdict_, &QTimer::timeout, this, &RunController::onLiveVerdictTick);
 }
@@ -64,7 +72,7 @@ void RunController::onLiveVerdictTick() {
 
 void RunController::start(const spec::Preset& preset) {
     shown_.followLive();
-    endPending_ = verdictPending_ = lessonPending_ = false;
+    endPending_ = verdictPending_ = lessonPending_ = plotsPending_ = false;
     views_.log->clear();
     verdict_->reset();
     lessonJudge_->reset();
@@ -125,12 +133,12 @@ void RunController::refreshApplied() {
 
 void RunController::onRunnerFinished() {
     liveVerdict_.stop();
-    views_.plots->flush();
+    // Plot by plot, between other events: the window answers while the plots catch up.
+    plotsPending_ = true;
+    views_.plots->flushInSteps();
     refreshApplied();
     views_.setup->modelPanel()->showLoaded(runner_->result());
     const auto& result = runner_->result();
-    for (const auto& w : results::runWarnings(result))
-        views_.log->append(-1, QString(), QStringLiteral("warning"), QString::fromStdString(w));
     endPending_ = verdictPending_ = true;
     verdict_->request(result, true);
     // Once per run, on a thread of its own: the checks' bootstraps run beside the verdict's.
@@ -143,7 +151,7 @@ void RunController::leaveLiveRun(const QString& verdictLine) {
     if (endPending_) {
         // The live run's verdict is about to be dropped for the finished run's: whoever waits
         // for the end of the run (scripts, screenshots) hears of it now.
-        endPending_ = verdictPending_ = lessonPending_ = false;
+        endPending_ = verdictPending_ = lessonPending_ = plotsPending_ = false;
         emit runFinished(runner_->result().allOk());
     }
     liveVerdict_.stop();
@@ -171,7 +179,7 @@ void RunController::onLessonJudged(const json& judgement) {
 }
 
 void RunController::finishIfJudged() {
-    if (!endPending_ || verdictPending_ || lessonPending_) return;
+    if (!endPending_ || verdictPending_ || lessonPending_ || plotsPending_) return;
     endPending_ = false;
     logRunEnd();
     emit actionsChanged();

@@ -84,6 +84,7 @@ private:
     // The live run is over and runFinished() is owed: it follows the final verdict and the
     // lesson's judgement (each pending while computed).
     bool endPending_ = false, verdictPending_ = false, lessonPending_ = false;
+    bool plotsPending_ = false;  // the plots catch up with the end of the run step by step
 };
 
 }  // namespace pitlane::app

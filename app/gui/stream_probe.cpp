@@ -5,8 +5,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 
 namespace pitlane::app {
+
+namespace {
+// CPU time of the calling (UI) thread, in ms.
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+}  // namespace
 
 StreamProbe::StreamProbe(const MainWindow* window, int intervalMs) : window_(window) {
     heartbeat_.setInterval(intervalMs);
@@ -20,6 +30,8 @@ void StreamProbe::start() {
     firstSampleMs_ = lastSampleMs_ = -1;
     seen_ = 0;
     finishGapMs_ = 0;
+    maxBusyMs_ = finishBusyMs_ = 0;
+    lastCpuMs_ = threadCpuMs();
     gaps_.clear();
     heartbeat_.start();
 }
@@ -32,6 +44,9 @@ void StreamProbe::stop() {
 
 void StreamProbe::tick() {
     const qint64 now = clock_.elapsed();
+    const double cpu = threadCpuMs();
+    const double busy = cpu - lastCpuMs_;  // what the UI thread itself ran during the gap
+    lastCpuMs_ = cpu;
     std::size_t n = 0;
     for (const auto& arm : window_->runner()->result().arms) n += arm.samples.size();
     // Gaps count from the first sample on: starting the workers (fork, loading torch) happens
@@ -39,10 +54,13 @@ void StreamProbe::tick() {
     if (firstSampleMs_ >= 0) {
         // After the last worker stopped the run is finished off (plots flushed, history row
         // completed): a stall there freezes the window just the same, so it is kept apart.
-        if (window_->runner()->isRunning())
+        if (window_->runner()->isRunning()) {
             gaps_.push_back(now - lastTick_);
-        else
+            maxBusyMs_ = std::max(maxBusyMs_, busy);
+        } else {
             finishGapMs_ = std::max(finishGapMs_, now - lastTick_);
+            finishBusyMs_ = std::max(finishBusyMs_, busy);
+        }
     }
     if (n > seen_) {
         if (firstSampleMs_ < 0) firstSampleMs_ = now;
@@ -76,7 +94,8 @@ qint64 StreamProbe::gapPercentileMs(double p) const {
 QString StreamProbe::summary() const {
     return QStringLiteral(
                "stream %1 samples in %2 s = %3 samples/s; event-loop gap median %4 ms, "
-               "p99 %5 ms, max %6 ms over %7 ticks; after the stream max %8 ms")
+               "p99 %5 ms, max %6 ms over %7 ticks; after the stream max %8 ms; UI thread "
+               "busy at most %9 ms between two ticks during the stream, %10 ms after it")
         .arg(seen_)
         .arg(streamSeconds(), 0, 'f', 2)
         .arg(samplesPerSecond(), 0, 'f', 0)
@@ -84,7 +103,9 @@ QString StreamProbe::summary() const {
         .arg(gapPercentileMs(99))
         .arg(maxGapMs())
         .arg(gaps_.size())
-        .arg(finishGapMs_);
+        .arg(finishGapMs_)
+        .arg(maxBusyMs_, 0, 'f', 0)
+        .arg(finishBusyMs_, 0, 'f', 0);
 }
 
 }  // namespace pitlane::app

@@ -31,6 +31,11 @@ public:
     qint64 gapPercentileMs(double p) const;
     // The longest gap between the last worker stopping and stop() (finishing the run off).
     qint64 finishGapMs() const { return finishGapMs_; }
+    // CPU time the UI thread itself spent between two ticks, at most (during the stream, and
+    // after it): a gap much longer than this is the OS running other threads and processes
+    // (the workers, on a loaded 2-core machine), not work of the window.
+    double maxBusyMs() const { return maxBusyMs_; }
+    double finishBusyMs() const { return finishBusyMs_; }
     std::size_t ticks() const { return gaps_.size(); }
     QString summary() const;  // one line: rate, stream time, gap median / p99 / max
 
@@ -40,6 +45,7 @@ private:
     const MainWindow* window_;
     QTimer heartbeat_;
     QElapsedTimer clock_;
+    double lastCpuMs_ = 0, maxBusyMs_ = 0, finishBusyMs_ = 0;
     qint64 lastTick_ = 0, firstSampleMs_ = -1, lastSampleMs_ = -1, finishGapMs_ = 0;
     std::size_t seen_ = 0;
     std::vector<qint64> gaps_;

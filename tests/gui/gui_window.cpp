@@ -235,6 +235,11 @@ private slots:
         QVERIFY(plots->timeline()->blockBoundaries() >= 3);
         QVERIFY(plots->distribution()->dataPoints() > 0);
         QVERIFY(plots->throughput()->dataPoints() == 2);
+        for (int arm = 0; arm < 2; ++arm) {  // summed as it streamed = computed from the whole arm
+            const double whole = results::aggregateThroughput(w.runner()->result().arms[std::size_t(arm)]);
+            QVERIFY2(std::abs(plots->throughput()->barValue(arm) - whole) <= 1e-9 * whole,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(plots->throughput()->barValue(arm)).arg(whole)));
+        }
         QVERIFY(plots->memory()->dataPoints() > 0);
         QVERIFY(plots->cpu()->dataPoints() > 0);
         QVERIFY(!plots->gpu()->hasGpuData());  // no NVML here: said in words, no zeros

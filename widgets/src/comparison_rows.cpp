@@ -54,23 +54,4 @@ std::string formatPerIter(double v) {
     return buf;
 }
 
-results::RunResult verdictSnapshot(const results::RunResult& run) {
-    results::RunResult s;
-    // Arms gathered from different runs are compared unpaired: the verdict must know.
-    s.interleaved = run.interleaved;
-    s.arms.reserve(run.arms.size());
-    for (const auto& a : run.arms) {
-        results::ArmResult c;
-        c.name = a.name;
-        c.status = a.status;
-        c.error = a.error;
-        c.batch_size = a.batch_size;
-        c.samples = a.samples;
-        c.peak_rss_bytes = a.peak_rss_bytes;
-        c.processes = a.processes;
-        s.arms.push_back(std::move(c));
-    }
-    return s;
-}
-
 }  // namespace pitlane::widgets

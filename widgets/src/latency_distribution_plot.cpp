@@ -179,13 +179,11 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
 
     // Sorted latencies (ms) per arm, and common bins: from the fastest sample to the largest p99.5
     // so one outlier cannot squeeze every histogram into a single bin.
-    std::vector<std::vector<double>> sorted(run.arms.size());
+    std::vector<const std::vector<double>*> sorted(run.arms.size());
     double lo = INFINITY, hi = -INFINITY;
     std::size_t total = 0;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        auto& v = sorted[i];
-        for (double ns : run.arms[i].latencies()) v.push_back(toMs(ns));
-        std::sort(v.begin(), v.end());
+        const auto& v = *(sorted[i] = &sortedLatencies(i, run.arms[i]));
         arms_[i].samplesSeen = run.arms[i].samples.size();
         if (v.empty()) continue;
         total += v.size();
@@ -205,7 +203,7 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
     auto value = [&](double p) { return logScale ? std::exp2(p) : p; };
 
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& v = sorted[i];
+        const auto& v = *sorted[i];
         auto& s = arms_[i];
         if (v.empty()) {
             s.histogram->data()->clear();
@@ -251,6 +249,23 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
         xView_.upper = std::max(xView_.upper, dotHi * 1.03);
     }
     fitView();
+}
+
+const std::vector<double>& LatencyDistributionPlot::sortedLatencies(std::size_t arm,
+                                                                   const results::ArmResult& a) {
+    auto& s = arms_[arm];
+    if (a.samples.size() < s.sortedUpTo) {  // not the samples sorted so far: start again
+        s.sortedMs.clear();
+        s.sortedUpTo = 0;
+    }
+    const auto middle = std::ptrdiff_t(s.sortedMs.size());
+    for (std::size_t k = s.sortedUpTo; k < a.samples.size(); ++k)
+        if (a.samples[k].batch_size == a.batch_size)
+            s.sortedMs.push_back(toMs(double(a.samples[k].latency_ns)));
+    s.sortedUpTo = a.samples.size();
+    std::sort(s.sortedMs.begin() + middle, s.sortedMs.end());
+    std::inplace_merge(s.sortedMs.begin(), s.sortedMs.begin() + middle, s.sortedMs.end());
+    return s.sortedMs;
 }
 
 void LatencyDistributionPlot::setLogScale(bool on) {

@@ -98,6 +98,7 @@ const results::RunResult* PlotPanel::source() const {
 }
 
 void PlotPanel::beginRun() {
+    ++flushGeneration_;
     shown_.reset();
     if (!runner_) return;
     activity_.clear();
@@ -113,6 +114,7 @@ void PlotPanel::beginRun() {
 
 void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
     if (!run) return;
+    ++flushGeneration_;
     tick_.stop();
     shown_ = std::move(run);
     activity_.clear();
@@ -206,8 +208,29 @@ void PlotPanel::onTick() {
 }
 
 void PlotPanel::flush() {
+    ++flushGeneration_;
     for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
     syncTimeAxes(true);
+}
+
+void PlotPanel::flushInSteps() {
+    const int generation = ++flushGeneration_;
+    QTimer::singleShot(0, this, [this, generation] {
+        if (generation == flushGeneration_) flushStep(0);
+    });
+}
+
+void PlotPanel::flushStep(int plot) {
+    if (plot < PlotCount) {
+        refreshPlot(Plot(plot), true);
+        const int generation = flushGeneration_;
+        QTimer::singleShot(0, this, [this, generation, plot] {
+            if (generation == flushGeneration_) flushStep(plot + 1);
+        });
+        return;
+    }
+    syncTimeAxes(true);
+    emit flushed();
 }
 
 }  // namespace pitlane::widgets

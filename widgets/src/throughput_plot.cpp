@@ -24,6 +24,7 @@ void ThroughputPlot::resetRun(const results::RunResult& run) {
     throughputLines_.clear();
     latencyLines_.clear();
     samplesSeen_.assign(run.arms.size(), std::size_t(-1));
+    totals_.assign(run.arms.size(), {});
     sweep_ = false;
     for (const auto& arm : run.preset.arms) sweep_ |= arm.knobs.batchSweep();
 
@@ -92,21 +93,47 @@ void ThroughputPlot::refresh(const results::RunResult& run) {
     fitView();
 }
 
+namespace {
+// Items per second of the arm's workers together: each worker's n x batch / its summed latency
+// (the results' throughput_per_s for one worker, aggregate_throughput_per_s for several).
+double aggregateOf(const std::vector<std::pair<std::size_t, double>>& perWorker, int batch) {
+    double total = 0;
+    for (const auto& [n, sum] : perWorker)
+        if (n > 0 && sum > 0) total += double(n) * batch * 1e9 / sum;
+    return total;
+}
+}  // namespace
+
 void ThroughputPlot::refreshBars(const results::RunResult& run) {
     for (std::size_t i = 0; i < run.arms.size() && i < bars_.size(); ++i) {
         const auto& arm = run.arms[i];
         bars_[i]->data()->clear();
-        if (arm.samples.empty()) {
+        auto& t = totals_[i];
+        if (arm.samples.size() < t.upTo) t = {};
+        for (; t.upTo < arm.samples.size(); ++t.upTo) {
+            const auto& s = arm.samples[t.upTo];
+            if (s.batch_size != arm.batch_size || s.worker < 0) continue;
+            if (std::size_t(s.worker) >= t.perWorker.size())
+                t.perWorker.resize(std::size_t(s.worker) + 1);
+            t.perWorker[std::size_t(s.worker)].first += 1;
+            t.perWorker[std::size_t(s.worker)].second += double(s.latency_ns);
+        }
+        const double tput = aggregateOf(t.perWorker, arm.batch_size);
+        if (tput <= 0) {
             barLabels_[i]->setVisible(false);
             continue;
         }
-        const auto s = results::summarize(arm);
-        bars_[i]->addData(double(i + 1), s.throughput_per_s);
-        barLabels_[i]->position->setCoords(double(i + 1), s.throughput_per_s);
-        barLabels_[i]->setText(
-            QString::number(s.throughput_per_s, 'f', s.throughput_per_s < 100 ? 1 : 0));
+        bars_[i]->addData(double(i + 1), tput);
+        barLabels_[i]->position->setCoords(double(i + 1), tput);
+        barLabels_[i]->setText(QString::number(tput, 'f', tput < 100 ? 1 : 0));
         barLabels_[i]->setVisible(true);
     }
+}
+
+double ThroughputPlot::barValue(int arm) const {
+    if (arm < 0 || arm >= int(bars_.size()) || bars_[std::size_t(arm)]->data()->isEmpty())
+        return 0;
+    return bars_[std::size_t(arm)]->data()->at(0)->value;
 }
 
 void ThroughputPlot::refreshSweep(const results::RunResult& run) {

@@ -78,6 +78,11 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
         return;
     }
     const int first = int(a.samples.size());
+    // Room for every planned sample at once: growing by doubling would copy (and page-fault)
+    // the whole arm on the UI thread, tens of ms at a time with hundreds of thousands.
+    const std::size_t need = a.samples.size() + s.latency_ns.size();
+    if (a.samples.capacity() < need)
+        a.samples.reserve(std::max({need, std::size_t(std::max(0, totalIters(arm))), 2 * need}));
     for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
         a.samples.push_back({s.block, first + int(k), s.batch_size, worker, s.latency_ns[k], st.round});
     st.doneIters += int(s.latency_ns.size());

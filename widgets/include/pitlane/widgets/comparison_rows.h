@@ -36,8 +36,5 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run,
 // "" when not reported (negative).
 std::string formatPerIter(double perIter);
 
-// The part of a RunResult the verdict needs (no metrics, warmups or manifests): cheap to copy to
-// a worker thread while the run goes on.
-results::RunResult verdictSnapshot(const results::RunResult& run);
 
 }  // namespace pitlane::widgets

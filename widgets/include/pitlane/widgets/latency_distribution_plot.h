@@ -60,9 +60,15 @@ private:
         std::string name;
         int replicates = 0, workers = 1;  // over every process of the arm, measured or not
         std::size_t samplesSeen = 0;
+        // Latencies (ms) at the arm's batch size, sorted, from samples [0, sortedUpTo): each
+        // refresh sorts only the new samples and merges them in (a full sort of 200 000
+        // samples per arm held the UI thread ~30 ms per refresh).
+        std::vector<double> sortedMs;
+        std::size_t sortedUpTo = 0;
         std::int64_t faultItersSeen = -1;
         std::size_t processesSeen = 0;
     };
+    const std::vector<double>& sortedLatencies(std::size_t arm, const results::ArmResult& a);
     std::vector<ArmSeries> arms_;
     QCPAxisRect* strip_ = nullptr;
     QCPMarginGroup* margins_ = nullptr;

@@ -47,8 +47,11 @@ public:
     void showRun(std::shared_ptr<const results::RunResult> run);
     // True while a finished run given to showRun() is shown (until the next beginRun()).
     bool showsStoredRun() const { return static_cast<bool>(shown_); }
-    // Refresh every plot from the current result and repaint now (end of run, screenshots).
+    // Refresh every plot from the current result and repaint now (screenshots).
     void flush();
+    // The same, one plot per event-loop turn (the end of a run): the window answers between two
+    // plots instead of waiting for all of them. flushed() follows the last.
+    void flushInSteps();
     // False once the workers report no CUDA device: the GPU plot is hidden (the CPU plot takes
     // its place) instead of an empty frame.
     void setGpuAvailable(bool available);
@@ -62,9 +65,13 @@ public:
     std::vector<LivePlot*> plots() const;
     int refreshCount() const { return refreshes_; }
 
+signals:
+    void flushed();
+
 private:
     enum Plot { Timeline, Distribution, Throughput, Memory, Cpu, Gpu, PlotCount };
     void markDirty(std::initializer_list<Plot> plots);
+    void flushStep(int plot);
     void onPhase(int arm, int phase);
     void onTick();
     void refreshPlot(Plot p, bool replotNow);
@@ -89,6 +96,7 @@ private:
     QTimer tick_;
     QElapsedTimer clock_;
     int refreshes_ = 0;
+    int flushGeneration_ = 0;  // a newer flush or run drops the steps of an older one
 };
 
 }  // namespace pitlane::widgets

@@ -15,6 +15,8 @@ public:
     void resetRun(const results::RunResult& run) override;
     void refresh(const results::RunResult& run) override;
     bool sweepMode() const { return sweep_; }
+    // The bar of an arm (items/s of its workers together; 0 without one).
+    double barValue(int arm) const;
 
 protected:
     void restyle() override;
@@ -29,6 +31,14 @@ private:
     std::vector<QCPItemText*> barLabels_;
     std::vector<QCPGraph*> throughputLines_, latencyLines_;
     std::vector<std::size_t> samplesSeen_;
+    // Per arm, per worker: samples at the arm's batch size and their summed latency, kept up to
+    // date with each refresh from the new samples only (the bar is the arm's aggregate
+    // throughput, results::aggregateThroughput, without re-reading every sample).
+    struct Totals {
+        std::size_t upTo = 0;
+        std::vector<std::pair<std::size_t, double>> perWorker;  // (n, sum of ns)
+    };
+    std::vector<Totals> totals_;
 };
 
 }  // namespace pitlane::widgets

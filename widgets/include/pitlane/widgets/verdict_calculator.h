@@ -2,11 +2,15 @@
 // Computes the comparison rows (bootstrap CI, Mann-Whitney) off the UI thread: a bootstrap over a
 // million samples takes seconds. One computation at a time; while one runs, only the latest
 // request is kept ("latest request wins"), and results arrive on the UI thread as a signal.
+// The thread reads a mirror of the run that each request brings up to date by copying only
+// what is new (samples are append-only), so a request costs the UI thread microseconds per new
+// sample, not a copy of the whole run. A final request also gets the run's warnings
+// (results::runWarnings: noise, process spread, warmup, drift), computed on the same thread.
 #include "pitlane/widgets/comparison_rows.h"
 
 #include <QObject>
+#include <QStringList>
 
-#include <optional>
 #include <thread>
 
 namespace pitlane::widgets {
@@ -17,23 +21,32 @@ public:
     explicit VerdictCalculator(QObject* parent = nullptr);
     ~VerdictCalculator() override;
 
-    // `final`: the run is over; the answer to this request is the one to keep.
+    // `final`: the run is over; the answer to this request is the one to keep. `run` must stay
+    // valid (it may grow) until ready() answers this request or reset() is called.
     void request(const results::RunResult& run, bool final);
     bool busy() const { return busy_; }
     // A new run: answers to earlier requests are dropped when they arrive.
     void reset();
 
 signals:
+    // Before ready() of a final request: the run's warnings.
+    void warningsReady(const QStringList& warnings);
     void ready(const std::vector<pitlane::widgets::ComparisonRow>& rows, bool final);
 
 private:
-    void launch(results::RunResult snapshot, bool final);
-    void onDone(std::vector<ComparisonRow> rows, bool final, int generation);
+    void updateMirror(const results::RunResult& run);
+    void launch(bool final);
+    void onDone(std::vector<ComparisonRow> rows, QStringList warnings, bool final,
+                int generation);
 
     std::thread thread_;
     bool busy_ = false;
     int generation_ = 0;
-    std::optional<std::pair<results::RunResult, bool>> pending_;
+    // Read by the thread while busy_, written only while not.
+    results::RunResult mirror_;
+    bool mirrorStale_ = true;
+    const results::RunResult* pending_ = nullptr;  // the latest request made while busy
+    bool pendingFinal_ = false;
 };
 
 }  // namespace pitlane::widgets

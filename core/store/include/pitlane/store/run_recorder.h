@@ -83,6 +83,8 @@ private:
     std::function<bool()> running_;
     std::function<double()> elapsedMs_;
     std::shared_ptr<RecordedRun> run_;  // filled by the writer when the rows are committed
+    // Every sample posted, per arm, gathered on the writer's side (the finished run's verdict).
+    std::shared_ptr<std::vector<std::vector<results::Sample>>> written_;
     qint64 runId_ = 0;
     bool recording_ = false;
     bool errorSent_ = false;
