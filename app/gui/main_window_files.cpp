@@ -10,6 +10,7 @@
 #include "pitlane/widgets/setup_panel.h"
 
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -203,6 +204,11 @@ void MainWindow::restoreSettings() {
         // First start: the whole screen; plots side by side need the room.
         const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1600, 1000);
         setGeometry(avail);
+        // On a short screen (1366x768) the history starts at its minimum: the plots need the
+        // height more than an empty list does.
+        if (avail.height() < 900)
+            resizeDocks({historyDock()}, {historyDock()->minimumSizeHint().height()},
+                        Qt::Vertical);
     }
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     mainSplitter_->restoreState(s.value(QStringLiteral("window/mainSplitter")).toByteArray());
