@@ -2,6 +2,11 @@
 
 #include <QMetaObject>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+
 namespace pitlane::widgets {
 
 VerdictCalculator::VerdictCalculator(QObject* parent) : QObject(parent) {}
@@ -26,6 +31,7 @@ void VerdictCalculator::request(const results::RunResult& run, bool final) {
         return;
     }
     updateMirror(run);
+    live_ = &run.arms;
     launch(final);
 }
 
@@ -61,11 +67,37 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
     }
 }
 
+namespace {
+// Maps the pages of the mirror's reserved, still unused sample capacity (without writing to
+// them): the next update copies the new samples into memory that is already there, instead of
+// taking a page fault every 4 KiB on the UI thread (~25 us each on this VM: ~40 ms per second
+// of a 200 000 samples/s stream). Linux >= 5.14; elsewhere the pages fault in as before.
+void prefaultSpareCapacity(const std::vector<results::Sample>& v) {
+#ifdef MADV_POPULATE_WRITE
+    static const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
+    const auto begin = (std::uintptr_t(v.data() + v.size()) + page - 1) / page * page;
+    const auto end = std::uintptr_t(v.data() + v.capacity()) / page * page;
+    if (v.data() && end > begin)
+        madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+    (void)v;
+#endif
+}
+}  // namespace
+
 void VerdictCalculator::launch(bool final) {
     if (thread_.joinable()) thread_.join();
     busy_ = true;
-    thread_ = std::thread([this, final, gen = generation_] {
+    // The live arms' capacities: the mirror grows to them on the thread, not at the next update.
+    std::vector<std::size_t> capacity;
+    for (const auto& arm : *live_) capacity.push_back(arm.samples.capacity());
+    thread_ = std::thread([this, final, gen = generation_, capacity = std::move(capacity)] {
         auto rows = comparisonRows(mirror_, true);
+        for (std::size_t i = 0; i < mirror_.arms.size() && i < capacity.size(); ++i) {
+            auto& samples = mirror_.arms[i].samples;
+            if (samples.capacity() < capacity[i]) samples.reserve(capacity[i]);
+            prefaultSpareCapacity(samples);
+        }
         QStringList warnings;
         if (final)
             for (const auto& w : results::runWarnings(mirror_))
@@ -93,6 +125,7 @@ void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warn
         pending_ = nullptr;
         pendingFinal_ = false;
         updateMirror(*next);
+        live_ = &next->arms;
         launch(nextFinal);
     }
 }

@@ -47,6 +47,7 @@ private:
     bool mirrorStale_ = true;
     const results::RunResult* pending_ = nullptr;  // the latest request made while busy
     bool pendingFinal_ = false;
+    const std::vector<results::ArmResult>* live_ = nullptr;  // the arms of the run launched
 };
 
 }  // namespace pitlane::widgets
