@@ -245,6 +245,21 @@ TEST_F(History, PanelOperations) {
     const auto direct = stats::compare(run1.arms[1].name, run1.arms[1].blocked(), run2.arms[0].name,
                                        run2.arms[0].blocked());
     EXPECT_DOUBLE_EQ(cmp->comparison.ratio, direct.ratio);
+    EXPECT_FALSE(cmp->run.interleaved);
+    EXPECT_NE(cmp->note.find("not interleaved"), std::string::npos) << cmp->note;
+
+    // Two arms of one run: interleaved as measured, the run's own verdict to the last digit.
+    const auto same = store.compareRuns(id1, 0, id1, 1);
+    ASSERT_TRUE(same) << store.lastError().toStdString();
+    EXPECT_TRUE(same->run.interleaved);
+    EXPECT_EQ(same->note.find("different runs"), std::string::npos) << same->note;
+    const auto own = results::compareArms(run1);
+    ASSERT_EQ(own.size(), 1u);
+    EXPECT_DOUBLE_EQ(same->comparison.ratio, own[0].ratio);
+    EXPECT_DOUBLE_EQ(same->comparison.ci_low, own[0].ci_low);
+    EXPECT_DOUBLE_EQ(same->comparison.ci_high, own[0].ci_high);
+    EXPECT_EQ(same->comparison.p_value, own[0].p_value);
+
     EXPECT_FALSE(store.compareRuns(id1, 5, id2, 0).has_value());
     EXPECT_TRUE(store.lastError().contains(QStringLiteral("no arm 5")));
 

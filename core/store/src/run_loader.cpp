@@ -243,7 +243,8 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
                                                         int armY) const {
     const auto x = loadRun(runX);
     if (!x) return std::nullopt;
-    const auto y = loadRun(runY);
+    const bool sameRun = runX == runY;
+    const auto y = sameRun ? x : loadRun(runY);
     if (!y) return std::nullopt;
     auto check = [&](const results::RunResult& r, qint64 id, int arm) {
         if (arm >= 0 && std::size_t(arm) < r.arms.size()) return true;
@@ -273,12 +274,20 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     r.started_at = y->started_at;
     r.wall_s = x->wall_s + y->wall_s;
     r.arms = {std::move(a), std::move(b)};
-    r.interleaved = false;  // block k of one run has nothing to do with block k of the other
+    // Arms of one run were interleaved block by block, and their blocks pair as in the run;
+    // block k of one run has nothing to do with block k of another.
+    r.interleaved = sameRun;
+    if (sameRun) {
+        r.stopping = x->stopping;
+        r.replication = x->replication;
+    }
     const auto comps = results::compareArms(r);
     if (!comps.empty()) c.comparison = comps.front();
-    c.note = "the arms come from different runs (" + x->started_at + " and " + y->started_at +
-             "), not interleaved: anything that changed on the machine between them is part of "
-             "the difference";
+    c.note = sameRun ? "two arms of the same run, interleaved block by block as measured"
+                     : "the arms come from different runs (" + x->started_at + " and " +
+                           y->started_at +
+                           "), not interleaved: anything that changed on the machine between "
+                           "them is part of the difference";
     return c;
 }
 
