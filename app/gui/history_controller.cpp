@@ -3,6 +3,7 @@
 #include "run_controller.h"
 
 #include "pitlane/results/lesson.h"
+#include "pitlane/store/history_writer.h"
 #include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
 #include "pitlane/widgets/history_model.h"
@@ -13,6 +14,7 @@
 #include "pitlane/widgets/run_status_panel.h"
 
 #include <QDockWidget>
+#include <QEventLoop>
 #include <QMainWindow>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -38,9 +40,9 @@ HistoryController::HistoryController(const WindowViews& views, RunController* ru
     views_.window->addDockWidget(Qt::BottomDockWidgetArea, dock_);
     views_.window->resizeDocks({dock_}, {170}, Qt::Vertical);
     connect(panel_, &W::HistoryPanel::openRequested, this,
-            [this](qint64 id) { showStoredRun(id); });
+            [this](qint64 id) { requestStoredRun(id); });
     connect(panel_, &W::HistoryPanel::compareChosen, this,
-            [this](const W::CrossRunChoice& c) { showRunComparison(c); });
+            [this](const W::CrossRunChoice& c) { requestRunComparison(c); });
     connect(panel_, &W::HistoryPanel::storeError, this,
             [this](const QString& why) { emit problem(tr("Run history"), why); });
 }
@@ -49,6 +51,7 @@ HistoryController::~HistoryController() {
     // The runner may still report while it goes: the recorder must not write into the history
     // closed before it.
     delete recorder_;
+    reader_.reset();
 }
 
 bool HistoryController::setDatabasePath(const QString& choice) {
@@ -57,6 +60,8 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     panel_->setStore(nullptr);
     delete recorder_;
     recorder_ = nullptr;
+    reader_.reset();
+    ++readToken_;
     store_.reset();
     const QString path = store::RunStore::resolvePath(choice);
     emit storeChanged(nullptr);
@@ -73,6 +78,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
         return choice.isEmpty();  // like pitlane-cli: only a file named with --db is fatal
     }
     store_ = std::move(db);
+    reader_ = std::make_unique<store::HistoryWriter>(store_->path(), this);
     // Its own connection on a thread of its own: SQLite inserts and the stored verdict's
     // bootstraps never hold up the window.
     recorder_ = new store::RunRecorder(store_->path(), QStringLiteral("gui"), this);
@@ -129,17 +135,44 @@ qint64 HistoryController::shownRunId() const {
     return recorder_ && !run_->runner()->result().arms.empty() ? recorder_->runId() : 0;
 }
 
-bool HistoryController::showStoredRun(qint64 runId) {
-    if (run_->isRunning() || !store_) return false;
-    auto run = store_->loadRun(runId);
-    if (!run) {
-        emit problem(tr("Cannot open the run"), store_->lastError());
-        return false;
-    }
-    const auto info = store_->runInfo(runId);
+namespace {
+// What a read on the reader's thread hands back to the UI thread.
+struct StoredRunRead {
+    std::optional<results::RunResult> run;
+    std::optional<store::RunInfo> info;
+    std::optional<store::CrossRunComparison> comparison;
+};
+}  // namespace
+
+bool HistoryController::requestStoredRun(qint64 runId) {
+    if (run_->isRunning() || !store_ || !reader_) return false;
+    auto read = std::make_shared<StoredRunRead>();
+    const int token = ++readToken_;
+    views_.window->statusBar()->showMessage(tr("Reading run #%1…").arg(runId));
+    reader_->post(
+        [runId, read](store::RunStore& s) {
+            read->run = s.loadRun(runId);
+            if (read->run) read->info = s.runInfo(runId);
+            return read->run.has_value();
+        },
+        [this, runId, read, token](bool ok, const QString& error) {
+            if (token != readToken_) return;  // a newer request, or another history
+            if (!ok || run_->isRunning()) {
+                if (!ok) emit problem(tr("Cannot open the run"), error);
+                emit shown(false);
+                return;
+            }
+            showStoredRead(runId, std::move(*read->run), read->info);
+            emit shown(true);
+        });
+    return true;
+}
+
+void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
+                                       const std::optional<store::RunInfo>& info) {
     QStringList parts = {tr("Stored run #%1").arg(runId),
-                         W::localDateText(QString::fromStdString(run->started_at)),
-                         QString::fromStdString(run->preset.name)};
+                         W::localDateText(QString::fromStdString(run.started_at)),
+                         QString::fromStdString(run.preset.name)};
     QStringList notes;
     if (info) {
         if (!info->label.isEmpty()) parts << QStringLiteral("“%1”").arg(info->label);
@@ -149,24 +182,55 @@ bool HistoryController::showStoredRun(qint64 runId) {
                 "Its recording stopped before the run finished (the process was killed): "
                 "every sample received until then is here.");
     }
-    showFinished(std::move(*run), runId, parts.join(QStringLiteral(" · ")), notes);
+    showFinished(std::move(run), runId, parts.join(QStringLiteral(" · ")), notes);
     panel_->selectRun(runId);  // the list shows which run the views show
+}
+
+bool HistoryController::requestRunComparison(const W::CrossRunChoice& c) {
+    if (run_->isRunning() || !store_ || !reader_) return false;
+    auto read = std::make_shared<StoredRunRead>();
+    const int token = ++readToken_;
+    views_.window->statusBar()->showMessage(tr("Reading and comparing the runs…"));
+    reader_->post(
+        [c, read](store::RunStore& s) {
+            read->comparison = s.compareRuns(c.runX, c.armX, c.runY, c.armY);
+            return read->comparison.has_value();
+        },
+        [this, read, token](bool ok, const QString& error) {
+            if (token != readToken_) return;
+            if (!ok || run_->isRunning()) {
+                if (!ok) emit problem(tr("Cannot compare"), error);
+                emit shown(false);
+                return;
+            }
+            auto& comparison = *read->comparison;
+            const QString heading =
+                tr("Comparison: %1").arg(QString::fromStdString(comparison.run.preset.name));
+            QString note = QString::fromStdString(comparison.note);  // interleaved or not
+            if (!note.isEmpty()) note[0] = note[0].toUpper();
+            showFinished(std::move(comparison.run), 0, heading, {note});
+            emit shown(true);
+        });
     return true;
 }
 
+bool HistoryController::waitShown() {
+    QEventLoop loop;
+    bool ok = false;
+    connect(this, &HistoryController::shown, &loop, [&](bool shownOk) {
+        ok = shownOk;
+        loop.quit();
+    });
+    loop.exec();
+    return ok;
+}
+
+bool HistoryController::showStoredRun(qint64 runId) {
+    return requestStoredRun(runId) && waitShown();
+}
+
 bool HistoryController::showRunComparison(const W::CrossRunChoice& c) {
-    if (run_->isRunning() || !store_) return false;
-    auto comparison = store_->compareRuns(c.runX, c.armX, c.runY, c.armY);
-    if (!comparison) {
-        emit problem(tr("Cannot compare"), store_->lastError());
-        return false;
-    }
-    const QString heading =
-        tr("Comparison: %1").arg(QString::fromStdString(comparison->run.preset.name));
-    QString note = QString::fromStdString(comparison->note);  // says "not interleaved"
-    if (!note.isEmpty()) note[0] = note[0].toUpper();
-    showFinished(std::move(comparison->run), 0, heading, {note});
-    return true;
+    return requestRunComparison(c) && waitShown();
 }
 
 void HistoryController::showFinished(results::RunResult run, qint64 runId, const QString& heading,

@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 class QDockWidget;
 
@@ -17,8 +18,10 @@ namespace pitlane::results {
 struct RunResult;
 }
 namespace pitlane::store {
+class HistoryWriter;
 class RunRecorder;
 class RunStore;
+struct RunInfo;
 }  // namespace pitlane::store
 namespace pitlane::widgets {
 class HistoryPanel;
@@ -53,6 +56,14 @@ public:
     // The history id of the shown run (a stored one, or the live one once recorded); 0: none.
     qint64 shownRunId() const;
 
+    // Opening a stored run or a comparison reads the file (and bootstraps a comparison) on a
+    // thread of its own, with its own connection: the window answers meanwhile, and the views
+    // change when it is read (shown()). False when it cannot start (a run is going, no
+    // history); a failure to read is reported, and shown(false) follows.
+    bool requestStoredRun(qint64 runId);
+    bool requestRunComparison(const widgets::CrossRunChoice& choice);
+    // The same, returning once the views show it (the event loop runs meanwhile): scripts and
+    // tests. False when it could not be shown.
     bool showStoredRun(qint64 runId);
     bool showRunComparison(const widgets::CrossRunChoice& choice);
 
@@ -64,9 +75,14 @@ signals:
     // The history file changed (setDatabasePath; nullptr: none), or a run was stored in it.
     void storeChanged(pitlane::store::RunStore* store);
     void runStored(qint64 runId);
+    // A request*() finished: the views show it (true), or it could not be read (false).
+    void shown(bool ok);
 
 private:
+    bool waitShown();
     void connectRecorder();
+    void showStoredRead(qint64 runId, results::RunResult run,
+                        const std::optional<store::RunInfo>& info);
     void onRunStored(qint64 runId);
     // Puts a finished run into every view; `heading` names it above the verdict.
     void showFinished(results::RunResult run, qint64 runId, const QString& heading,
@@ -81,6 +97,8 @@ private:
     RunController* run_;
     std::unique_ptr<store::RunStore> store_;
     store::RunRecorder* recorder_ = nullptr;
+    std::unique_ptr<store::HistoryWriter> reader_;  // reads for the views, off the UI thread
+    int readToken_ = 0;  // a newer request drops the answer of an older one
     bool chosen_ = false;  // setDatabasePath() ran (explicitly or by default)
     widgets::HistoryPanel* panel_ = nullptr;
     QDockWidget* dock_ = nullptr;

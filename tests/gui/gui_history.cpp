@@ -173,7 +173,8 @@ private slots:
         w.historyPanel()->selectRun(first_);
         QVERIFY(w.historyPanel()->openAction()->isEnabled());
         w.historyPanel()->openAction()->trigger();
-        QVERIFY(w.showsStoredRun());
+        // Read on the history's reader thread: the views change when it is read.
+        QTRY_VERIFY_WITH_TIMEOUT(w.showsStoredRun(), 10000);
         QCOMPARE(w.shownRunId(), first_);
         const auto stored = w.history()->loadRun(first_);
         QVERIFY(stored);

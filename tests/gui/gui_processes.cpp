@@ -8,6 +8,7 @@
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/store/run_store.h"
 #include "pitlane/widgets/comparison_table_model.h"
+#include "pitlane/widgets/verdict_calculator.h"
 #include "pitlane/widgets/latency_distribution_plot.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/plot_panel.h"
@@ -185,13 +186,28 @@ private slots:
         QVERIFY(!plot->xAxis->tickLabels());
     }
 
+    // The comparison rows the window's VerdictCalculator computes for `run` (final request).
+    static std::vector<widgets::ComparisonRow> windowRows(const results::RunResult& run) {
+        widgets::VerdictCalculator calculator;
+        std::vector<widgets::ComparisonRow> rows;
+        bool done = false;
+        QObject::connect(&calculator, &widgets::VerdictCalculator::ready,
+                         [&](const std::vector<widgets::ComparisonRow>& r, bool) {
+                             rows = r;
+                             done = true;
+                         });
+        calculator.request(run, true);
+        for (int waited = 0; !done && waited < 30000; waited += 10) QTest::qWait(10);
+        return rows;  // empty when it never answered: the caller's checks fail
+    }
+
     void tableShowsFaultsAndProcesses() {
         const auto run = threeProcessRun();
         C model;
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        // As the window computes it: from the snapshot handed to the verdict thread.
-        model.setRows(widgets::comparisonRows(widgets::verdictSnapshot(run)));
+        // As the window computes it: from the verdict thread's mirror of the run.
+        model.setRows(windowRows(run));
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.headerData(C::FaultsPerIter, Qt::Horizontal, Qt::DisplayRole).toString(),
                  QStringLiteral("Faults/iter"));
@@ -239,7 +255,7 @@ private slots:
         // Arms of different runs stay unpaired in the window's verdict, as in the exports.
         auto cross = run;
         cross.interleaved = false;
-        const auto rows = widgets::comparisonRows(widgets::verdictSnapshot(cross));
+        const auto rows = windowRows(cross);
         QVERIFY(rows[1].comparison);
         QCOMPARE(rows[1].comparison->method, results::compareArms(cross).front().method);
         QVERIFY(QString::fromStdString(rows[1].comparison->method)
