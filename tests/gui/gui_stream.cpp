@@ -15,9 +15,12 @@ using namespace pitlane;
 using json = nlohmann::json;
 
 namespace {
-// On a loaded 2-core CI machine a 500 ms gap is a visible freeze; anything shorter is honest
-// scheduling noise, not the window blocking on the stream.
-constexpr qint64 kMaxGapMs = 500;
+// What the window itself may spend on the UI thread at once (its CPU time between two heartbeat
+// ticks), during the stream and when the run ends. Wall-clock gaps are logged, not asserted: on
+// a loaded 2-core CI machine they hold the OS running the workers and everyone else (bench/
+// gui_stream.sh measures them; docs/PERFORMANCE.md). Before the history writer thread, the end of
+// the run held the UI thread 0.7-1.0 s.
+constexpr double kMaxBusyMs = 250;
 constexpr double kRequiredRate = 20000;  // samples/s, the figure
 constexpr int kWarmup = 100;             // per arm; the timeline shows warmup too
 
@@ -82,13 +85,16 @@ private slots:
         QCOMPARE(probe.samples(), total);
         QVERIFY(probe.ticks() > 0);
         const double rate = probe.samplesPerSecond();
-        const qint64 worst = probe.maxGapMs();
         qInfo("%s; %d plot refreshes", qPrintable(probe.summary()), w.plotPanel()->refreshCount());
 
         QVERIFY2(rate >= kRequiredRate,
                  qPrintable(QStringLiteral("the stream ran at %1 samples/s only").arg(rate)));
-        QVERIFY2(worst < kMaxGapMs,
-                 qPrintable(QStringLiteral("the event loop stalled for %1 ms").arg(worst)));
+        QVERIFY2(probe.maxBusyMs() < kMaxBusyMs,
+                 qPrintable(QStringLiteral("the UI thread was busy %1 ms at once during the stream")
+                                .arg(probe.maxBusyMs())));
+        QVERIFY2(probe.finishBusyMs() < kMaxBusyMs,
+                 qPrintable(QStringLiteral("finishing the run held the UI thread %1 ms")
+                                .arg(probe.finishBusyMs())));
         // The views stay correct: the table reads every sample, the timeline holds them all.
         QCOMPARE(w.comparisonModel()->rowCount(), 2);
         QCOMPARE(w.plotPanel()->timeline()->dataPoints(), int(total) + 2 * kWarmup);
