@@ -62,10 +62,11 @@ int cmdReport(const QStringList& args) {
         if (!out.any()) std::cout << results::comparisonTable(*run);
         return writeOutputs(*run, out, QString::number(runId)) ? kExitOk : kExitArmFailed;
     }
-    std::ifstream f(source.toStdString());
-    if (!f) return usageError("cannot open " + source.toStdString());
+    nlohmann::json j;
+    std::string why;
+    if (!spec::readJsonFile(source.toStdString(), &j, &why))
+        return usageError(source.toStdString() + ": " + why);
     try {
-        const auto j = nlohmann::json::parse(f);
         const auto run = results::fromResultsJson(j);
         if (!out.any()) std::cout << results::comparisonTable(run);
         const QString id = QString::fromStdString(j.value("history_id", std::string()));

@@ -7,6 +7,9 @@
 #include "pitlane/protocol/protocol.h"
 
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <csignal>
 #include <cstdlib>
@@ -117,6 +120,11 @@ int main(int argc, char** argv) {
     auto sink = engine::EventSink::takeOverStdout();
     std::signal(SIGPIPE, SIG_IGN);
     engine::installStopHandler();
+#ifdef __linux__
+    // Dies with the process that started it: a killed pitlane-cli or window must not leave a
+    // worker running under init, maybe inside a forward that takes minutes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     int metricsPeriodMs = 100;
     if (!parseArgs(argc, argv, metricsPeriodMs)) return 0;
 

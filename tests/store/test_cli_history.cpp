@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QThread>
 
 #include <gtest/gtest.h>
 
@@ -53,10 +54,16 @@ CliRun runCli(const QStringList& args, const QProcessEnvironment& env) {
 }
 
 // A worker orphaned by the SIGKILL of its parent: end it by its own pid, only if it is ours.
-void reapWorker(qint64 pid) {
+bool isWorker(qint64 pid) {
     QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
-    if (comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == "pitlane-worker")
-        ::kill(pid_t(pid), SIGKILL);
+    return comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == "pitlane-worker";
+}
+
+// A worker of a killed pitlane-cli dies with it (PR_SET_PDEATHSIG): none is left under init.
+void expectWorkerGone(qint64 pid) {
+    for (int waited = 0; isWorker(pid) && waited < 5000; waited += 50) QThread::msleep(50);
+    EXPECT_FALSE(isWorker(pid)) << "worker " << pid << " outlived the killed pitlane-cli";
+    if (isWorker(pid)) ::kill(pid_t(pid), SIGKILL);
 }
 
 }  // namespace
@@ -144,7 +151,7 @@ TEST(CliHistory, SurvivesSigkillMidRunWithEverySampleReceived) {
     ::kill(pid_t(p.processId()), SIGKILL);
     ASSERT_TRUE(p.waitForFinished(10000));
     EXPECT_EQ(p.exitStatus(), QProcess::CrashExit);
-    for (qint64 w : workers) reapWorker(w);
+    for (qint64 w : workers) expectWorkerGone(w);
 
     RunStore s;
     ASSERT_TRUE(s.open(db)) << s.lastError().toStdString();

@@ -126,10 +126,10 @@ TEST_F(PresetTest, MissingModel) {
     auto j = twoArms();
     j.erase("model");
     expectError(j, "model", "missing");
-    j["model"] = 42;
-    expectError(j, "model", "missing");
+    j["model"] = 42;  // not "missing" (issue 12): what it is, and what it must be
+    expectError(j, "model", "must be a string, got number 42");
     j["model"] = "";
-    expectError(j, "model", "missing");
+    expectError(j, "model", "is empty");
 }
 
 TEST_F(PresetTest, UnknownTopLevelField) {

@@ -6,6 +6,7 @@
 #include "temp_dir.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -165,6 +166,53 @@ TEST_F(ValidateTest, ParseKnobsCollectsEveryBadKnobAndRule) {
     } catch (const SpecError& e) {
         EXPECT_EQ(e.field(), "knobs.workers");
     }
+}
+
+}  // namespace
+
+namespace {
+
+// Hostile paths (issue 12): a directory or a FIFO given as the preset, a directory or FIFO as
+// the model, a model that is not a string: each a clear error naming the field, never an abort
+// (a directory used to throw std::ios_base::failure out of the JSON parser: SIGABRT).
+class HostilePathTest : public ValidateTest {};
+
+std::string firstReason(const std::vector<SpecError>& errors) {
+    return errors.empty() ? std::string("(no error)") : errors.front().what();
+}
+
+TEST_F(HostilePathTest, ADirectoryOrFifoAsThePresetIsAnError) {
+    const auto dir = tmp / "presets/a-folder.json";
+    std::filesystem::create_directories(dir);
+    const auto errs = spec::validatePresetFile(dir.string(), modelDir);
+    ASSERT_EQ(errs.size(), 1u);
+    EXPECT_NE(firstReason(errs).find("is a directory"), std::string::npos) << firstReason(errs);
+    EXPECT_THROW(spec::loadPresetFile(dir.string(), modelDir), SpecError);
+
+    const auto fifo = tmp / "presets/pipe.json";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const auto fifoErrs = spec::validatePresetFile(fifo.string(), modelDir);  // must not block
+    ASSERT_EQ(fifoErrs.size(), 1u);
+    EXPECT_NE(firstReason(fifoErrs).find("not a regular file"), std::string::npos)
+        << firstReason(fifoErrs);
+}
+
+TEST_F(HostilePathTest, ADirectoryAsTheModelOrANumberAsItsNameIsNamed) {
+    std::filesystem::create_directories(tmp / "presets/model-folder");
+    json j = good();
+    j["model"] = "model-folder";
+    auto errs = spec::validatePreset(j, file, modelDir);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs.front().field(), "model");
+    EXPECT_NE(firstReason(errs).find("is a directory, not a TorchScript model file"),
+              std::string::npos)
+        << firstReason(errs);
+
+    j["model"] = 42;
+    errs = spec::validatePreset(j, file, modelDir);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_NE(firstReason(errs).find("must be a string, got number 42"), std::string::npos)
+        << firstReason(errs);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -175,25 +177,58 @@ json inputsToJson(const std::vector<InputSpec>& inputs) {
     return a;
 }
 
-json readModelSidecar(const std::string& modelPath) {
-    auto side = fs::path(modelPath).replace_extension(".json");
-    std::ifstream f(side);
-    if (!f) return json();
-    try {
-        return json::parse(f);
-    } catch (const std::exception&) {
-        return json();
+bool readJsonFile(const std::string& path, json* out, std::string* why) {
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+        *why = "cannot open the file: it does not exist";
+        return false;
     }
+    if (fs::is_directory(status)) {
+        *why = "is a directory, not a JSON file";
+        return false;
+    }
+    if (!fs::is_regular_file(status)) {
+        *why = "is not a regular file (a device, FIFO or socket), not a JSON file";
+        return false;
+    }
+    std::ifstream f(path);
+    if (!f) {
+        *why = std::string("cannot open the file: ") + std::strerror(errno);
+        return false;
+    }
+    try {
+        *out = json::parse(f);
+        return true;
+    } catch (const json::parse_error& e) {
+        *why = std::string("not valid JSON: ") + e.what();
+    } catch (const std::exception& e) {  // a read error (std::ios_base::failure)
+        *why = std::string("cannot read the file: ") + e.what();
+    }
+    return false;
+}
+
+json readModelSidecar(const std::string& modelPath) {
+    json j;
+    std::string why;
+    return readJsonFile(fs::path(modelPath).replace_extension(".json").string(), &j, &why) ? j
+                                                                                           : json();
 }
 
 namespace {
 
 // Model: a bundled name or a path relative to the preset (p.file).
 void resolveModel(const json& j, Preset& p, const std::string& where, const std::string& modelDir) {
-    if (!j.contains("model") || !j["model"].is_string() || j["model"].get<std::string>().empty())
+    const std::string hint =
+        "name a bundled model (resnet18, mobilenet_v3_small, transformer, lstm, mlp) or a "
+        "TorchScript file";
+    if (!j.contains("model")) throw SpecError(where, "model", "missing: " + hint);
+    if (!j["model"].is_string())
         throw SpecError(where, "model",
-                        "missing: name a bundled model (resnet18, mobilenet_v3_small, "
-                        "transformer, lstm, mlp) or a TorchScript file");
+                        "must be a string, got " + std::string(j["model"].type_name()) + " " +
+                            j["model"].dump() + ": " + hint);
+    if (j["model"].get<std::string>().empty())
+        throw SpecError(where, "model", "is empty: " + hint);
     p.model = j["model"];
     const auto& names = bundledModelNames();
     if (std::find(names.begin(), names.end(), p.model) != names.end()) {
@@ -213,10 +248,19 @@ void resolveModel(const json& j, Preset& p, const std::string& where, const std:
         if (mp.is_relative())
             mp = (p.file.empty() ? fs::current_path() : fs::absolute(p.file).parent_path()) / mp;
         std::error_code ec;
-        if (!fs::is_regular_file(mp, ec))
+        const auto status = fs::status(mp, ec);
+        if (ec || !fs::exists(status))
             throw SpecError(where, "model",
                             "model file " + mp.string() +
                                 " does not exist (and \"" + p.model + "\" is not a bundled model)");
+        if (fs::is_directory(status))
+            throw SpecError(where, "model",
+                            mp.string() + " is a directory, not a TorchScript model file");
+        if (!fs::is_regular_file(status))
+            throw SpecError(where, "model",
+                            mp.string() +
+                                " is not a regular file (a device, FIFO or socket), not a "
+                                "TorchScript model file");
         p.model_path = fs::weakly_canonical(mp).string();
     }
 }
@@ -405,17 +449,10 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
 
 // The file read as JSON, or the one error that stops everything (it cannot be opened or parsed).
 json readPresetJson(const std::string& path, Errors& errs) {
-    std::ifstream f(path);
-    if (!f) {
-        errs.add("", "cannot open the file");
-        return json();
-    }
-    try {
-        return json::parse(f);
-    } catch (const json::parse_error& e) {
-        errs.add("", std::string("not valid JSON: ") + e.what());
-        return json();
-    }
+    json j;
+    std::string why;
+    if (!readJsonFile(path, &j, &why)) errs.add("", why);
+    return j;
 }
 
 }  // namespace

@@ -148,6 +148,9 @@ json inputsToJson(const std::vector<InputSpec>& inputs);
 
 // The bundled model's sidecar (<name>.json next to <name>.pt): input signature etc.
 json readModelSidecar(const std::string& modelPath);
+// Reads a JSON file: false with `why` ("is a directory, not a JSON file", "not valid JSON: …",
+// a read error) instead of throwing or aborting on a directory, FIFO or device.
+bool readJsonFile(const std::string& path, json* out, std::string* why);
 
 // The preset serialized back (what "save preset" writes).
 json presetToJson(const Preset& p);
