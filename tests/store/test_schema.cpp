@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 using pitlane::store::RunStore;
 
 namespace {
@@ -413,4 +417,33 @@ TEST(Schema, ResolvePathHonoursFlagEnvironmentAndNone) {
     qunsetenv("PITLANE_DB");
     EXPECT_TRUE(
         RunStore::resolvePath(QString()).endsWith(QStringLiteral("pitlane/history.sqlite")));
+}
+
+// Many processes opening a fresh history at once (issue 12: 13 of 30 concurrent pitlane-cli
+// runs were refused with "table experiments already exists"): each migration step runs under
+// the write lock and reads the version again inside it. Threads with a connection each race
+// exactly as processes do (SQLite locks the file, not the connection).
+TEST(Schema, ConcurrentOpensOfAFreshFileAllSucceed) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("fresh.sqlite"));
+    constexpr int kOpeners = 12;
+    std::atomic<bool> go{false};
+    std::vector<QString> errors(kOpeners);
+    std::vector<int> versions(kOpeners, -1);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kOpeners; ++i)
+        threads.emplace_back([&, i] {
+            while (!go.load()) std::this_thread::yield();
+            RunStore s;
+            if (s.open(path))
+                versions[std::size_t(i)] = s.schemaVersion();
+            else
+                errors[std::size_t(i)] = s.lastError();
+        });
+    go = true;
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < kOpeners; ++i) {
+        EXPECT_TRUE(errors[std::size_t(i)].isEmpty()) << i << ": " << errors[std::size_t(i)].toStdString();
+        EXPECT_EQ(versions[std::size_t(i)], RunStore::kSchemaVersion) << i;
+    }
 }

@@ -163,26 +163,31 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
         *error = QStringLiteral("no migration to schema version %1").arg(target);
         return false;
     }
-    for (int v = from; v < target; ++v) {
-        if (!db.transaction()) {
+    // Each step under the write lock (BEGIN IMMEDIATE waits for it), the version read again
+    // inside it: two processes opening a fresh file at once (30 pitlane-cli runs) must not both
+    // create the tables ("table experiments already exists"): the second finds the step done.
+    for (int step = from; step < target; ++step) {
+        QSqlQuery q(db);
+        if (!q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
             *error = QStringLiteral("cannot begin the migration to v%1: %2")
-                         .arg(v + 1)
-                         .arg(db.lastError().text());
+                         .arg(step + 1)
+                         .arg(q.lastError().text());
             return false;
         }
-        QSqlQuery q(db);
-        const Step& step = kSteps[v];
-        bool ok = true;
-        for (std::size_t i = 0; ok && i < step.count; ++i)
-            ok = q.exec(QString::fromUtf8(step.statements[i]));
-        // user_version lives in the file header and is part of the transaction.
-        if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
-        if (!ok || !db.commit()) {
+        const int v = userVersion(db);
+        bool ok = v >= 0;
+        if (ok && v <= step) {  // not done by another process meanwhile
+            for (std::size_t i = 0; ok && i < kSteps[v].count; ++i)
+                ok = q.exec(QString::fromUtf8(kSteps[v].statements[i]));
+            // user_version lives in the file header and is part of the transaction.
+            if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
+        }
+        if (!ok || !q.exec(QStringLiteral("COMMIT"))) {
             *error = QStringLiteral("migration from schema v%1 to v%2 failed: %3")
-                         .arg(v)
-                         .arg(v + 1)
+                         .arg(step)
+                         .arg(step + 1)
                          .arg(q.lastError().text());
-            db.rollback();
+            QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
             return false;
         }
     }
