@@ -216,3 +216,57 @@ TEST_F(HostilePathTest, ADirectoryAsTheModelOrANumberAsItsNameIsNamed) {
 }
 
 }  // namespace
+
+namespace {
+
+// Resource exhaustion passes validation no more (issue 12 item 6): too many arms, too many
+// blocks, an iters x batch sizes x workers that overflowed an int.
+TEST_F(ValidateTest, RunsTooLargeForMemoryAreRefused) {
+    json j = good();
+    j.erase("lesson");
+    j["run"]["iters"] = 100000000;
+    j["run"]["block_iters"] = 1;
+    auto errs = spec::validatePreset(j, file, modelDir);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs.front().field(), "run.block_iters");
+    EXPECT_NE(std::string(errs.front().what()).find("100000000 blocks"), std::string::npos)
+        << errs.front().what();
+
+    j = good();
+    j.erase("lesson");
+    j["run"] = {{"iters", 1000000}, {"block_iters", 100000}};
+    j["arms"][0]["knobs"] = {{"batch_size", json::array({1, 2, 4, 8, 16, 32, 64, 128})},
+                             {"workers", 4}};
+    errs = spec::validatePreset(j, file, modelDir);
+    ASSERT_EQ(errs.size(), 1u) << errs.front().what();
+    EXPECT_EQ(errs.front().field(), "arms[0]");
+    EXPECT_NE(std::string(errs.front().what()).find("= 32000000 samples"), std::string::npos)
+        << errs.front().what();
+
+    j = good();
+    j.erase("lesson");
+    j["arms"] = json::array();
+    for (int i = 0; i < 65; ++i)
+        j["arms"].push_back({{"name", "arm" + std::to_string(i)}, {"knobs", json::object()}});
+    errs = spec::validatePreset(j, file, modelDir);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs.front().field(), "arms");
+    EXPECT_NE(std::string(errs.front().what()).find("65 arms; at most 64"), std::string::npos)
+        << errs.front().what();
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(HostilePathTest, ADuplicateKeyIsRefusedNamingIt) {
+    writeFile(tmp / "presets/dup.json",
+              R"({"model": "mlp", "run": {"iters": 20, "block_iters": 10, "iters": 40},
+                  "arms": [{"name": "A"}], "model": "other"})");
+    const auto errs = spec::validatePresetFile((tmp / "presets/dup.json").string(), modelDir);
+    ASSERT_EQ(errs.size(), 1u);
+    EXPECT_NE(firstReason(errs).find("the key \"iters\" appears twice"), std::string::npos)
+        << firstReason(errs);
+}
+
+}  // namespace

@@ -197,9 +197,29 @@ bool readJsonFile(const std::string& path, json* out, std::string* why) {
         *why = std::string("cannot open the file: ") + std::strerror(errno);
         return false;
     }
-    try {
-        *out = json::parse(f);
+    // JSON allows a key twice and the parser keeps the last value: a second "model" would
+    // silently run another model. Refused, naming the key.
+    std::vector<std::set<std::string>> keys;
+    std::string duplicate;
+    auto noDuplicates = [&](int, json::parse_event_t event, json& parsed) {
+        if (event == json::parse_event_t::object_start) {
+            keys.emplace_back();
+        } else if (event == json::parse_event_t::object_end) {
+            if (!keys.empty()) keys.pop_back();
+        } else if (event == json::parse_event_t::key && !keys.empty() &&
+                   !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+            duplicate = parsed.get<std::string>();
+        }
         return true;
+    };
+    try {
+        *out = json::parse(f, noDuplicates);
+        if (duplicate.empty()) return true;
+        *why = "the key \"" + duplicate +
+               "\" appears twice in one object (only one value can be meant; JSON parsers keep "
+               "the last silently)";
+        *out = json();
+        return false;
     } catch (const json::parse_error& e) {
         *why = std::string("not valid JSON: ") + e.what();
     } catch (const std::exception& e) {  // a read error (std::ios_base::failure)
@@ -339,6 +359,32 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
     return run;
 }
 
+// What a run would hold in memory before any worker starts: its blocks (tasks planned at once)
+// and each arm's samples (32 bytes each, kept in the window and the CLI). Counted in 64 bits:
+// iters x batch sizes x workers overflowed an int ("1000000/-2094967296 iterations").
+void checkRunSize(const Preset& p, Errors& errs) {
+    const long long blocks = (static_cast<long long>(p.run.iters) + p.run.block_iters - 1) /
+                             std::max(1, p.run.block_iters);
+    if (blocks > kMaxBlocks)
+        errs.add("run.block_iters", "iters " + std::to_string(p.run.iters) + " in blocks of " +
+                                        std::to_string(p.run.block_iters) + " make " +
+                                        std::to_string(blocks) + " blocks; at most " +
+                                        std::to_string(kMaxBlocks) +
+                                        " (raise block_iters)");
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& k = p.arms[i].knobs;
+        const long long samples = static_cast<long long>(p.run.iters) *
+                                  static_cast<long long>(k.batch_size.size()) *
+                                  std::max(1, k.workers);
+        if (samples > kMaxSamplesPerArm)
+            errs.add("arms[" + std::to_string(i) + "]",
+                     "iters x batch sizes x workers = " + std::to_string(samples) +
+                         " samples; at most " + std::to_string(kMaxSamplesPerArm) +
+                         " per arm (" + std::to_string(kMaxSamplesPerArm * 32 / (1 << 20)) +
+                         " MiB of samples)");
+    }
+}
+
 // Each arm on its own, and each of its knobs (parseKnobs collects them).
 std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
     std::vector<ArmSpec> out;
@@ -348,6 +394,12 @@ std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
     }
     const auto& arms = j["arms"];
     if (arms.empty()) errs.add("arms", "needs at least one arm");
+    // Each arm is at least one worker process (libtorch: ~0.7 s of CPU and ~150 MiB each).
+    if (arms.size() > kMaxArms) {
+        errs.add("arms", "has " + std::to_string(arms.size()) + " arms; at most " +
+                             std::to_string(kMaxArms) + " are measured side by side");
+        return out;
+    }
     std::set<std::string> armNames;
     for (std::size_t i = 0; i < arms.size(); ++i) {
         const auto f = "arms[" + std::to_string(i) + "]";
@@ -436,6 +488,7 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
     if (j.contains("run")) p.run = parseRunSettings(j["run"], errs);
     p.arms = parseArms(j, errs);
     checkLesson(p.lesson, p.arms, errs);
+    checkRunSize(p, errs);
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)
             if (p.arms[i].knobs.batchSweep())

@@ -147,6 +147,12 @@ std::vector<InputSpec> parseInputs(const json& j, const std::string& where,
 json inputsToJson(const std::vector<InputSpec>& inputs);
 
 // The bundled model's sidecar (<name>.json next to <name>.pt): input signature etc.
+// Limits on what a preset may ask for, checked by validation (a hostile or mistyped preset must
+// not take the machine's memory before any worker starts).
+inline constexpr std::size_t kMaxArms = 64;
+inline constexpr long long kMaxBlocks = 100000;            // ceil(iters / block_iters)
+inline constexpr long long kMaxSamplesPerArm = 20000000;   // iters x batch sizes x workers
+
 json readModelSidecar(const std::string& modelPath);
 // Reads a JSON file: false with `why` ("is a directory, not a JSON file", "not valid JSON: …",
 // a read error) instead of throwing or aborting on a directory, FIFO or device.
