@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <algorithm>
@@ -101,6 +102,28 @@ int usageError(const std::string& msg) {
     return kExitUsage;
 }
 
+namespace {
+// Every output's folder exists and is writable, and no output is a folder: said before the run
+// starts, not after it measured for an hour.
+bool checkOutputFolders(const Outputs& out, std::string& err) {
+    const auto& formats = report::exportFormats();
+    for (std::size_t i = 0; i < out.files.size(); ++i) {
+        if (out.files[i].isEmpty()) continue;
+        const QFileInfo file(out.files[i]);
+        const QFileInfo folder(file.absolutePath());
+        const std::string what = formats[i].cliFlags.front().toStdString() + " " +
+                                 out.files[i].toStdString() + ": ";
+        if (file.isDir()) err = what + "is a folder; name a file";
+        else if (!folder.isDir()) err = what + "the folder " + folder.filePath().toStdString() +
+                                        " does not exist";
+        else if (!folder.isWritable())
+            err = what + "the folder " + folder.filePath().toStdString() + " is not writable";
+        if (!err.empty()) return false;
+    }
+    return true;
+}
+}  // namespace
+
 bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err) {
     for (int i = from; i < args.size(); ++i) {
         const QString a = args[i];
@@ -123,7 +146,7 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             return false;
         }
     }
-    return true;
+    return checkOutputFolders(out, err);
 }
 
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId) {

@@ -261,3 +261,16 @@ TEST_F(Cli, UnknownOptionAndCommandExitTwo) {
 }
 
 }  // namespace
+
+// An output into a folder that does not exist is refused before anything runs (issue 12: it was
+// reported only after the whole run).
+TEST_F(Cli, RunRefusesAnOutputIntoAMissingFolderBeforeRunning) {
+    const auto preset = writeJson(path("good.json"), smallPreset());
+    const auto r = runCli({"run", preset, "--db", "none", "--json", path("no/such/folder/r.json")},
+                          20000);
+    EXPECT_TRUE(r.finished);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("pid"), std::string::npos) << "a worker was started: " << r.err;
+}
