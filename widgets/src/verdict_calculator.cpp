@@ -49,16 +49,10 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         auto& c = mirror_.arms[i];
-        c.name = a.name;
-        c.status = a.status;
-        c.error = a.error;
-        c.batch_size = a.batch_size;
-        c.batch_sizes = a.batch_sizes;
-        c.workers = a.workers;
-        c.peak_rss_bytes = a.peak_rss_bytes;
+        auto samples = std::move(c.samples);  // kept with their reserved capacity
+        c = results::armSettings(a);
+        c.samples = std::move(samples);
         c.processes = a.processes;
-        c.environment = a.environment;
-        c.applied = a.applied;
         c.warmup_ns = a.warmup_ns;
         if (a.samples.size() < c.samples.size()) c.samples.clear();  // not the same samples
         if (c.samples.capacity() < a.samples.size()) c.samples.reserve(a.samples.capacity());

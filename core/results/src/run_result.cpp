@@ -109,6 +109,26 @@ bool RunResult::allOk() const {
                                         [](const ArmResult& a) { return a.status == kOk; });
 }
 
+ArmResult armSettings(const ArmResult& a) {
+    ArmResult r;
+    r.name = a.name;
+    r.knobs = a.knobs;
+    r.batch_size = a.batch_size;
+    r.status = a.status;
+    r.error = a.error;
+    r.environment = a.environment;
+    r.applied = a.applied;
+    r.loaded = a.loaded;
+    r.peak_rss_bytes = a.peak_rss_bytes;
+    r.pid = a.pid;
+    r.batch_sizes = a.batch_sizes;
+    r.sweep_failures = a.sweep_failures;
+    r.workers = a.workers;
+    r.worker_applied = a.worker_applied;
+    r.worker_pids = a.worker_pids;
+    return r;
+}
+
 stats::Summary summarize(const ArmResult& arm) {
     return stats::summarize(arm.latencies(), arm.batch_size);
 }

@@ -47,35 +47,13 @@ void RunRecorder::post(std::function<bool(RunStore&, const RecordedRun&)> write,
 }
 
 namespace {
-// What the arms row holds: the arm without its samples, warmup, metrics and processes (tables
-// of their own), so a copy for the writer thread costs kilobytes, not the whole stream.
-results::ArmResult armRow(const results::ArmResult& a) {
-    results::ArmResult r;
-    r.name = a.name;
-    r.knobs = a.knobs;
-    r.batch_size = a.batch_size;
-    r.status = a.status;
-    r.error = a.error;
-    r.environment = a.environment;
-    r.applied = a.applied;
-    r.loaded = a.loaded;
-    r.peak_rss_bytes = a.peak_rss_bytes;
-    r.pid = a.pid;
-    r.batch_sizes = a.batch_sizes;
-    r.sweep_failures = a.sweep_failures;
-    r.workers = a.workers;
-    r.worker_applied = a.worker_applied;
-    r.worker_pids = a.worker_pids;
-    return r;
-}
-
 results::RunResult runRows(const results::RunResult& run) {
     results::RunResult r;
     r.preset = run.preset;
     r.preset_json = run.preset_json;
     r.started_at = run.started_at;
     r.wall_s = run.wall_s;
-    for (const auto& a : run.arms) r.arms.push_back(armRow(a));
+    for (const auto& a : run.arms) r.arms.push_back(results::armSettings(a));  // the arms row
     return r;
 }
 
@@ -152,7 +130,7 @@ void RunRecorder::flushDirty() {
     for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i)
         if (dirty_[i]) {
             dirty_[i] = false;
-            post([i, row = armRow(arms[i])](RunStore& store, const RecordedRun& ids) {
+            post([i, row = results::armSettings(arms[i])](RunStore& store, const RecordedRun& ids) {
                 return store.updateArm(ids.armIds[i], row);
             });
         }
@@ -261,7 +239,7 @@ void RunRecorder::armFinished(int arm) {
     const auto a = std::size_t(arm);
     const auto& live = result_().arms[a];
     dirty_[a] = false;
-    post([a, row = armRow(live)](RunStore& store, const RecordedRun& ids) {
+    post([a, row = results::armSettings(live)](RunStore& store, const RecordedRun& ids) {
         return store.updateArm(ids.armIds[a], row);
     });
     syncProcesses(a);

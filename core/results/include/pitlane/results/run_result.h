@@ -119,6 +119,9 @@ struct RunResult {
 };
 
 stats::Summary summarize(const ArmResult& arm);
+// The arm's settings and state without its growing vectors (samples, warmup, metrics, warnings,
+// processes): kilobytes to copy to another thread, whatever the length of the run.
+ArmResult armSettings(const ArmResult& arm);
 // Per worker process: its median and n at the arm's first batch size (processes list order).
 std::vector<ProcessSummary> processSummaries(const ArmResult& arm);
 // Page faults per measured iteration over every process of the arm (-1: not reported).
