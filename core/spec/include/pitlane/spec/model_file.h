@@ -1,0 +1,36 @@
+#pragma once
+// Integrity of a TorchScript model file before anything measures it (issue 12): libtorch does
+// not check the zip's CRC-32s, so a damaged copy can load and run with changed weights. Qt-free
+// and torch-free; hostile bytes never crash it (every length read from the file is bounded by the
+// file's size before it is used, and nothing is allocated from a length field).
+#include <cstdint>
+#include <string>
+
+namespace pitlane::spec {
+
+// Stable error codes (docs/KNOBS.md "Error codes").
+// The file is a zip but its structure or an entry's bytes are not what the archive records
+// (a CRC-32 mismatch, a truncation, an entry outside the file, ...).
+inline constexpr const char* kModelDamaged = "model_damaged";
+// The file is not a zip archive, or a sound zip that is not a TorchScript archive.
+inline constexpr const char* kModelNotTorchScript = "model_not_torchscript";
+// The file cannot be opened or is not a regular file (same code as the worker's).
+inline constexpr const char* kModelMissing = "model_not_found";
+
+struct ModelFileCheck {
+    bool ok = false;
+    std::string code;     // "" when ok
+    std::string message;  // names the file, the entry and the reason; "" when ok
+    std::string sha256;   // lower-case hex of the whole file; "" when the check stopped before
+    std::uint64_t bytes = 0;  // the file's size
+    int entries = 0;          // zip entries (central directory)
+};
+
+// Reads the file once: the zip's end records (zip64 included) and central directory against
+// every local header (names, sizes, offsets, no overlap, nothing outside the file, no duplicate
+// names), every entry's CRC-32 (stored entries directly, deflated ones inflated by zlib with
+// their declared size as a bound), the TorchScript layout (one top-level folder holding
+// data.pkl, constants.pkl, version and code/), and the SHA-256 of the whole file.
+ModelFileCheck checkModelFile(const std::string& path);
+
+}  // namespace pitlane::spec

@@ -1,0 +1,286 @@
+#include "pitlane/spec/model_file.h"
+
+#include "sha256.h"
+#include "zip_layout.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+namespace pitlane::spec {
+
+using detail::FileReader;
+using detail::ModelFileError;
+using detail::ZipEntry;
+
+namespace {
+
+// Deflated entries of a TorchScript archive are its code and debug info: kilobytes. A declared
+// size beyond this is refused before anything is inflated (a zip bomb costs nothing to check).
+constexpr std::uint64_t kMaxInflatedBytes = 256ull << 20;
+constexpr std::size_t kChunk = 1 << 20;
+
+[[noreturn]] void damaged(const std::string& reason) { throw ModelFileError(kModelDamaged, reason); }
+[[noreturn]] void notTorchScript(const std::string& reason) {
+    throw ModelFileError(kModelNotTorchScript, reason);
+}
+
+std::string entryName(const ZipEntry& e) { return "entry " + detail::printableName(e.name); }
+
+std::string hex32(std::uint32_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", unsigned(v));
+    return buf;
+}
+
+// One entry's bytes as they stream past: CRC-32 of the (inflated) data, its length, its first
+// and last byte (a pickle starts with PROTO 0x80 and ends with STOP '.').
+class EntryCheck {
+public:
+    explicit EntryCheck(const ZipEntry& e) : e_(e) {
+        if (e.method == 8 && inflateInit2(&z_, -MAX_WBITS) != Z_OK)
+            damaged(entryName(e) + ": zlib could not start inflating");
+        inflating_ = e.method == 8;
+    }
+    ~EntryCheck() {
+        if (inflating_) inflateEnd(&z_);
+    }
+    EntryCheck(const EntryCheck&) = delete;
+    EntryCheck& operator=(const EntryCheck&) = delete;
+
+    void feed(const unsigned char* p, std::size_t n) {
+        if (!inflating_) return take(p, n);
+        z_.next_in = const_cast<unsigned char*>(p);
+        z_.avail_in = unsigned(n);
+        while (z_.avail_in > 0) {
+            if (ended_)
+                damaged(entryName(e_) + ": its deflate stream ends before its data does");
+            unsigned char out[1 << 16];
+            z_.next_out = out;
+            z_.avail_out = sizeof out;
+            const int rc = inflate(&z_, Z_NO_FLUSH);
+            if (rc != Z_OK && rc != Z_STREAM_END)
+                damaged(entryName(e_) + ": bad deflate data (" +
+                        (z_.msg ? std::string(z_.msg) : "zlib error " + std::to_string(rc)) + ")");
+            ended_ = rc == Z_STREAM_END;
+            take(out, sizeof out - z_.avail_out);
+        }
+    }
+
+    // After the entry's last byte: the counts and the CRC against the central directory.
+    void finish() {
+        if (inflating_ && !ended_) drain();
+        if (length_ != e_.size)
+            damaged(entryName(e_) + ": " + std::to_string(length_) + " bytes of data, recorded " +
+                    std::to_string(e_.size));
+        if (crc_ != e_.crc)
+            damaged(entryName(e_) + ": CRC-32 " + hex32(std::uint32_t(crc_)) + ", recorded " +
+                    hex32(e_.crc));
+    }
+    int first() const { return first_; }
+    int last() const { return last_; }
+
+private:
+    void take(const unsigned char* p, std::size_t n) {
+        if (n == 0) return;
+        length_ += n;
+        if (length_ > e_.size)
+            damaged(entryName(e_) + ": inflates to more than its recorded " +
+                    std::to_string(e_.size) + " bytes");
+        if (first_ < 0) first_ = p[0];
+        last_ = p[n - 1];
+        crc_ = crc32_z(crc_, p, n);
+    }
+    // A deflate stream that has consumed all its input but not said it ended is truncated.
+    void drain() {
+        unsigned char out[1 << 16];
+        z_.next_in = nullptr, z_.avail_in = 0;
+        z_.next_out = out, z_.avail_out = sizeof out;
+        const int rc = inflate(&z_, Z_FINISH);
+        take(out, sizeof out - z_.avail_out);
+        if (rc != Z_STREAM_END) damaged(entryName(e_) + ": its deflate stream is cut short");
+        ended_ = true;
+    }
+
+    const ZipEntry& e_;
+    z_stream z_{};
+    bool inflating_ = false, ended_ = false;
+    std::uint64_t length_ = 0;
+    uLong crc_ = crc32_z(0, nullptr, 0);
+    int first_ = -1, last_ = -1;
+};
+
+struct Streamed {
+    std::string sha256;
+    std::map<std::string, std::pair<int, int>> ends;  // entry -> first and last byte
+};
+
+// One sequential pass: the SHA-256 of every byte, each entry's data to its EntryCheck.
+Streamed streamFile(const FileReader& f, std::vector<ZipEntry> entries) {
+    std::sort(entries.begin(), entries.end(),
+              [](const ZipEntry& a, const ZipEntry& b) { return a.data < b.data; });
+    Streamed out;
+    detail::Sha256 sha;
+    std::vector<unsigned char> buf(kChunk);
+    std::size_t next = 0;
+    std::unique_ptr<EntryCheck> current;
+    for (std::uint64_t pos = 0; pos < f.size();) {
+        const std::size_t n = std::size_t(std::min<std::uint64_t>(kChunk, f.size() - pos));
+        f.readAt(pos, buf.data(), n, "the file");
+        sha.update(buf.data(), n);
+        const std::uint64_t chunkEnd = pos + n;
+        while (next < entries.size() && entries[next].data < chunkEnd) {
+            const ZipEntry& e = entries[next];
+            if (!current) current = std::make_unique<EntryCheck>(e);
+            const std::uint64_t from = std::max(e.data, pos);
+            const std::uint64_t to = std::min(e.data + e.compressed, chunkEnd);
+            if (to > from) current->feed(buf.data() + (from - pos), std::size_t(to - from));
+            if (e.data + e.compressed > chunkEnd) break;
+            current->finish();
+            out.ends[e.name] = {current->first(), current->last()};
+            current.reset();
+            ++next;
+        }
+        pos = chunkEnd;
+    }
+    for (; next < entries.size(); ++next) {  // empty entries at the very end of the data
+        EntryCheck empty(entries[next]);
+        empty.finish();
+        out.ends[entries[next].name] = {-1, -1};
+    }
+    out.sha256 = sha.hexDigest();
+    return out;
+}
+
+void refuseBombs(const std::vector<ZipEntry>& entries) {
+    std::uint64_t inflated = 0;
+    for (const auto& e : entries) {
+        if (e.method != 8) continue;
+        if (e.size > kMaxInflatedBytes - std::min(inflated, kMaxInflatedBytes))
+            damaged(entryName(e) + ": declares " + std::to_string(e.size) +
+                    " bytes once inflated (from " + std::to_string(e.compressed) +
+                    "); the compressed entries of a model may hold at most " +
+                    std::to_string(kMaxInflatedBytes >> 20) + " MiB in all");
+        inflated += e.size;
+    }
+}
+
+bool isNumber(const std::string& s) {
+    return !s.empty() && s.size() <= 18 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// torch.jit.save numbers tensor storages 0..N-1 under data/: a gap is an entry lost.
+void checkStorageNumbers(const std::string& root, const std::vector<ZipEntry>& entries) {
+    std::vector<std::uint64_t> keys;
+    const std::string dir = root + "data/";
+    for (const auto& e : entries) {
+        if (e.name.compare(0, dir.size(), dir) != 0) continue;
+        const std::string key = e.name.substr(dir.size());
+        if (!isNumber(key))
+            damaged(entryName(e) + ": tensor data named other than by a number");
+        keys.push_back(std::stoull(key));
+    }
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        if (keys[i] != i)
+            damaged("entry " + detail::printableName(dir) + std::to_string(i) +
+                    " is missing (torch.jit.save numbers tensor data from 0, and " +
+                    detail::printableName(dir) + std::to_string(keys.back()) + " is there)");
+}
+
+// libtorch's reader takes the first entry's folder as the archive's root and requires version;
+// torch.jit.load then reads constants.pkl, data.pkl and code/.
+std::string checkTorchScriptNames(const std::vector<ZipEntry>& entries) {
+    if (entries.empty()) notTorchScript("a zip archive with no entries, not a TorchScript model");
+    const std::string& first = entries.front().name;
+    const auto slash = first.find('/');
+    if (slash == std::string::npos || slash == 0)
+        notTorchScript("not a TorchScript archive: entry " + detail::printableName(first) +
+                       " is not inside a top-level folder");
+    const std::string root = first.substr(0, slash + 1);
+    bool code = false;
+    for (const auto& e : entries) {
+        if (e.name.compare(0, root.size(), root) != 0)
+            notTorchScript("not a TorchScript archive: " + entryName(e) + " is outside the folder " +
+                           detail::printableName(root) + " of the others");
+        code = code || e.name.compare(0, root.size() + 5, root + "code/") == 0;
+    }
+    const auto has = [&](const std::string& n) {
+        return std::any_of(entries.begin(), entries.end(),
+                           [&](const ZipEntry& e) { return e.name == root + n; });
+    };
+    for (const char* need : {"data.pkl", "constants.pkl"})
+        if (!has(need))
+            notTorchScript("not a TorchScript archive: no entry " +
+                           detail::printableName(root) + need);
+    if (!has("version") && !has(".data/version"))
+        notTorchScript("not a TorchScript archive: no entry " + detail::printableName(root) +
+                       "version");
+    if (!code)
+        notTorchScript("not a TorchScript archive: no code/ folder under " +
+                       detail::printableName(root));
+    checkStorageNumbers(root, entries);
+    return root;
+}
+
+void checkPickles(const std::string& root, const Streamed& s) {
+    for (const char* name : {"data.pkl", "constants.pkl"}) {
+        const auto [first, last] = s.ends.at(root + name);
+        if (first != 0x80 || last != '.')
+            damaged("entry " + detail::printableName(root) + name +
+                    " is not a pickle (it must begin with 0x80 and end with '.')");
+    }
+}
+
+ModelFileCheck checkOpenFile(int fd, ModelFileCheck r) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw ModelFileError(kModelMissing, "not a regular file");
+    r.bytes = std::uint64_t(st.st_size);
+    const FileReader file(fd, r.bytes);
+    const detail::ZipLayout layout = detail::readZipLayout(file);
+    r.entries = int(layout.entries.size());
+    const std::string root = checkTorchScriptNames(layout.entries);
+    refuseBombs(layout.entries);
+    const Streamed streamed = streamFile(file, layout.entries);
+    checkPickles(root, streamed);
+    r.sha256 = streamed.sha256;
+    r.ok = true;
+    return r;
+}
+
+}  // namespace
+
+ModelFileCheck checkModelFile(const std::string& path) {
+    ModelFileCheck r;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        r.code = kModelMissing;
+        r.message = "model file " + path + ": cannot be opened (" + std::strerror(errno) + ")";
+        return r;
+    }
+    try {
+        r = checkOpenFile(fd, r);
+    } catch (const ModelFileError& e) {
+        r.ok = false;
+        r.code = e.code();
+        r.message = "model file " + path + ": " + e.what();
+    } catch (const std::bad_alloc&) {
+        r.ok = false;
+        r.code = kModelDamaged;
+        r.message = "model file " + path + ": not enough memory to check it";
+    }
+    ::close(fd);
+    return r;
+}
+
+}  // namespace pitlane::spec

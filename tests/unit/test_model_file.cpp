@@ -1,0 +1,150 @@
+// spec::checkModelFile against archives and damaged copies written by Python (model_fixtures.py:
+// zipfile, with the CRCs and SHA-256 computed by zlib and hashlib), the bundled models (SHA-256
+// from sha256sum) and hostile bytes written here.
+#include "pitlane/spec/model_file.h"
+#include "temp_dir.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace pitlane::test {
+namespace {
+
+using nlohmann::json;
+
+std::string modelDir() {
+    const char* d = std::getenv("PITLANE_MODEL_DIR");
+    return d ? d : "build/bin/models";
+}
+
+std::string run(const std::string& command) {
+    std::string out;
+    FILE* p = ::popen(command.c_str(), "r");
+    if (!p) return out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(::pclose(p), 0) << command;
+    return out;
+}
+
+std::string readAll(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// One set of fixtures for the whole suite (0.6 s of Python).
+class ModelFile : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir();
+        run(std::string(PITLANE_PYTHON) + " " + PITLANE_FIXTURES + " " + modelDir() +
+            "/mlp.pt " + dir_->path().string());
+        expected_ = new json(json::parse(readAll(dir_->path() / "expected.json")));
+    }
+    static void TearDownTestSuite() {
+        delete expected_;
+        delete dir_;
+    }
+    static std::string file(const std::string& name) { return (dir_->path() / name).string(); }
+    static const json& facts(const std::string& name) { return expected_->at(name); }
+
+    static TempDir* dir_;
+    static json* expected_;
+};
+TempDir* ModelFile::dir_ = nullptr;
+json* ModelFile::expected_ = nullptr;
+
+TEST_F(ModelFile, IntactArchivesPassWithPythonsSha256) {
+    for (const char* name : {"original.pt", "made.pt"}) {
+        const auto r = spec::checkModelFile(file(name));
+        EXPECT_TRUE(r.ok) << name << ": " << r.message;
+        EXPECT_EQ(r.code, "");
+        EXPECT_EQ(r.sha256, facts(name)["sha256"].get<std::string>()) << name;
+        EXPECT_EQ(r.bytes, facts(name)["bytes"].get<std::uint64_t>()) << name;
+        EXPECT_EQ(r.entries, facts(name)["entries"].get<int>()) << name;
+    }
+}
+
+TEST_F(ModelFile, EveryDamageIsRefusedWithItsCodeAndReason) {
+    int checked = 0;
+    for (const auto& [name, f] : expected_->items()) {
+        if (f["code"] == "") continue;
+        const auto r = spec::checkModelFile(file(name));
+        EXPECT_FALSE(r.ok) << name;
+        EXPECT_EQ(r.code, f["code"].get<std::string>()) << name << ": " << r.message;
+        EXPECT_NE(r.message.find(file(name)), std::string::npos) << name << ": " << r.message;
+        EXPECT_NE(r.message.find(f["says"].get<std::string>()), std::string::npos)
+            << name << ": " << r.message;
+        EXPECT_EQ(r.sha256, "") << name;
+        std::printf("%s: %s\n", r.code.c_str(), r.message.c_str());
+        ++checked;
+    }
+    EXPECT_GE(checked, 15);
+}
+
+TEST_F(ModelFile, AFlippedTensorByteNamesTheEntryAndBothCrcs) {
+    const auto r = spec::checkModelFile(file("flip_data.pt"));
+    EXPECT_EQ(r.code, spec::kModelDamaged);
+    EXPECT_EQ(r.message, "model file " + file("flip_data.pt") + ": " +
+                             facts("flip_data.pt")["says"].get<std::string>());
+}
+
+TEST(ModelFileBundled, EveryBundledModelPassesWithSha256sumsDigest) {
+    for (const char* name : {"mlp", "lstm", "transformer", "mobilenet_v3_small", "resnet18"}) {
+        const std::string path = modelDir() + "/" + name + ".pt";
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = spec::checkModelFile(path);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_TRUE(r.ok) << r.message;
+        EXPECT_EQ(r.sha256, run("sha256sum " + path).substr(0, 64)) << name;
+        EXPECT_EQ(r.bytes, fs::file_size(path));
+        // resnet18 is 45 MB: one streamed pass, well under a second.
+        EXPECT_LT(s, 1.0) << name;
+        std::printf("%s: %.0f ms, %d entries\n", name, s * 1000, r.entries);
+    }
+}
+
+TEST(ModelFileHostile, MissingDirectoryAndFifoAreRefusedWithoutBlocking) {
+    TempDir dir;
+    const auto missing = spec::checkModelFile((dir / "nope.pt").string());
+    EXPECT_EQ(missing.code, spec::kModelMissing);
+    EXPECT_NE(missing.message.find("nope.pt"), std::string::npos);
+    EXPECT_EQ(spec::checkModelFile(dir.path().string()).code, spec::kModelMissing);
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    EXPECT_EQ(spec::checkModelFile((dir / "fifo").string()).code, spec::kModelMissing);
+}
+
+// Random bytes spliced into an intact model, and random files: never a crash, always a code.
+TEST(ModelFileHostile, RandomDamageNeverCrashesAndIsRefusedWithACode) {
+    TempDir dir;
+    const std::string original = readAll(modelDir() + "/tiny_probe.pt");
+    std::mt19937 rng(12);
+    int refused = 0;
+    for (int i = 0; i < 400; ++i) {
+        std::string bytes = original;
+        const int edits = 1 + int(rng() % 4);
+        for (int k = 0; k < edits; ++k) bytes[rng() % bytes.size()] = char(rng());
+        if (i % 5 == 0) bytes.resize(rng() % bytes.size());
+        writeFile(dir / "m.pt", bytes);
+        const auto r = spec::checkModelFile((dir / "m.pt").string());
+        if (r.ok) continue;  // an edit that wrote the byte already there, or a don't-care field
+        ++refused;
+        EXPECT_TRUE(r.code == spec::kModelDamaged || r.code == spec::kModelNotTorchScript)
+            << r.code;
+        EXPECT_NE(r.message.find("m.pt"), std::string::npos);
+    }
+    EXPECT_GT(refused, 300);
+}
+
+}  // namespace
+}  // namespace pitlane::test
