@@ -3,6 +3,7 @@
 #include "pitlane/engine/event_sink.h"
 #include "pitlane/engine/nvml.h"
 #include "pitlane/engine/sampler.h"
+#include "pitlane/engine/sandbox.h"
 #include "pitlane/engine/system.h"
 #include "pitlane/protocol/protocol.h"
 
@@ -20,20 +21,55 @@ using namespace pitlane;
 
 namespace {
 
-// The command line. False when it asked for --help (printed to stderr): the worker exits 0.
-bool parseArgs(int argc, char** argv, int& metricsPeriodMs) {
+struct Args {
+    int metricsPeriodMs = 100;
+    engine::SandboxOptions sandbox{true, {}, -1};
+};
+
+const char* const kUsage =
+    "pitlane-worker [--metrics-ms N] [--sandbox on|off] [--scratch DIR] [--memory-limit-mb N|auto|none]\n"
+    "The Pitlane engine for one arm: reads JSON commands on stdin (configure, run, quit), writes "
+    "JSON events on stdout. Started by pitlane and pitlane-cli.\n"
+    "The sandbox (on by default) confines the worker before it loads a model: writes only "
+    "beneath the scratch directory (none without --scratch), no sockets but AF_UNIX, no new "
+    "privileges, and a memory limit (auto: 75 % of physical memory).\n";
+
+// The command line. Returns 0 to go on, else the exit code (--help: 0 after printing, a bad
+// argument: 2 with the reason on stderr).
+int parseArgs(int argc, char** argv, Args& args, bool& help) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--metrics-ms" && i + 1 < argc) metricsPeriodMs = std::max(10, std::atoi(argv[++i]));
-        else if (a == "--help" || a == "-h") {
-            std::cerr << "pitlane-worker [--metrics-ms N]\n"
-                         "The Pitlane engine for one arm: reads JSON commands on stdin (configure, "
-                         "run, quit), writes JSON events on stdout. Started by pitlane and "
-                         "pitlane-cli.\n";
-            return false;
+        const bool hasValue = i + 1 < argc;
+        const std::string v = hasValue ? argv[i + 1] : "";
+        if (a == "--metrics-ms" && hasValue) {
+            args.metricsPeriodMs = std::max(10, std::atoi(argv[++i]));
+        } else if (a == "--sandbox" && (v == "on" || v == "off")) {
+            args.sandbox.enabled = v == "on";
+            ++i;
+        } else if (a == "--scratch" && hasValue) {
+            args.sandbox.scratch = v;
+            ++i;
+        } else if (a == "--memory-limit-mb" && hasValue) {
+            char* end = nullptr;
+            const long long mb = std::strtoll(v.c_str(), &end, 10);
+            if (v == "auto") args.sandbox.memoryLimitBytes = -1;
+            else if (v == "none") args.sandbox.memoryLimitBytes = 0;
+            else if (end && *end == '\0' && mb > 0 && mb < (1LL << 40)) args.sandbox.memoryLimitBytes = mb << 20;
+            else {
+                std::cerr << "pitlane-worker: --memory-limit-mb " << v << ": expected a positive number of MiB, auto or none\n";
+                return 2;
+            }
+            ++i;
+        } else if (a == "--help" || a == "-h") {
+            std::cerr << kUsage;
+            help = true;
+            return 0;
+        } else {
+            std::cerr << "pitlane-worker: unknown or incomplete argument \"" << a << "\"\n" << kUsage;
+            return 2;
         }
     }
-    return true;
+    return 0;
 }
 
 // The hello event: who this worker is and the environment manifest.
@@ -66,13 +102,18 @@ bool dispatch(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampl
         } else {
             sink.error(protocol::code::kBadCommand, "unknown command \"" + name + "\"");
         }
+    } catch (const std::bad_alloc&) {
+        sink.error(protocol::code::kOutOfMemory, engine::outOfMemoryMessage("std::bad_alloc"));
     } catch (const std::exception& e) {
         // torch's c10::Error carries a backtrace: the first line is the reason, the rest detail.
         std::string what = e.what();
         const auto nl = what.find('\n');
-        sink.error(protocol::code::kInternal,
-                   "unexpected error: " + what.substr(0, nl),
-                   {{"detail", nl == std::string::npos ? std::string() : what.substr(nl + 1, 4000)}});
+        const std::string first = what.substr(0, nl);
+        const std::string detail = nl == std::string::npos ? std::string() : what.substr(nl + 1, 4000);
+        if (engine::isOutOfMemory(first))
+            sink.error(protocol::code::kOutOfMemory, engine::outOfMemoryMessage(first), {{"detail", detail}});
+        else
+            sink.error(protocol::code::kInternal, "unexpected error: " + first, {{"detail", detail}});
     }
     return true;
 }
@@ -125,8 +166,11 @@ int main(int argc, char** argv) {
     // worker running under init, maybe inside a forward that takes minutes.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-    int metricsPeriodMs = 100;
-    if (!parseArgs(argc, argv, metricsPeriodMs)) return 0;
+    Args args;
+    bool help = false;
+    if (const int rc = parseArgs(argc, argv, args, help); rc != 0 || help) return rc;
+    // Confined before torch starts a thread or sees the model (sandbox.h).
+    engine::applySandbox(args.sandbox);
 
     engine::Engine eng(sink);
     if (!sink.emit(helloEvent(eng))) return 0;
@@ -134,7 +178,7 @@ int main(int argc, char** argv) {
     // The sampler starts with the first command, not at hello: the session starts the worker
     // processes of later replicates ahead of their turn, and an idle worker must cost nothing
     // (no thread waking every period) while other processes are measured.
-    engine::MetricsSampler sampler(sink, metricsPeriodMs);
+    engine::MetricsSampler sampler(sink, args.metricsPeriodMs);
     const int malformed = serve(eng, sink, sampler);
     sampler.stop();
     sink.emit(byeEvent(sampler, malformed));

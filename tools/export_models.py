@@ -67,6 +67,17 @@ class TinyProbe(nn.Module):
         return x * 2.0
 
 
+class MemHog(nn.Module):
+    """Test model: each forward allocates 768 MiB of float32 and touches one page of it (a
+    memory_limit_mb of 512 refuses the allocation: out_of_memory; with 4096 it runs, fast: the
+    untouched pages are never faulted in)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        big = x.new_empty(192 * 1024 * 1024)  # depends on x: not constant-folded
+        big[0] = 1.0
+        return x + big[0]
+
+
 def build(name):
     import torchvision.models as tvm
     if name == "resnet18":
@@ -82,6 +93,8 @@ def build(name):
         return MLP(), [[256]], "3-layer MLP 256-512-512-10"
     if name == "tiny_probe":
         return TinyProbe(), [[4]], "test model: x * 2, a few microseconds per forward"
+    if name == "mem_hog":
+        return MemHog(), [[4]], "test model: allocates 768 MiB per forward"
     if name == "alloc_probe":
         return AllocProbe(), [[4]], "test model: allocates 4 MiB per forward"
     raise SystemExit(f"export_models.py: unknown model {name!r}")

@@ -63,7 +63,8 @@ TEST(KnobTable, DefaultsOfTheStructAreTheTables) {
             EXPECT_FALSE(k.unavailable.empty());
         }
     }
-    EXPECT_EQ(defaults.size() + 8, knobTable().size());  // intra_op_threads + 7 torch defaults
+    // Absent by default: intra_op_threads, memory_limit_mb and 7 torch defaults.
+    EXPECT_EQ(defaults.size() + 9, knobTable().size());
 }
 
 TEST(KnobTable, NamesAreUniqueAndFound) {
@@ -114,7 +115,7 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
         {"workers", 4}, {"host_sync_each_iter", true}, {"profiling_executor", false},
         {"fuser", true}, {"flush_denormal", true}, {"workload", "train_step"}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
         {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
-        {"cuda_graph", true}};
+        {"cuda_graph", true}, {"sandbox", "off"}, {"memory_limit_mb", 512}};
     std::set<std::string> covered;
     for (const auto& [name, v] : values) {
         SCOPED_TRACE(name + " = " + v.dump());

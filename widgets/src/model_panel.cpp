@@ -82,6 +82,16 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     load_ = addInfo(form, tr("Load time"), "modelLoadTime");
     firstForward_ = addInfo(form, tr("First forward"), "modelFirstForward");
     for (QLabel* l : {output_, load_, firstForward_}) l->setWordWrap(true);
+    // A model is code (README "Models are code"): said under a file the user opened.
+    trust_ = new QLabel(tr("A model is code: its forward runs as you. Pitlane confines each "
+                           "worker (knob Sandbox: writes only to the run's scratch folder, no "
+                           "network, a memory limit), but run only models you trust."),
+                        this);
+    trust_->setObjectName(QStringLiteral("modelTrustNote"));
+    trust_->setWordWrap(true);
+    trust_->setStyleSheet(QStringLiteral("color: #8a5a00;"));
+    trust_->setVisible(false);
+    form->addRow(trust_);
     clearLoaded();
 }
 
@@ -136,6 +146,7 @@ void ModelPanel::setModel(const QString& model) {
     // Zero-width spaces after each '/' let a long path wrap inside the narrow panel.
     path_->setText(QString(path).replace(QLatin1Char('/'), QStringLiteral("/\u200b")));
     path_->setToolTip(path);
+    trust_->setVisible(!bundled && !model.isEmpty());
 }
 
 QString ModelPanel::model() const {

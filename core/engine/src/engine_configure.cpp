@@ -105,6 +105,7 @@ bool Engine::configure(const json& cmd) {
     ConfigureState s;
     if (!d.parseArm(cmd, s)) return false;           // knobs, inputs, model path, seed
     if (!d.checkAllocator(s)) return false;          // 0. allocator (chosen at process start)
+    if (!d.checkSandbox(s)) return false;            //    sandbox (applied at process start)
     if (!d.selectDevice()) return false;             // 1. device
     if (!d.applyAffinity(s)) return false;           // 2. affinity, before torch's thread pools
     if (!d.applyThreads(s)) return false;            // 3. intra / inter-op threads
@@ -157,6 +158,33 @@ bool Engine::Impl::checkAllocator(ConfigureState& s) {
                 {"path", path},
                 {"ld_preload", preload ? preload : ""}});
     return false;
+}
+
+// The sandbox and memory limit are applied when the worker starts (worker_main.cpp, from the
+// command line the session built from these knobs): a worker started otherwise would measure
+// another configuration than the arm asked for. What could not be applied is a warning.
+bool Engine::Impl::checkSandbox(ConfigureState& s) {
+    s.sandbox = sandboxState();
+    const bool on = s.sandbox.is_object() && s.sandbox.value("enabled", false);
+    const json limit = s.sandbox.is_object() ? s.sandbox.value("memory_limit_bytes", json()) : json();
+    std::string why;
+    if (on != (knobs.sandbox == "on"))
+        why = "the worker was started with the sandbox " + std::string(on ? "on" : "off") +
+              " but the arm asks \"" + knobs.sandbox + "\" (start it with --sandbox " + knobs.sandbox + ")";
+    else if (knobs.memory_limit_mb &&
+             (!limit.is_number() || limit.get<std::int64_t>() != std::int64_t(*knobs.memory_limit_mb) << 20))
+        why = "the arm asks memory_limit_mb " + std::to_string(*knobs.memory_limit_mb) +
+              " but the worker's limit is " + (limit.is_number() ? limit.dump() + " bytes" : std::string("none")) +
+              " (start it with --memory-limit-mb " + std::to_string(*knobs.memory_limit_mb) + ")";
+    if (!why.empty()) {
+        const std::string knob = on != (knobs.sandbox == "on") ? "sandbox" : "memory_limit_mb";
+        sink.error(code::kBadKnob, "knob " + knob + ": " + why, {{"knob", knob}, {"field", "knobs." + knob}});
+        return false;
+    }
+    if (on)
+        for (const auto& e : s.sandbox["errors"])
+            sink.warning("sandbox_incomplete", "sandbox: " + e.get<std::string>());
+    return true;
 }
 
 // 1. Device.
@@ -389,10 +417,11 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
         std::ostringstream shapes;
         for (const auto& v : inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
                                                      << dtypeName(v.toTensor().scalar_type()) << ' ';
-        sink.error(classifyForwardError(reason),
+        const std::string errorCode = classifyForwardError(reason);
+        sink.error(errorCode,
                    std::string(trainStepWorkload() ? "train step" : "forward") +
                        " failed with input " + shapes.str() + "(precision " + k.precision +
-                       "): " + reason,
+                       "): " + reason + oomNote(errorCode),
                    {{"torch", std::string(e.what()).substr(0, 4000)}});
         return false;
     }
@@ -466,6 +495,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["blas"] = blas["name"];
     a["blas_path"] = blas["path"];
     readBackAllocator(a, s.allocator);
+    a["sandbox"] = s.sandbox;
     readBackFlushDenormal(a);
     readBackWorkload(a, s);
     auto& ctx = at::globalContext();

@@ -4,6 +4,7 @@
 #include "pitlane/engine/engine.h"
 
 #include "pitlane/engine/sampler.h"
+#include "pitlane/engine/sandbox.h"
 #include "pitlane/engine/system.h"
 #include "pitlane/protocol/protocol.h"
 #include "pitlane/spec/preset.h"
@@ -116,6 +117,11 @@ inline std::string classifyForwardError(const std::string& reason) {
     return code::kForwardFailed;
 }
 
+// The memory limit said after an out_of_memory message (sandbox.h), nothing after others.
+inline std::string oomNote(const std::string& errorCode) {
+    return errorCode == code::kOutOfMemory ? memoryLimitNote() : std::string();
+}
+
 inline void countNodes(torch::jit::Block* block, int& total, int& getattr, int& mkldnn) {
     for (auto* node : block->nodes()) {
         ++total;
@@ -193,6 +199,7 @@ struct ConfigureState {
     json arm;                 // the command's "arm" object
     std::uint64_t seed = 0;
     json allocator;           // mappedAllocator(): checked first, read back into "applied"
+    json sandbox;             // sandboxState(): checked with the allocator, read back too
     int workerCount = 1, workerIndex = 0;
     int intra = 1;            // intra-op threads
     json loaded;              // the "loaded" event, filled in by load .. first forward
@@ -273,6 +280,7 @@ struct Engine::Impl {
     // A step that returns false has emitted the error event; configure stops there.
     bool parseArm(const json& cmd, detail::ConfigureState& s);
     bool checkAllocator(detail::ConfigureState& s);
+    bool checkSandbox(detail::ConfigureState& s);
     bool selectDevice();
     bool applyAffinity(detail::ConfigureState& s);
     bool applyThreads(const detail::ConfigureState& s);

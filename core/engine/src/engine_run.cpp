@@ -110,8 +110,10 @@ const std::vector<std::vector<c10::IValue>>* Engine::Impl::inputsFor(int bs) {
             it = inputs.emplace(bs, makeInputs(bs, knobs.input_on_host)).first;
         } catch (const std::exception& e) {
             const auto reason = torchReason(e);
-            sink.error(classifyForwardError(reason),
-                       "creating the input for batch size " + std::to_string(bs) + ": " + reason,
+            const std::string errorCode = classifyForwardError(reason);
+            sink.error(errorCode,
+                       "creating the input for batch size " + std::to_string(bs) + ": " + reason +
+                           oomNote(errorCode),
                        {{"batch_size", bs}});
             return nullptr;
         }
@@ -168,10 +170,11 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
     } catch (const std::exception& e) {
         samples.flush();  // keep what was measured
         const auto reason = torchReason(e);
-        sink.error(classifyForwardError(reason),
+        const std::string errorCode = classifyForwardError(reason);
+        sink.error(errorCode,
                    std::string(trainStepWorkload() ? "train step" : "forward") +
                        " failed in block " + std::to_string(block) + " at iteration " +
-                       std::to_string(lat.size()) + ": " + reason,
+                       std::to_string(lat.size()) + ": " + reason + oomNote(errorCode),
                    {{"batch_size", bs}});
         return false;
     }

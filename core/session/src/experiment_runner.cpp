@@ -1,6 +1,7 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/worker_process.h"
+#include "pitlane/spec/model_file.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -121,6 +122,12 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
     }
     (void)maxSweep;
+    // The model's bytes, checked once before any worker starts: libtorch does not check the
+    // zip's CRCs, so a damaged file would be measured silently (issue 12).
+    const spec::ModelFileCheck model = spec::checkModelFile(preset.model_path);
+    result_.model_sha256 = model.sha256;
+    for (std::size_t i = 0; !model.ok && i < preset.arms.size(); ++i)
+        failArm(int(i), R::kFailed, model.code, model.message);
     // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
     // or one block per process when there are more processes than that (then the iterations are
     // shared out evenly). Round r measures a contiguous share of the blocks.
@@ -450,6 +457,7 @@ void ExperimentRunner::finalize() {
     killTimer_.stop();
     watchdog_.stop();
     result_.wall_s = elapsedMs() / 1000.0;
+    scratch_.reset();  // every worker has exited: what a model wrote there goes with it
     running_ = false;
     emit finished();
 }

@@ -4,8 +4,11 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/allocator.h"
+#include "pitlane/session/sandbox_launch.h"
 #include "pitlane/protocol/events.h"
 #include "pitlane/session/worker_process.h"
+
+#include <QDir>
 
 #include <algorithm>
 
@@ -165,6 +168,11 @@ bool ExperimentRunner::startupSettled() const {
     return true;
 }
 
+QString ExperimentRunner::scratchDir() {
+    if (!scratch_) scratch_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/pitlane-run-XXXXXX"));
+    return scratch_->isValid() ? scratch_->path() : QString();
+}
+
 std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
     const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
     std::vector<WorkerState> workers(std::size_t(knobs.workers));
@@ -179,7 +187,8 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
     for (std::size_t k = 0; k < workers.size(); ++k) {
         const int w = int(k);
         auto& ws = workers[k];
-        ws.process = std::make_unique<WorkerProcess>(options_.workerPath);
+        ws.process = std::make_unique<WorkerProcess>(options_.workerPath,
+                                                     sandboxArguments(knobs, scratchDir()));
         ws.process->setEnvironment(env);
         auto* proc = ws.process.get();
         connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {

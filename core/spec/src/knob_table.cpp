@@ -97,6 +97,17 @@ void executionRows(std::vector<KnobInfo>& t) {
          "Heap allocator of the worker process: glibc malloc (system), or jemalloc / tcmalloc "
          "preloaded (LD_PRELOAD) when the worker starts", "", &setField<&Knobs::allocator>,
          &getField<&Knobs::allocator>});
+    row({"sandbox", K::Choice, {"on", "off"}, {}, 0, 0, "on", "\"on\"", "", exec, false,
+         "Sandbox",
+         "Confine the worker (a model is code): writes only to the run's scratch folder "
+         "(Landlock), no sockets but AF_UNIX (seccomp), no new privileges, a memory limit",
+         "", &setField<&Knobs::sandbox>, &getField<&Knobs::sandbox>});
+    row({"memory_limit_mb", K::OptionalCount, {}, {}, 64, 1 << 24, json(),
+         "75 % of physical memory (sandbox on, CPU); none otherwise", "MiB", exec, false,
+         "Memory limit",
+         "RLIMIT_DATA of the worker: an allocation above it fails the arm with out_of_memory "
+         "instead of waking the system's OOM killer", "", &setField<&Knobs::memory_limit_mb>,
+         &getField<&Knobs::memory_limit_mb>});
     row({"flush_denormal", K::TorchBool, {}, {}, 0, 0, json(), "torch's default (off)", "", exec,
          false, "Flush denormals",
          "at::globalContext().setFlushDenormal on every intra-op thread: denormal floats become "

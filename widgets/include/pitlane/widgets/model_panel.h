@@ -39,6 +39,7 @@ private:
     QComboBox* picker_;
     QToolButton* open_;
     QLabel *path_, *size_, *params_, *input_, *output_, *load_, *firstForward_;
+    QLabel* trust_ = nullptr;  // "a model is code", under a file the user opened
     QString modelDir_;
     bool updating_ = false;
 };

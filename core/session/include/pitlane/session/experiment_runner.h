@@ -9,6 +9,7 @@
 #include "pitlane/spec/preset.h"
 
 #include <QElapsedTimer>
+#include <QTemporaryDir>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
@@ -185,6 +186,10 @@ private:
     // Processes of finished rounds, told to quit: kept until they exit.
     std::vector<std::unique_ptr<WorkerProcess>> retired_;
     QElapsedTimer measureClock_;        // since the first measured block was sent
+    // The run's scratch folder: the only place a sandboxed worker may write (its $TMPDIR).
+    // Made with the first worker, removed when the run is finalized.
+    std::unique_ptr<QTemporaryDir> scratch_;
+    QString scratchDir();
 };
 
 }  // namespace pitlane::session

@@ -62,6 +62,13 @@ struct Knobs {
     // What one measured iteration is: "inference" (a forward) or "train_step" (forward, loss =
     // mean of the first output tensor, backward, SGD p -= 1e-3 * p.grad, grads set to None).
     std::string workload = "inference";
+    // The worker's sandbox (engine/sandbox.h): "on" (writes only to the run's scratch folder, no
+    // sockets but AF_UNIX, no new privileges, a memory limit) or "off". Applied when the worker
+    // starts (its command line), read back into applied.sandbox.
+    std::string sandbox = "on";
+    // RLIMIT_DATA of the worker in MiB; absent: 75 % of physical memory with the sandbox on a
+    // CPU device, none otherwise.
+    std::optional<int> memory_limit_mb;
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };

@@ -1,0 +1,58 @@
+#pragma once
+// The worker's sandbox (the `sandbox` and `memory_limit_mb` knobs). A model is code: a scripted
+// forward can call torch.save on any path, and PyTorch says there is no safe mode for
+// torch.jit.load. So pitlane-worker confines itself before it loads anything, while it still has
+// one thread (Landlock applies to the calling thread and the threads it creates later):
+//
+//   - no new privileges (PR_SET_NO_NEW_PRIVS): set-uid programs the model could reach gain nothing;
+//   - filesystem: Landlock, where the kernel has it — writes (create, write, truncate, remove,
+//     rename, link) only beneath the scratch directory (the session makes one per run; it
+//     becomes the worker's $TMPDIR; without one nothing is writable) and to /dev/null,
+//     /dev/zero, /dev/full and CUDA's /dev/nvidia* nodes; reading stays allowed (the model,
+//     libraries, /proc);
+//   - network: a seccomp filter (all threads) refuses socket() for every family but AF_UNIX, and
+//     io_uring_setup (it can open sockets too); with Landlock ABI >= 4 TCP bind/connect are also
+//     refused, with ABI >= 6 signals to processes outside the sandbox and abstract UNIX sockets;
+//   - memory: RLIMIT_DATA (private writable memory: every heap and tensor on the CPU), so a runaway
+//     model fails its allocation (`out_of_memory`) instead of waking the system's OOM killer.
+//
+// What took effect is read back, never assumed: /proc/self/status (NoNewPrivs, Seccomp),
+// getrlimit, and harmless probes (an unnamed O_TMPFILE beside the scratch directory and inside
+// it, an AF_INET socket opened and closed). No Qt, no torch.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace pitlane::engine {
+
+struct SandboxOptions {
+    bool enabled = true;
+    std::string scratch;                // the only writable folder; empty: none at all
+    std::int64_t memoryLimitBytes = 0;  // 0: none; -1: the default (75 % of physical memory)
+};
+
+// Applies `opts` to this process; call it first thing in main(), before any thread exists.
+// Returns the report (also kept for sandboxState()): "enabled", "scratch", "filesystem",
+// "network", "no_new_privs", "memory_limit_bytes", "threads_at_start", and "errors" (a mechanism
+// that could not be applied, with the reason; the others still are).
+nlohmann::json applySandbox(SandboxOptions opts);
+
+// The report of applySandbox (null before it ran), with a fresh read-back ("read_back": probes
+// and /proc/self/status) — what `applied.sandbox` carries.
+nlohmann::json sandboxState();
+
+// The default memory limit: 75 % of MemTotal from /proc/meminfo (0 when unknown).
+std::int64_t defaultMemoryLimitBytes();
+
+// " (the worker's memory limit is N MiB: knob memory_limit_mb)", or "" without a limit: said
+// after every out_of_memory message.
+std::string memoryLimitNote();
+// The message of an allocation failure the engine did not catch itself: `what` and the note.
+std::string outOfMemoryMessage(const std::string& what);
+
+// True when `what` (an exception's message) is an allocation failure: std::bad_alloc, or
+// c10's "can't allocate memory" from the CPU allocator.
+bool isOutOfMemory(const std::string& what);
+
+}  // namespace pitlane::engine
