@@ -2,6 +2,7 @@
 #include "cli_common.h"
 
 #include "pitlane/report/report.h"
+#include "pitlane/spec/model_file.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -37,7 +38,15 @@ int cmdValidate(const QStringList& args) {
             continue;
         }
         const auto p = spec::loadPresetFile(file, modelDir());
-        std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path << ")\n";
+        // The same check a run makes before starting any worker (spec::checkModelFile).
+        const auto model = spec::checkModelFile(p.model_path);
+        if (!model.ok) {
+            std::cerr << file << ": model: " << model.code << ": " << model.message << "\n";
+            exitCode = kExitUsage;
+            continue;
+        }
+        std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path
+                  << ", SHA-256 " << model.sha256 << ")\n";
     }
     return exitCode;
 }

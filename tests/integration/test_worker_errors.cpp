@@ -50,7 +50,9 @@ TEST(WorkerErrors, CudaDeviceOnCpuBuildIsDeviceUnavailable) {
     EXPECT_FALSE(run.allOk());
 }
 
-TEST(WorkerErrors, GarbageModelFileIsModelLoadFailed) {
+// Not a zip: the runner's model check refuses it before any worker loads it (the worker's own
+// model_load_failed is tested with a sound archive libtorch refuses: test_model_integrity).
+TEST(WorkerErrors, GarbageModelFileIsRefusedBeforeLoading) {
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
     const std::string bad = dir.filePath("garbage.pt").toStdString();
@@ -67,8 +69,9 @@ TEST(WorkerErrors, GarbageModelFileIsModelLoadFailed) {
     const auto& a = run.arms[0];
     EXPECT_EQ(a.status, R::kFailed);
     ASSERT_TRUE(a.error.has_value());
-    EXPECT_EQ(a.error->code, "model_load_failed");
+    EXPECT_EQ(a.error->code, "model_not_torchscript");
     EXPECT_NE(a.error->message.find("garbage.pt"), std::string::npos) << a.error->message;
+    EXPECT_TRUE(a.processes.empty()) << "a worker was started";
 }
 
 TEST(WorkerErrors, InputShapeThatDoesNotFitTheModel) {

@@ -201,10 +201,18 @@ QString appliedSection(const RunResult& run, Flavor flavor) {
            table;
 }
 
+// Which bytes were measured: the model file's SHA-256, checked before any worker started.
+QString modelDigestLine(const RunResult& run) {
+    if (run.model_sha256.empty()) return {};
+    return QStringLiteral("<p>Model file <code>%1</code>: SHA-256 <code>%2</code>.</p>\n")
+        .arg(esc(QString::fromStdString(run.preset.model)), esc(QString::fromStdString(run.model_sha256)));
+}
+
 QString environmentSection(const RunResult& run, Flavor flavor) {
     const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.environment; });
     if (t.keys.empty())
-        return QStringLiteral("<h2>Environment</h2>\n<p>No worker reported its environment.</p>\n");
+        return QStringLiteral("<h2>Environment</h2>\n") + modelDigestLine(run) +
+               QStringLiteral("<p>No worker reported its environment.</p>\n");
     int drift = 0;
     const QString table = keyValueTable(run, t, flavor, QStringLiteral("drift"),
                                         {"pid", "hostname"}, QStringLiteral("&mdash;"), &drift);
@@ -217,7 +225,7 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
                      "conditions.</b></p>\n")
                      .arg(drift)
                : QStringLiteral("Identical for every arm: no drift.</p>\n");
-    return h + table;
+    return h + modelDigestLine(run) + table;
 }
 
 QString rawDataSection(const RunResult& run, Flavor flavor) {

@@ -349,6 +349,7 @@ json toResultsJson(const RunResult& run) {
     j["schema"] = 1;
     j["generator"] = "pitlane";
     j["preset"] = run.preset_json.is_null() ? spec::presetToJson(run.preset) : run.preset_json;
+    if (!run.model_sha256.empty()) j["model_sha256"] = run.model_sha256;
     j["started_at"] = run.started_at;
     j["wall_s"] = run.wall_s;
     j["arms"] = json::array();
@@ -369,6 +370,8 @@ RunResult fromResultsJson(const json& j) {
                                  " is not supported (expected 1)");
     RunResult r;
     readPreset(j, r);
+    if (j.contains("model_sha256"))
+        r.model_sha256 = as(j["model_sha256"], "results", "model_sha256", std::string());
     r.started_at = j.value("started_at", std::string());
     r.wall_s = j.value("wall_s", 0.0);
     r.stopping = j.value("stopping", json::object());

@@ -84,6 +84,7 @@ results::RunResult runFromRow(const QSqlQuery& q) {
     r.preset_json = parseJsonText(q.value(2).toString());
     r.stopping = parseJsonText(q.value(4).toString());
     r.replication = parseJsonText(q.value(5).toString());
+    r.model_sha256 = q.value(6).toString().toStdString();
     fillPreset(r);
     return r;
 }
@@ -214,8 +215,8 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     const QString what = QStringLiteral("load run %1").arg(id);
     QSqlQuery q(db);
     q.prepare(QStringLiteral(
-        "SELECT started_at, wall_s, preset, finished_at, stopping, replication FROM experiments "
-        "WHERE id = ?"));
+        "SELECT started_at, wall_s, preset, finished_at, stopping, replication, model_sha256 "
+        "FROM experiments WHERE id = ?"));
     q.addBindValue(id);
     if (!q.exec()) return fail(what, q.lastError().text()), std::nullopt;
     if (!q.next()) return fail(what, QStringLiteral("no such run")), std::nullopt;
@@ -267,6 +268,9 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     r.preset.name = "run " + std::to_string(runX) + " arm " + x->arms[std::size_t(armX)].name +
                     " vs run " + std::to_string(runY) + " arm " + y->arms[std::size_t(armY)].name;
     r.preset.model = model;
+    r.model_sha256 = x->model_sha256 == y->model_sha256
+                         ? x->model_sha256
+                         : x->model_sha256 + " / " + y->model_sha256;
     r.preset_json = {{"name", r.preset.name},
                      {"model", model},
                      {"compared_runs", {runX, runY}},

@@ -51,6 +51,7 @@ results::RunResult runRows(const results::RunResult& run) {
     results::RunResult r;
     r.preset = run.preset;
     r.preset_json = run.preset_json;
+    r.model_sha256 = run.model_sha256;
     r.started_at = run.started_at;
     r.wall_s = run.wall_s;
     for (const auto& a : run.arms) r.arms.push_back(results::armSettings(a));  // the arms row

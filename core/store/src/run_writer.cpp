@@ -48,8 +48,8 @@ struct Inserter {
     std::optional<qint64> experiment(const results::RunResult& run, const QString& source) {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
-            "INSERT INTO experiments (started_at, name, model, preset, source, wall_s) "
-            "VALUES (?, ?, ?, ?, ?, ?)"));
+            "INSERT INTO experiments (started_at, name, model, preset, source, wall_s, "
+            "model_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)"));
         q.addBindValue(text(run.started_at.empty() ? results::isoNowUtc() : run.started_at));
         q.addBindValue(text(run.preset.name));
         q.addBindValue(text(run.preset.model));
@@ -57,6 +57,7 @@ struct Inserter {
             jsonText(run.preset_json.is_null() ? spec::presetToJson(run.preset) : run.preset_json));
         q.addBindValue(text(source));
         q.addBindValue(run.wall_s);
+        q.addBindValue(text(run.model_sha256));
         if (!exec(q)) return std::nullopt;
         return q.lastInsertId().toLongLong();
     }

@@ -126,6 +126,12 @@ const char* const kV5[] = {
     "ALTER TABLE experiments ADD COLUMN lesson TEXT NOT NULL DEFAULT '{}'",
 };
 
+// v5 -> v6: the SHA-256 of the model file the run measured (spec::checkModelFile before any
+// worker started), the results JSON's "model_sha256". Runs written by v5 read as "".
+const char* const kV6[] = {
+    "ALTER TABLE experiments ADD COLUMN model_sha256 TEXT NOT NULL DEFAULT ''",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -134,7 +140,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV2, sizeof kV2 / sizeof *kV2},
                        {kV3, sizeof kV3 / sizeof *kV3},
                        {kV4, sizeof kV4 / sizeof *kV4},
-                       {kV5, sizeof kV5 / sizeof *kV5}};
+                       {kV5, sizeof kV5 / sizeof *kV5},
+                       {kV6, sizeof kV6 / sizeof *kV6}};
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace

@@ -100,6 +100,9 @@ struct ArmResult {
 struct RunResult {
     spec::Preset preset;
     json preset_json;         // the preset as run
+    // SHA-256 (hex) of the model file measured, checked before any worker started
+    // (spec::checkModelFile); "" when it could not be read or the run predates it.
+    std::string model_sha256;
     std::string started_at;   // ISO 8601 UTC
     double wall_s = 0;
     std::vector<ArmResult> arms;

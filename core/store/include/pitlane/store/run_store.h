@@ -59,7 +59,7 @@ struct CrossRunComparison {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 

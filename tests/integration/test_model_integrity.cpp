@@ -1,0 +1,125 @@
+// A damaged model is never measured (issue 12): pitlane-cli validate and run refuse a copy of
+// mlp with one flipped tensor byte, naming the entry and both CRCs (computed by Python's zlib),
+// before any worker starts; an intact copy runs and its results JSON, Markdown report and stored
+// run carry the file's SHA-256 (sha256sum's); a sound archive with a malicious data.pkl is
+// refused by libtorch's unpickler and nothing runs it.
+#include "cli.h"
+#include "harness.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace pitlane::itest;
+
+std::string shell(const std::string& command) {
+    std::string out;
+    FILE* p = ::popen(command.c_str(), "r");
+    if (!p) return out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(::pclose(p), 0) << command;
+    return out;
+}
+
+class ModelIntegrity : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(dir.isValid());
+        shell(std::string(PITLANE_PYTHON) + " " + PITLANE_MODEL_COPIES + " " + modelDir() +
+              "/mlp.pt " + dir.path().toStdString() + " " + marker());
+        facts = readJson(path("facts.json"));
+        ASSERT_TRUE(facts.is_object());
+    }
+    QString path(const char* name) const { return dir.filePath(QString::fromUtf8(name)); }
+    std::string marker() const { return path("os_system_ran").toStdString(); }
+    QString preset(const char* model) {
+        const json j = {{"name", model},
+                        {"model", std::string(model) + ".pt"},
+                        {"input", json::array({{{"shape", {256}}, {"dtype", "float32"}}})},
+                        {"run", {{"warmup_iters", 2}, {"iters", 6}, {"block_iters", 3},
+                                 {"processes", 1}}},
+                        {"arms", json::array({{{"name", "A"}, {"knobs", {{"intra_op_threads", 1}}}},
+                                              {{"name", "B"},
+                                               {"knobs", {{"intra_op_threads", 1},
+                                                          {"grad", "no_grad"}}}}})}};
+        return writeJson(path((std::string(model) + ".json").c_str()), j);
+    }
+
+    QTemporaryDir dir;
+    json facts;
+};
+
+TEST_F(ModelIntegrity, ValidateRefusesADamagedModelNamingTheEntryAndCrcs) {
+    const auto r = runCli({"validate", preset("damaged")});
+    ASSERT_TRUE(r.finished);
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    const std::string says = "entry " + facts["damaged_entry"].get<std::string>() + ": CRC-32 " +
+                             facts["damaged_crc"].get<std::string>() + ", recorded " +
+                             facts["recorded_crc"].get<std::string>();
+    EXPECT_NE(r.err.find("model_damaged"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(path("damaged.pt").toStdString() + ": " + says), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out.find(": ok"), std::string::npos) << r.out;
+}
+
+TEST_F(ModelIntegrity, RunRefusesADamagedModelBeforeAnyWorkerStarts) {
+    const auto r = runCli({"run", preset("damaged"), "--db", "none", "--json", path("out.json")},
+                          30000);
+    ASSERT_TRUE(r.finished) << r.err;
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    const json j = readJson(path("out.json"));
+    ASSERT_EQ(j["arms"].size(), 2u);
+    for (const auto& a : j["arms"]) {
+        EXPECT_EQ(a["status"], "failed");
+        EXPECT_EQ(a["error"]["code"], "model_damaged");
+        EXPECT_NE(a["error"]["message"].get<std::string>().find(
+                      facts["damaged_entry"].get<std::string>()),
+                  std::string::npos);
+        EXPECT_TRUE(a["latency_ns"].empty());
+        EXPECT_TRUE(a["processes"].empty()) << "a worker was started";
+    }
+    EXPECT_FALSE(j.contains("model_sha256"));
+}
+
+TEST_F(ModelIntegrity, AnIntactCopyRunsAndEveryOutputCarriesItsSha256) {
+    const std::string sha = shell("sha256sum " + path("intact.pt").toStdString()).substr(0, 64);
+    ASSERT_EQ(sha, facts["intact_sha256"].get<std::string>());
+    const auto r = runCli({"run", preset("intact"), "--db", path("history.db"), "--json",
+                           path("out.json"), "--md", path("out.md")});
+    ASSERT_TRUE(r.finished) << r.err;
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(readJson(path("out.json"))["model_sha256"], sha);
+    std::ifstream md(path("out.md").toStdString());
+    std::stringstream text;
+    text << md.rdbuf();
+    EXPECT_NE(text.str().find("SHA-256 `" + sha + "`"), std::string::npos) << text.str();
+    // Through the history: the stored run reads back with the same digest.
+    const auto stored = runCli({"report", "1", "--db", path("history.db"), "--json",
+                                path("stored.json")});
+    ASSERT_EQ(stored.exitCode, 0) << stored.err;
+    EXPECT_EQ(readJson(path("stored.json"))["model_sha256"], sha);
+}
+
+TEST_F(ModelIntegrity, AMaliciousPickleIsRefusedByTheLoaderAndNeverRuns) {
+    const auto v = runCli({"validate", preset("pickle")});
+    EXPECT_EQ(v.exitCode, 0) << "a sound archive: the zip check has nothing against it\n" << v.err;
+    const auto r = runCli({"run", preset("pickle"), "--db", "none", "--json", path("out.json")});
+    ASSERT_TRUE(r.finished) << r.err;
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    for (const auto& a : readJson(path("out.json"))["arms"]) {
+        EXPECT_EQ(a["status"], "failed");
+        EXPECT_EQ(a["error"]["code"], "model_load_failed");
+        EXPECT_TRUE(a["latency_ns"].empty());
+    }
+    EXPECT_FALSE(QFile::exists(QString::fromStdString(marker()))) << "os.system ran";
+}
+
+}  // namespace
