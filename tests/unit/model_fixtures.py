@@ -116,6 +116,13 @@ outside[eocd + 16:eocd + 20] = struct.pack("<I", 0xFFFFFFFF)
 write("cd_outside2.pt", bytes(outside), code="model_damaged",
       says="does not end where the end records begin")
 
+# A local header's CRC field (0: a data descriptor follows) changed: neither 0 nor the CD's.
+lh = infos[1].header_offset
+local = bytearray(original)
+local[lh + 14] ^= 0x01
+write("local_crc.pt", bytes(local), code="model_damaged",
+      says=f"entry {infos[1].filename}: the local header's CRC or sizes are neither 0")
+
 # A huge compressed-size field in a central directory record.
 huge = bytearray(original)
 huge[cdo + 20:cdo + 24] = struct.pack("<I", 0xFFFFFFF0)

@@ -227,6 +227,11 @@ void localHeader(const FileReader& f, ZipEntry& e, std::uint64_t cdOffset) {
                 std::to_string(e.data) + " run past the central directory (byte " +
                 std::to_string(cdOffset) + ")");
     e.end = e.data + e.compressed;
+    const auto zeroOr = [](std::uint64_t v, std::uint64_t cd) { return v == 0 || v == cd; };
+    if ((e.flags & 8) && !(zeroOr(local.crc, e.crc) && zeroOr(local.compressed, e.compressed) &&
+                           zeroOr(local.size, e.size)))
+        damaged(entry + ": the local header's CRC or sizes are neither 0 (a data descriptor "
+                        "follows) nor the central directory's");
     if (e.flags & 8)
         e.end += descriptor(f, e, e.end, cdOffset, local.compressed == kMax32 ||
                                                        e.compressed >= kMax32 || e.size >= kMax32);
