@@ -353,4 +353,31 @@ void Engine::Impl::readBackFlushDenormal(json& a) {
 #endif
 }
 
+// The sandbox and memory limit are applied when the worker starts (worker_main.cpp, from the
+// command line the session built from these knobs): a worker started otherwise would measure
+// another configuration than the arm asked for. What could not be applied is a warning.
+bool Engine::Impl::checkSandbox(ConfigureState& s) {
+    s.sandbox = sandboxState();
+    const bool on = s.sandbox.is_object() && s.sandbox.value("enabled", false);
+    const json limit = s.sandbox.is_object() ? s.sandbox.value("memory_limit_bytes", json()) : json();
+    std::string why;
+    if (on != (knobs.sandbox == "on"))
+        why = "the worker was started with the sandbox " + std::string(on ? "on" : "off") +
+              " but the arm asks \"" + knobs.sandbox + "\" (start it with --sandbox " + knobs.sandbox + ")";
+    else if (knobs.memory_limit_mb &&
+             (!limit.is_number() || limit.get<std::int64_t>() != std::int64_t(*knobs.memory_limit_mb) << 20))
+        why = "the arm asks memory_limit_mb " + std::to_string(*knobs.memory_limit_mb) +
+              " but the worker's limit is " + (limit.is_number() ? limit.dump() + " bytes" : std::string("none")) +
+              " (start it with --memory-limit-mb " + std::to_string(*knobs.memory_limit_mb) + ")";
+    if (!why.empty()) {
+        const std::string knob = on != (knobs.sandbox == "on") ? "sandbox" : "memory_limit_mb";
+        sink.error(code::kBadKnob, "knob " + knob + ": " + why, {{"knob", knob}, {"field", "knobs." + knob}});
+        return false;
+    }
+    if (on)
+        for (const auto& e : s.sandbox["errors"])
+            sink.warning("sandbox_incomplete", "sandbox: " + e.get<std::string>());
+    return true;
+}
+
 }  // namespace pitlane::engine

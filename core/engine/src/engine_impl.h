@@ -280,7 +280,7 @@ struct Engine::Impl {
     // A step that returns false has emitted the error event; configure stops there.
     bool parseArm(const json& cmd, detail::ConfigureState& s);
     bool checkAllocator(detail::ConfigureState& s);
-    bool checkSandbox(detail::ConfigureState& s);
+    bool checkSandbox(detail::ConfigureState& s);  // engine.cpp
     bool selectDevice();
     bool applyAffinity(detail::ConfigureState& s);
     bool applyThreads(const detail::ConfigureState& s);
