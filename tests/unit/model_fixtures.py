@@ -150,4 +150,12 @@ with warnings.catch_warnings():
             z.writestr(zipfile.ZipInfo(n), d, compress_type=m)
 write("dup.pt", open(dup_path, "rb").read(), code="model_damaged", says="appears twice")
 
+# SHA-256 of prefixes of one byte pattern (block and padding boundaries), for both code paths.
+pattern = bytes((i * 7 + 3) % 256 for i in range(100000))
+with open(os.path.join(out, "pattern.bin"), "wb") as f:
+    f.write(pattern)
+json.dump({str(n): hashlib.sha256(pattern[:n]).hexdigest()
+           for n in [0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4113, 100000]},
+          open(os.path.join(out, "prefixes.json"), "w"), indent=1)
+
 json.dump(expected, open(os.path.join(out, "expected.json"), "w"), indent=1)

@@ -2,6 +2,7 @@
 // zipfile, with the CRCs and SHA-256 computed by zlib and hashlib), the bundled models (SHA-256
 // from sha256sum) and hostile bytes written here.
 #include "pitlane/spec/model_file.h"
+#include "sha256.h"  // core/spec/src: internal, tested directly
 #include "temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,24 @@ TEST_F(ModelFile, AFlippedTensorByteNamesTheEntryAndBothCrcs) {
     EXPECT_EQ(r.code, spec::kModelDamaged);
     EXPECT_EQ(r.message, "model file " + file("flip_data.pt") + ": " +
                              facts("flip_data.pt")["says"].get<std::string>());
+}
+
+// Both SHA-256 code paths (the x86 SHA extensions where the CPU has them, and the portable
+// one) against hashlib, fed in uneven pieces across the block and padding boundaries.
+TEST_F(ModelFile, Sha256OfEveryPrefixMatchesHashlibOnBothCodePaths) {
+    const std::string pattern = readAll(dir_->path() / "pattern.bin");
+    const json prefixes = json::parse(readAll(dir_->path() / "prefixes.json"));
+    ASSERT_GE(prefixes.size(), 10u);
+    for (const bool hardware : {true, false})
+        for (const auto& [length, digest] : prefixes.items()) {
+            const std::size_t n = std::stoul(length);
+            spec::detail::Sha256 sha(hardware);
+            const auto* p = reinterpret_cast<const unsigned char*>(pattern.data());
+            for (std::size_t at = 0, step = 1; at < n; at += step, step = step * 3 % 200 + 1)
+                sha.update(p + at, std::min(step, n - at));
+            EXPECT_EQ(sha.hexDigest(), digest.get<std::string>()) << n << " bytes, hardware "
+                                                                   << hardware;
+        }
 }
 
 TEST(ModelFileBundled, EveryBundledModelPassesWithSha256sumsDigest) {

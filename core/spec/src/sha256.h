@@ -10,7 +10,9 @@ namespace pitlane::spec::detail {
 
 class Sha256 {
 public:
-    Sha256();
+    // `hardware`: use the x86 SHA extensions where the CPU has them (false: the portable code,
+    // for tests).
+    explicit Sha256(bool hardware = true);
     void update(const unsigned char* data, std::size_t n);
     // Lower-case hex of the digest; the object is spent afterwards.
     std::string hexDigest();
@@ -21,6 +23,7 @@ private:
     std::array<unsigned char, 64> buffer_{};
     std::size_t buffered_ = 0;
     std::uint64_t length_ = 0;  // bytes
+    bool hardware_ = true;
 };
 
 }  // namespace pitlane::spec::detail
