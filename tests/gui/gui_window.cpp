@@ -410,6 +410,10 @@ private slots:
         QCOMPARE(
             w.comparisonModel()->index(1, widgets::ComparisonTableModel::Status).data().toString(),
             QStringLiteral("killed"));
+        const QString verdict =
+            w.comparisonModel()->index(1, widgets::ComparisonTableModel::Verdict).data().toString();
+        QVERIFY2(verdict.endsWith(QStringLiteral("not compared")) && verdict.contains(QStringLiteral("killed")),
+                 qPrintable(verdict));
         QVERIFY(w.logPane()->errors() >= 1);
     }
 };

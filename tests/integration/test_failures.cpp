@@ -99,6 +99,13 @@ TEST(Failures, WorkerKilledMidRunKeepsItsSamplesAndTheOtherArmFinishes) {
     EXPECT_NE(killedArm["error"].value("message", "").find("signal 9"), std::string::npos)
         << killedArm["error"].dump();
     EXPECT_EQ(killedArm["summary"]["n"], killedArm["latency_ns"].size());
+    // A killed arm gets no speed verdict on what it left; the results say why.
+    EXPECT_TRUE(j["comparisons"].empty()) << j["comparisons"].dump();
+    ASSERT_EQ(j["not_compared"].size(), 1u);
+    EXPECT_EQ(j["not_compared"][0]["arm"], "B");
+    EXPECT_EQ(j["not_compared"][0]["reason"],
+              "B was killed after " + std::to_string(killedArm["latency_ns"].size()) +
+                  " samples: B vs A not compared");
 }
 
 TEST(Failures, SilentWorkerTimesOutAndIsKilled) {

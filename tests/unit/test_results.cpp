@@ -79,6 +79,15 @@ TEST(ResultsJson, HasTheContractFields) {
     EXPECT_EQ(j["arms"][0]["cold"]["first_iter_ms"], 3.25);
     EXPECT_FALSE(j["arms"][0].contains("error"));
     EXPECT_EQ(j["arms"][1]["error"]["code"], "killed");
+    // A killed arm is not compared on what it left (nor is a failed, crashed or timed-out one).
+    EXPECT_TRUE(j["comparisons"].empty());
+    ASSERT_EQ(j["not_compared"].size(), 1u);
+    EXPECT_EQ(j["not_compared"][0]["reason"], "B was killed after 14 samples: B vs A not compared");
+    // Stopped by the user instead: what B measured is compared.
+    auto stopped = makeRun();
+    stopped.arms[1].status = R::kCancelled;
+    j = R::toResultsJson(stopped);
+    EXPECT_TRUE(j["not_compared"].empty());
     ASSERT_EQ(j["comparisons"].size(), 1u);
     auto& c = j["comparisons"][0];
     EXPECT_EQ(c["baseline"], "A");

@@ -40,6 +40,7 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
         }
         for (const auto& c : comparisons)
             if (!r.baseline && c.arm == a.name) r.comparison = c;
+        if (withComparisons) r.not_compared = results::notComparedReason(run, i);
         rows.push_back(std::move(r));
     }
     return rows;

@@ -92,7 +92,9 @@ QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
                                      : QString::number(c->p_value, 'g', 3);
         case Verdict:
             if (r.baseline) return r.n > 0 ? tr("the other arms are compared to this one") : kNone;
-            return c ? q(c->verdict) : (r.n > 0 ? tr("baseline has no samples") : tr("no samples"));
+            if (c) return q(c->verdict);
+            if (!r.not_compared.empty()) return q(r.not_compared);
+            return r.n > 0 ? tr("baseline has no samples") : tr("no samples");
     }
     return {};
 }

@@ -65,9 +65,14 @@ inline std::string dtypeName(c10::ScalarType t) {
     }
 }
 
+// The first line with something on it ("" when there is none): some of torch's messages start
+// with an empty line, and an empty reason was printed for them.
 inline std::string firstLine(const std::string& s) {
-    const auto nl = s.find('\n');
-    return nl == std::string::npos ? s : s.substr(0, nl);
+    std::istringstream is(s);
+    std::string line;
+    while (std::getline(is, line))
+        if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
+    return {};
 }
 
 // Torch's error text is long (it carries a TorchScript traceback); keep the informative line.
@@ -101,7 +106,7 @@ inline std::string torchReason(const std::exception& e) {
         prev = line;
     }
     if (!op.empty() && best.find(op) == std::string::npos) best += " (in op " + op + ")";
-    return best;
+    return best.empty() ? std::string("libtorch gave no reason (an exception with an empty message)") : best;
 }
 
 inline std::string classifyForwardError(const std::string& reason) {

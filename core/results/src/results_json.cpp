@@ -37,7 +37,12 @@ json stripEnvelope(json j) {
     return j;
 }
 
-json errorJson(const protocol::Error& e) { return {{"code", e.code}, {"message", e.message}}; }
+// The worker's `detail` (torch's whole message, a traceback) is kept when there is one.
+json errorJson(const protocol::Error& e) {
+    json j = {{"code", e.code}, {"message", e.message}};
+    if (!e.detail.is_null()) j["detail"] = e.detail;
+    return j;
+}
 
 // One field of every measured sample, in sample order.
 template <typename T>
@@ -231,7 +236,7 @@ T as(const json& v, const std::string& where, const char* key, T) {
 }
 
 protocol::Error errorFromResults(const json& e) {
-    return protocol::Error{e.value("code", ""), e.value("message", ""), {}};
+    return protocol::Error{e.value("code", ""), e.value("message", ""), e.value("detail", json())};
 }
 
 // The preset as run, and the fields the table and the reports read (not re-validated: its
@@ -358,6 +363,10 @@ json toResultsJson(const RunResult& run) {
     if (!run.replication.empty()) j["replication"] = run.replication;
     j["comparisons"] = json::array();
     for (const auto& c : compareArms(run)) j["comparisons"].push_back(comparisonJson(c));
+    j["not_compared"] = json::array();
+    for (std::size_t i = 1; i < run.arms.size(); ++i)
+        if (const auto why = notComparedReason(run, i); !why.empty())
+            j["not_compared"].push_back({{"arm", run.arms[i].name}, {"reason", why}});
     j["warnings"] = runWarnings(run);
     const auto lesson = checkLesson(run);
     if (!lesson.empty()) j["lesson"] = toJson(lesson);

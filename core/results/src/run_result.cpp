@@ -133,6 +133,24 @@ stats::Summary summarize(const ArmResult& arm) {
     return stats::summarize(arm.latencies(), arm.batch_size);
 }
 
+namespace {
+bool endedEarly(const ArmResult& a) {
+    return a.status == kFailed || a.status == kCrashed || a.status == kKilled || a.status == kTimeout;
+}
+}  // namespace
+
+std::string notComparedReason(const RunResult& run, std::size_t arm) {
+    if (arm == 0 || arm >= run.arms.size()) return {};
+    const ArmResult& base = run.arms.front();
+    const ArmResult& a = run.arms[arm];
+    const ArmResult* early = endedEarly(a) ? &a : endedEarly(base) ? &base : nullptr;
+    if (!early) return {};
+    const std::string status = early->status == kTimeout ? std::string("timed out") : early->status;
+    return early->name + " " + (early->status == kFailed ? "failed" : "was " + status) + " after " +
+           std::to_string(early->samples.size()) + " samples: " + a.name + " vs " + base.name +
+           " not compared";
+}
+
 std::vector<stats::Comparison> compareArms(const RunResult& run) {
     std::string key = run.interleaved ? "i" : "u";
     for (const auto& a : run.arms)
@@ -146,7 +164,7 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     const auto baseBlocks = base.blocked();
     for (std::size_t i = 1; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
-        if (a.samples.empty() || base.samples.empty()) continue;
+        if (a.samples.empty() || base.samples.empty() || !notComparedReason(run, i).empty()) continue;
         stats::CompareOptions options;
         options.paired = run.interleaved;
         out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked(), options));

@@ -162,6 +162,8 @@ std::string comparisonTable(const RunResult& run) {
         const auto rep = replicationSummary(run);
         if (!rep.empty()) os << "replication: " << rep << "\n";
     }
+    for (std::size_t i = 1; i < run.arms.size(); ++i)
+        if (const auto why = notComparedReason(run, i); !why.empty()) os << "\n" << why << "\n";
     lessonChecks(os, run);
     for (const auto& a : run.arms)
         if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";

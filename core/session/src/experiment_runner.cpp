@@ -162,11 +162,11 @@ void ExperimentRunner::setPhase(int arm, ArmPhase p) {
 }
 
 void ExperimentRunner::failArm(int arm, const std::string& status, const std::string& code,
-                               const std::string& message) {
+                               const std::string& message, const nlohmann::json& detail) {
     auto& a = result_.arms[arm];
     if (a.status != R::kPending) return;  // the first cause wins
     a.status = status;
-    if (!a.error) a.error = protocol::Error{code, message, {}};
+    if (!a.error) a.error = protocol::Error{code, message, detail};
     setPhase(arm, ArmPhase::Failed);
     emit logMessage(arm, QStringLiteral("error"),
                     QString::fromStdString(result_.arms[arm].name + " " + status + ": " + message));

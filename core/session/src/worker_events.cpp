@@ -11,6 +11,29 @@
 
 namespace pitlane::session {
 
+namespace {
+
+// A message for an error event that came without one: the first line with something on it of
+// the worker's detail (torch's text), so no failure prints an empty reason.
+std::string reasonFromDetail(const protocol::Error& e) {
+    std::string text;
+    if (e.detail.is_string()) text = e.detail.get<std::string>();
+    for (const char* key : {"torch", "detail", "reason"})
+        if (text.empty() && e.detail.is_object() && e.detail.contains(key) && e.detail[key].is_string())
+            text = e.detail[key].get<std::string>();
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const auto nl = text.find('\n', start);
+        const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+    }
+    return "the worker gave no reason (error code " + e.code + ")";
+}
+
+}  // namespace
+
 using json = nlohmann::json;
 namespace R = results;
 
@@ -147,7 +170,7 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
         taskDoneBy(arm, worker);
         return;
     }
-    failArm(arm, R::kFailed, e.code, e.message);
+    failArm(arm, R::kFailed, e.code, e.message.empty() ? reasonFromDetail(e) : e.message, e.detail);
     abandon(arm);
 }
 

@@ -26,6 +26,7 @@ struct ComparisonRow {
     stats::VarianceShares variance;
     std::optional<stats::Comparison>
         comparison;  // absent for the baseline or an arm without samples
+    std::string not_compared;  // why an arm with samples has no comparison (results::notComparedReason)
 };
 
 // Summaries for every arm; comparisons against the first arm when `withComparisons`.

@@ -151,8 +151,14 @@ double aggregateThroughput(const ArmResult& arm);
 // stats::summarize; summed over concurrent workers when it has more than one). `summary` is
 // summarize(arm).
 double armThroughput(const ArmResult& arm, const stats::Summary& summary);
-// Every arm against the first arm (the baseline); arms without samples are skipped.
+// Every arm against the first arm (the baseline); arms without samples are skipped, and so is an
+// arm that failed, crashed, was killed or timed out (or every arm, when the baseline did): its
+// processes ended early, so a speed verdict on what it left would mislead. An arm cancelled by
+// Stop is compared on what it measured.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
+// Why `arm` is not compared with the baseline ("" when it is): "B was killed after 40 samples:
+// not compared".
+std::string notComparedReason(const RunResult& run, std::size_t arm);
 // How many worker processes each arm ran in and why, in one sentence ("" for a run without
 // replication data): e.g. "6 worker processes per arm: 3, then 3 more while B vs A was
 // inconclusive (run.max_processes 6 reached)".

@@ -152,7 +152,9 @@ private:
     void quitArm(int arm);
     void setPhase(int arm, ArmPhase p);
     bool hasWorkLeft(int arm) const;
-    void failArm(int arm, const std::string& status, const std::string& code, const std::string& message);
+    // `detail`: the worker's (torch's whole message, the path…), kept in the results.
+    void failArm(int arm, const std::string& status, const std::string& code, const std::string& message,
+                 const nlohmann::json& detail = {});
     void next();
     void sendCurrent();
     void sendTask(Task& t);
