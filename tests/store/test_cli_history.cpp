@@ -86,6 +86,35 @@ TEST(CliHistory, RunIsStoredAndItsIdPrinted) {
     EXPECT_EQ(s.sampleCount(info->id), 240);
 }
 
+// A history file with a damaged page (real file, one page overwritten) is refused before the
+// run with a message naming it and SQLite's finding, and never written to.
+TEST(CliHistory, ADamagedHistoryFileIsRefusedAndLeftUntouched) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString preset = writePreset(dir, 60, 30);
+    const auto env = QProcessEnvironment::systemEnvironment();
+    auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db}, env);
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    QFile f(db);
+    ASSERT_TRUE(f.open(QIODevice::ReadWrite));
+    ASSERT_GT(f.size(), 4 * 4096) << "expected a history of several pages";
+    f.seek(2 * 4096);  // a b-tree page past the schema
+    f.write(QByteArray(4096, char(0xAB)));
+    f.close();
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QByteArray before = f.readAll();
+    f.close();
+
+    r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db}, env);
+    EXPECT_EQ(r.exitCode, 2) << r.out.toStdString();
+    EXPECT_TRUE(r.err.contains(db)) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("quick_check")) ||
+                r.err.contains(QStringLiteral("cannot be read")))
+        << r.err.toStdString();
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_EQ(f.readAll(), before) << "the damaged history was written to";
+}
+
 TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {
     QTemporaryDir dir;
     const QString envDb = dir.filePath(QStringLiteral("env.sqlite"));

@@ -12,6 +12,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QStringList>
 #include <QVariant>
 
 namespace pitlane::store {
@@ -78,6 +79,29 @@ bool RunStore::initialize(QString* why) {
     return detail::migrate(db, kSchemaVersion, why);
 }
 
+namespace {
+
+// False with `why` set when the file fails PRAGMA quick_check (or cannot be read at all).
+bool quickCheck(const QSqlDatabase& db, QString* why) {
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("PRAGMA quick_check"))) {
+        *why = QStringLiteral("cannot be read as an SQLite database (%1); refusing to touch it")
+                   .arg(q.lastError().text());
+        return false;
+    }
+    QStringList problems;
+    while (q.next()) problems << q.value(0).toString();
+    if (problems == QStringList{QStringLiteral("ok")}) return true;
+    *why = QStringLiteral("fails SQLite's quick_check (%1%2); it is not written to: move it aside "
+                          "and start a new history, or recover what it holds with sqlite3's .recover")
+               .arg(problems.value(0), problems.size() > 1
+                                           ? QStringLiteral(" and %1 more").arg(problems.size() - 1)
+                                           : QString());
+    return false;
+}
+
+}  // namespace
+
 bool RunStore::open(const QString& path) {
     close();
     path_ = path;
@@ -105,6 +129,12 @@ bool RunStore::open(const QString& path) {
         }
     }
     QString why;
+    // An existing file is checked before anything is written to it (SQLite's quick_check: every
+    // page and index entry, without the slower cross-checks of integrity_check).
+    if (info.exists() && info.size() > 0 && !quickCheck(database(connection_), &why)) {
+        close();
+        return fail(path, why);
+    }
     if (!initialize(&why)) {  // every handle on the connection is gone before it is closed
         close();
         return fail(path, why);
