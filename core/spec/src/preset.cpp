@@ -410,7 +410,8 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
                                                 "input", "run", "arms"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
-            errs.add(key, "unknown field (expected name, description, lesson, model, input, run, arms)");
+            errs.add(key.empty() ? std::string("\"\"") : key,  // a key "" is named, not blank
+                     "unknown field (expected name, description, lesson, model, input, run, arms)");
     for (const char* key : {"name", "description"}) {
         if (!j.contains(key)) continue;
         if (!j[key].is_string()) errs.add(key, "expected a string");
