@@ -90,10 +90,14 @@ const std::string& usage() {
         "      list the lessons (their status on this machine from the history), or run them\n"
         "      all: one verdict line each; exit 1 only when a lesson could not run (a lesson\n"
         "      that does not reproduce is a finding, not an error)\n"
+        "  pitlane-cli check-history [--db PATH]\n"
+        "      SQLite's full integrity_check of the run history, read-only; exit 0 when it is\n"
+        "      sound, 1 when it is damaged (each problem printed), 2 when it cannot be read\n"
         "  pitlane-cli --help | --version\n" +
         "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
         "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
-        "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset\n";
+        "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset,\n"
+        "      3 measured and every file written, but the run history could not store the run\n";
     return text;
 }
 
@@ -165,16 +169,32 @@ bool writeOutputs(const results::RunResult& run, const Outputs& out, const QStri
     return ok;
 }
 
-std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, bool* fatal) {
-    *fatal = false;
+std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, QString* problem) {
+    problem->clear();
     const QString path = store::RunStore::resolvePath(dbChoice);
     if (path.isEmpty()) return nullptr;
     auto db = std::make_unique<store::RunStore>();
     if (db->open(path)) return db;
-    std::cerr << "pitlane-cli: run history: " << db->lastError().toStdString() << "\n";
-    *fatal = !dbChoice.isEmpty();
-    if (!*fatal) std::cerr << "pitlane-cli: this run will not be stored (choose a file with --db)\n";
+    *problem = db->lastError();
+    std::cerr << "pitlane-cli: run history: " << problem->toStdString() << "\n"
+              << "pitlane-cli: measuring anyway: the table and every file asked for will be "
+                 "written, but nothing is stored in the history (exit status 3)\n";
     return nullptr;
+}
+
+int reportStorage(const RunOutcome& outcome, const QString& openProblem, int exitCode) {
+    if (!openProblem.isEmpty()) {
+        std::cerr << "pitlane-cli: run history: this run was not stored: "
+                  << openProblem.toStdString() << "\n";
+        return kExitNotStored;
+    }
+    if (outcome.storeError.isEmpty()) return exitCode;
+    std::cerr << "pitlane-cli: run history: "
+              << (outcome.runId ? "run " + std::to_string(outcome.runId) + " is incomplete in the history"
+                                : std::string("this run was not stored"))
+              << " (" << outcome.storeError.toStdString()
+              << "); the table and the files asked for hold every sample measured\n";
+    return kExitNotStored;
 }
 
 std::string modelDir() {
@@ -192,6 +212,7 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
     // Connected before the progress output: every sample is committed to the history before
     // the "block done" line that follows it is printed.
     std::unique_ptr<store::RunRecorder> recorder;
+    QString storeError;
     if (history) {
         recorder = std::make_unique<store::RunRecorder>(history, source);
         recorder->attach(&runner);
@@ -201,8 +222,9 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
                           << history->path().toStdString() << "\n";
         });
         QObject::connect(recorder.get(), &store::RunRecorder::storeError, app,
-                         [](const QString& why) {
+                         [&storeError](const QString& why) {
                              std::cerr << "pitlane-cli: run history: " << why.toStdString() << "\n";
+                             if (storeError.isEmpty()) storeError = why;
                          });
     }
     if (!quiet) printProgress(runner, app);
@@ -226,7 +248,9 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
     interruptPoll.start(100);
     QTimer::singleShot(0, &loop, [&] { runner.start(preset); });
     loop.exec();
-    return {result, recorder ? recorder->runId() : 0};
+    if (recorder && !recorder->runId() && storeError.isEmpty())
+        storeError = QStringLiteral("the run's rows were never written");
+    return {result, recorder ? recorder->runId() : 0, storeError};
 }
 
 bool interrupted() {

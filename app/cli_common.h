@@ -15,7 +15,10 @@
 
 namespace pitlane::cli {
 
-constexpr int kExitOk = 0, kExitArmFailed = 1, kExitUsage = 2;
+// 3: measured, and every file asked for written, but the run history could not store the run
+// (the file could not be opened, or a write failed mid-run). It wins over 1: a result that is
+// not where the user will look for it is the finding a script must not miss.
+constexpr int kExitOk = 0, kExitArmFailed = 1, kExitUsage = 2, kExitNotStored = 3;
 
 const std::string& usage();
 int usageError(const std::string& msg);
@@ -35,21 +38,27 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
 // Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
 // none) and names the run in the CSV and the reports.
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {});
-// The run history named by --db / $PITLANE_DB / the default; nullptr for "none". An explicit
-// --db that cannot be opened is an error (exit 2); the default one only a warning.
-std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, bool* fatal);
+// The run history named by --db / $PITLANE_DB / the default; nullptr for "none" and when it
+// cannot be opened: then `problem` says why (printed too), and a run goes on unstored (exit 3).
+std::unique_ptr<store::RunStore> openHistory(const QString& dbChoice, QString* problem);
 // The bundled model directory next to this executable.
 std::string modelDir();
 
 struct RunOutcome {
     results::RunResult result;
     qint64 runId = 0;  // in the history; 0 when not recorded
+    QString storeError;  // the first write to the history that failed ("" when none did)
 };
 // Runs `preset` to the end in fresh worker processes, recording it in `history` (may be null)
 // as `source`; progress lines on stderr unless `quiet`. SIGINT / SIGTERM stop the workers and
 // keep what was measured.
 RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const QString& source,
                      bool quiet);
+
+// Says on stderr that the run is not (completely) in the history and why; kExitNotStored, or
+// `exitCode` when nothing went wrong with the history (`openProblem` and the outcome's
+// storeError both empty).
+int reportStorage(const RunOutcome& outcome, const QString& openProblem, int exitCode);
 
 // A SIGINT / SIGTERM arrived during a run.
 bool interrupted();

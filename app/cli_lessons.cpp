@@ -167,9 +167,8 @@ int cmdLessons(const QStringList& args) {
             exitCode = kExitUsage;
         }
     }
-    bool fatal = false;
-    const auto history = openHistory(a.db, &fatal);
-    if (fatal) return kExitUsage;
+    QString historyProblem;
+    const auto history = openHistory(a.db, &historyProblem);
     if (!a.run) return std::max(exitCode, listLessons(lessons, history.get()));
 
     std::vector<Judged> all;
@@ -178,6 +177,7 @@ int cmdLessons(const QStringList& args) {
         if (interrupted()) break;
         Judged j{file, preset, {}, {}, {}};
         auto outcome = runPreset(preset, history.get(), QStringLiteral("lessons"), true);
+        exitCode = reportStorage(outcome, historyProblem, exitCode);
         j.run = std::move(outcome.result);
         j.report = results::checkLesson(j.run);
         j.error = runError(j.run, preset.lesson);

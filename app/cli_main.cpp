@@ -61,8 +61,8 @@ int cmdReport(const QStringList& args) {
     bool isId = false;
     const qint64 runId = source.toLongLong(&isId);
     if (isId && !QFileInfo::exists(source)) {  // RUN_ID: read it from the history
-        bool fatal = false;
-        const auto db = openHistory(out.db, &fatal);
+        QString problem;
+        const auto db = openHistory(out.db, &problem);
         if (!db)
             return usageError("run " + source.toStdString() +
                               ": no run history to read it from (--db none, or it cannot be opened)");
@@ -100,9 +100,8 @@ int cmdRun(const QStringList& args) {
             std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
         return kExitUsage;
     }
-    bool dbFatal = false;
-    const auto history = openHistory(out.db, &dbFatal);
-    if (dbFatal) return kExitUsage;
+    QString historyProblem;
+    const auto history = openHistory(out.db, &historyProblem);
     const auto outcome = runPreset(preset, history.get(), QStringLiteral("cli"), quiet);
     std::cout << results::comparisonTable(outcome.result) << std::flush;
     const QString runId = outcome.runId ? QString::number(outcome.runId) : QString();
@@ -110,7 +109,37 @@ int cmdRun(const QStringList& args) {
         std::cout << "\nrun id: " << runId.toStdString() << " (history " << history->path().toStdString()
                   << ")\n" << std::flush;
     const bool wrote = writeOutputs(outcome.result, out, runId);
-    return outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed;
+    return reportStorage(outcome, historyProblem,
+                         outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed);
+}
+
+// SQLite's full integrity_check (every page, index and constraint), read-only: the quick_check
+// every open makes skips the cross-checks of indexes against their tables.
+int cmdCheckHistory(const QStringList& args) {
+    Outputs out;
+    bool quiet = false;
+    std::string err;
+    if (!parseOutputs(args, 2, out, quiet, err)) return usageError(err);
+    if (out.any()) return usageError("check-history takes only --db");
+    const QString path = store::RunStore::resolvePath(out.db);
+    if (path.isEmpty()) return usageError("check-history needs a history file (--db none given)");
+    const auto check = store::RunStore::checkIntegrity(path);
+    if (!check.readable) {
+        std::cerr << "pitlane-cli: " << path.toStdString() << ": " << check.error.toStdString()
+                  << "\n";
+        return kExitUsage;
+    }
+    for (const auto& problem : check.problems)
+        std::cout << path.toStdString() << ": " << problem.toStdString() << "\n";
+    if (check.problems.isEmpty()) {
+        std::cout << path.toStdString() << ": ok (integrity_check; " << check.runs << " runs, "
+                  << check.samples << " samples, schema v" << check.schemaVersion << ")\n";
+        return kExitOk;
+    }
+    std::cout << path.toStdString() << ": damaged: " << check.problems.size()
+              << " problems found by SQLite's integrity_check; move the file aside and recover "
+                 "what it holds with sqlite3's .recover\n";
+    return kExitArmFailed;
 }
 
 }  // namespace
@@ -146,5 +175,6 @@ int main(int argc, char** argv) {
     if (cmd == "lessons") return cmdLessons(args);
     if (cmd == "validate") return cmdValidate(args);
     if (cmd == "report") return cmdReport(args);
+    if (cmd == "check-history") return cmdCheckHistory(args);
     return usageError("unknown command " + cmd.toStdString());
 }

@@ -2,11 +2,16 @@
 // history surviving a SIGKILL of pitlane-cli in the middle of a run.
 #include "pitlane/store/run_store.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -86,15 +91,21 @@ TEST(CliHistory, RunIsStoredAndItsIdPrinted) {
     EXPECT_EQ(s.sampleCount(info->id), 240);
 }
 
-// A history file with a damaged page (real file, one page overwritten) is refused before the
-// run with a message naming it and SQLite's finding, and never written to.
-TEST(CliHistory, ADamagedHistoryFileIsRefusedAndLeftUntouched) {
+// A history file with a damaged page (real file, one page overwritten): the run is measured and
+// its results JSON written, the history is never written to, and the exit status is 3 with a
+// message naming the file and SQLite's finding. check-history's full integrity_check says
+// damaged (exit 1); on the sound file it said ok (exit 0).
+TEST(CliHistory, ADamagedHistoryIsNeverWrittenAndTheRunStillGivesItsResults) {
     QTemporaryDir dir;
     const QString db = dir.filePath(QStringLiteral("h.sqlite"));
     const QString preset = writePreset(dir, 60, 30);
     const auto env = QProcessEnvironment::systemEnvironment();
     auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db}, env);
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db}, env);
+    EXPECT_EQ(r.exitCode, 0) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("ok (integrity_check; 1 runs, 120 samples")))
+        << r.out.toStdString();
     QFile f(db);
     ASSERT_TRUE(f.open(QIODevice::ReadWrite));
     ASSERT_GT(f.size(), 4 * 4096) << "expected a history of several pages";
@@ -105,14 +116,74 @@ TEST(CliHistory, ADamagedHistoryFileIsRefusedAndLeftUntouched) {
     const QByteArray before = f.readAll();
     f.close();
 
-    r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db}, env);
-    EXPECT_EQ(r.exitCode, 2) << r.out.toStdString();
+    const QString json = dir.filePath(QStringLiteral("out.json"));
+    r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db, QStringLiteral("--json"),
+                json},
+               env);
+    EXPECT_EQ(r.exitCode, 3) << r.out.toStdString() << r.err.toStdString();
     EXPECT_TRUE(r.err.contains(db)) << r.err.toStdString();
     EXPECT_TRUE(r.err.contains(QStringLiteral("quick_check")) ||
                 r.err.contains(QStringLiteral("cannot be read")))
         << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("this run was not stored"))) << r.err.toStdString();
+    QFile results(json);
+    ASSERT_TRUE(results.open(QIODevice::ReadOnly)) << "the results JSON was not written";
+    const auto j = nlohmann::json::parse(results.readAll().toStdString());
+    ASSERT_EQ(j["arms"].size(), 2u);
+    for (const auto& arm : j["arms"]) {
+        EXPECT_EQ(arm["status"], "ok");
+        EXPECT_EQ(arm["latency_ns"].size(), 60u);
+    }
     ASSERT_TRUE(f.open(QIODevice::ReadOnly));
     EXPECT_EQ(f.readAll(), before) << "the damaged history was written to";
+    f.close();
+
+    r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db}, env);
+    EXPECT_EQ(r.exitCode, 1) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("damaged"))) << r.out.toStdString();
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_EQ(f.readAll(), before) << "check-history wrote to the file";
+}
+
+// A write that fails in the middle of a run (here: another process deletes the run's rows, so
+// the next insert breaks a foreign key) is said on stderr, the run goes on, its results JSON
+// holds every sample, and the exit status is 3, not 0.
+TEST(CliHistory, AWriteFailingMidRunGivesExitThreeAndKeepsTheResults) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString json = dir.filePath(QStringLiteral("out.json"));
+    QProcess p;
+    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
+    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 4000, 200), QStringLiteral("--db"), db,
+                    QStringLiteral("--json"), json});
+    ASSERT_TRUE(p.waitForStarted());
+    QString err;
+    QElapsedTimer clock;
+    clock.start();
+    while (!err.contains(QStringLiteral("block 1 done")) && clock.elapsed() < 60000) {
+        p.waitForReadyRead(200);
+        err += QString::fromUtf8(p.readAllStandardError());
+    }
+    ASSERT_TRUE(err.contains(QStringLiteral("block 1 done"))) << err.toStdString();
+    {
+        QSqlDatabase other = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), "other");
+        other.setDatabaseName(db);
+        ASSERT_TRUE(other.open());
+        QSqlQuery q(other);
+        ASSERT_TRUE(q.exec(QStringLiteral("PRAGMA busy_timeout = 10000")));
+        ASSERT_TRUE(q.exec(QStringLiteral("PRAGMA foreign_keys = ON")));  // arms go too
+        ASSERT_TRUE(q.exec(QStringLiteral("DELETE FROM experiments"))) << q.lastError().text().toStdString();
+        other.close();
+    }
+    QSqlDatabase::removeDatabase("other");
+    ASSERT_TRUE(p.waitForFinished(120000));
+    err += QString::fromUtf8(p.readAllStandardError());
+    EXPECT_EQ(p.exitCode(), 3) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("run 1 is incomplete in the history"))) << err.toStdString();
+    QFile results(json);
+    ASSERT_TRUE(results.open(QIODevice::ReadOnly)) << "the results JSON was not written";
+    const auto j = nlohmann::json::parse(results.readAll().toStdString());
+    for (const auto& arm : j["arms"]) EXPECT_EQ(arm["latency_ns"].size(), 4000u);
 }
 
 TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {
@@ -130,14 +201,15 @@ TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     EXPECT_TRUE(r.out.contains(QStringLiteral("run id: 1")));
     EXPECT_TRUE(QFile::exists(envDb));
-    // An explicit --db that cannot be used is a usage error, not a silent loss.
+    // A --db that cannot be used is said, the run is measured, and the exit status is 3.
     QFile bad(dir.filePath(QStringLiteral("bad.sqlite")));
     ASSERT_TRUE(bad.open(QIODevice::WriteOnly));
     bad.write("not sqlite");
     bad.close();
     r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), bad.fileName()}, env);
-    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_EQ(r.exitCode, 3);
     EXPECT_TRUE(r.err.contains(QStringLiteral("not an SQLite database"))) << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("A"))) << "the table was not printed";
 }
 
 // pitlane-cli prints "[ARM] block K done (X/Y iterations)" after the samples of that block were

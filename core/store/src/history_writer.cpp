@@ -70,6 +70,9 @@ void HistoryWriter::runBatch(RunStore& store, std::deque<Job>& jobs) {
         if (!committed && outcome.first) outcome = {false, store.lastError()};
         report(done, outcome.first, outcome.second);
     }
+    // The batch never began (the file stayed locked): none of its writes ran.
+    for (std::size_t i = outcomes.size(); i < jobs.size(); ++i)
+        report(jobs[i].done, false, store.lastError());
 }
 
 void HistoryWriter::loop(QString path) {

@@ -120,7 +120,7 @@ bool RunStore::open(const QString& path) {
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection_);
         db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(detail::kBusyTimeoutMs));
         if (!db.open()) {
             const QString why = db.lastError().text();
             db = QSqlDatabase();
@@ -141,6 +141,51 @@ bool RunStore::open(const QString& path) {
     }
     error_.clear();
     return true;
+}
+
+IntegrityReport RunStore::checkIntegrity(const QString& path) {
+    IntegrityReport report;
+    const QFileInfo info(path);
+    if (!info.exists()) return report.error = QStringLiteral("no such file"), report;
+    if (!info.isFile()) return report.error = QStringLiteral("not a regular file"), report;
+    {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) return report.error = f.errorString(), report;
+        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+            return report.error = QStringLiteral("not an SQLite database"), report;
+    }
+    const QString connection =
+        QStringLiteral("pitlane-check-%1").arg(g_connections.fetchAndAddRelaxed(1));
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+        db.setDatabaseName(path);
+        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1")
+                                 .arg(detail::kBusyTimeoutMs));
+        if (!db.open()) {
+            report.error = db.lastError().text();
+        } else {
+            QSqlQuery q(db);
+            if (!q.exec(QStringLiteral("PRAGMA integrity_check"))) {
+                report.error = QStringLiteral("cannot be read as an SQLite database (%1)")
+                                   .arg(q.lastError().text());
+            } else {
+                report.readable = true;
+                while (q.next()) report.problems << q.value(0).toString();
+                if (report.problems == QStringList{QStringLiteral("ok")}) report.problems.clear();
+                report.schemaVersion = detail::userVersion(db);
+                if (report.problems.isEmpty() && report.schemaVersion >= 1) {
+                    if (q.exec(QStringLiteral("SELECT count(*) FROM experiments")) && q.next())
+                        report.runs = q.value(0).toLongLong();
+                    if (q.exec(QStringLiteral("SELECT count(*) FROM samples WHERE block >= 0")) &&
+                        q.next())
+                        report.samples = q.value(0).toLongLong();
+                }
+            }
+            db.close();
+        }
+    }
+    QSqlDatabase::removeDatabase(connection);
+    return report;
 }
 
 void RunStore::close() {
@@ -261,6 +306,7 @@ bool RunStore::setBaseline(qint64 id, bool on) {
     if (!info) return false;
     QSqlDatabase db = database(connection_);
     Transaction tx(db);
+    if (!tx.began()) return fail(QStringLiteral("baseline"), tx.error());
     QSqlQuery q(db);
     if (on) {
         q.prepare(

@@ -234,6 +234,7 @@ std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
                                               const QString& source) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record run"), tx.error()), std::nullopt;
     RecordedRun rec;
     const auto id = ins.experiment(run, source);
     if (!id) return fail(QStringLiteral("record run"), ins.error), std::nullopt;
@@ -250,7 +251,10 @@ std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
 
 bool RunStore::updateArm(qint64 armId, const results::ArmResult& arm) {
     Inserter ins{database(connection_), {}};
-    if (!ins.updateArm(armId, arm)) return fail(QStringLiteral("record arm"), ins.error);
+    Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record arm"), tx.error());
+    if (!ins.updateArm(armId, arm) || !tx.commit())
+        return fail(QStringLiteral("record arm"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
@@ -258,8 +262,9 @@ bool RunStore::appendSamples(qint64 armId, const std::vector<results::Sample>& s
                              std::size_t first, std::size_t count) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record samples"), tx.error());
     if (!ins.samples(armId, samples, first, count) || !tx.commit())
-        return fail(QStringLiteral("record samples"), ins.error);
+        return fail(QStringLiteral("record samples"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
@@ -267,14 +272,18 @@ bool RunStore::appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmu
                             std::size_t first, int batchSize) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record warmup"), tx.error());
     if (!ins.warmup(armId, warmupNs, first, batchSize) || !tx.commit())
-        return fail(QStringLiteral("record warmup"), ins.error);
+        return fail(QStringLiteral("record warmup"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
 bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
     Inserter ins{database(connection_), {}};
-    if (!ins.metric(armId, tick)) return fail(QStringLiteral("record metrics"), ins.error);
+    Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record metrics"), tx.error());
+    if (!ins.metric(armId, tick) || !tx.commit())
+        return fail(QStringLiteral("record metrics"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
@@ -282,21 +291,26 @@ bool RunStore::updateProcesses(qint64 armId, const std::vector<results::ProcessI
                                std::size_t first) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record processes"), tx.error());
     if (!ins.processes(armId, processes, first) || !tx.commit())
-        return fail(QStringLiteral("record processes"), ins.error);
+        return fail(QStringLiteral("record processes"),
+                    ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
     Inserter ins{database(connection_), {}};
-    if (!ins.event(runId, armId, tMs, event))
-        return fail(QStringLiteral("record event"), ins.error);
+    Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record event"), tx.error());
+    if (!ins.event(runId, armId, tMs, event) || !tx.commit())
+        return fail(QStringLiteral("record event"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
 bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("finish run"), tx.error());
     QSqlQuery q(ins.db);
     q.prepare(QStringLiteral("SELECT id FROM arms WHERE experiment = ? ORDER BY idx"));
     q.addBindValue(runId);
@@ -306,13 +320,14 @@ bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
             !ins.processes(q.value(0).toLongLong(), run.arms[i].processes, 0))
             return fail(QStringLiteral("finish run"), ins.error);
     if (!ins.finish(runId, run) || !tx.commit())
-        return fail(QStringLiteral("finish run"), ins.error);
+        return fail(QStringLiteral("finish run"), ins.error.isEmpty() ? tx.error() : ins.error);
     return true;
 }
 
 bool RunStore::inOneTransaction(const std::function<void()>& writes) {
     QSqlDatabase db = database(connection_);
     Transaction tx(db);
+    if (!tx.began()) return fail(QStringLiteral("commit"), tx.error());
     writes();
     if (tx.commit()) return true;
     return fail(QStringLiteral("commit"), tx.error());
@@ -321,6 +336,7 @@ bool RunStore::inOneTransaction(const std::function<void()>& writes) {
 std::optional<qint64> RunStore::importRun(const results::RunResult& run, const QString& source) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("import run"), tx.error()), std::nullopt;
     auto failed = [&] { return fail(QStringLiteral("import run"), ins.error), std::nullopt; };
     const auto id = ins.experiment(run, source);
     if (!id) return failed();

@@ -1,5 +1,7 @@
 #include "schema.h"
 
+#include "sql_util.h"
+
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStringList>
@@ -175,10 +177,9 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
     // create the tables ("table experiments already exists"): the second finds the step done.
     for (int step = from; step < target; ++step) {
         QSqlQuery q(db);
-        if (!q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
-            *error = QStringLiteral("cannot begin the migration to v%1: %2")
-                         .arg(step + 1)
-                         .arg(q.lastError().text());
+        QString why;
+        if (!beginImmediate(db, &why)) {
+            *error = QStringLiteral("cannot begin the migration to v%1: %2").arg(step + 1).arg(why);
             return false;
         }
         const int v = userVersion(db);

@@ -56,6 +56,15 @@ struct CrossRunComparison {
     std::string note;
 };
 
+// What SQLite's full integrity_check found in a history file (RunStore::checkIntegrity).
+struct IntegrityReport {
+    bool readable = false;  // false: `error` says why the check could not run at all
+    QString error;
+    QStringList problems;  // empty: the file is sound
+    int schemaVersion = -1;
+    qint64 runs = 0, samples = 0;  // counted when the file is sound
+};
+
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
@@ -78,6 +87,10 @@ public:
     // Opens (creating the file and its folder when missing) and migrates to kSchemaVersion.
     // Refuses a file written by a newer schema or one that is not SQLite, leaving it untouched.
     bool open(const QString& path);
+    // PRAGMA integrity_check on `path`, opened read-only (nothing is written, not even the
+    // journal mode): every page, every index entry against its table, NOT NULL and CHECK
+    // constraints. open() runs the faster quick_check, which skips the index cross-checks.
+    static IntegrityReport checkIntegrity(const QString& path);
     void close();
     bool isOpen() const;
     QString path() const { return path_; }
