@@ -93,8 +93,11 @@ bool dispatch(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampl
     try {
         if (name == protocol::kConfigure) {
             eng.configure(cmd);
-        } else if (name == protocol::kRun) {
-            eng.runBlock(cmd);
+        } else if (name == protocol::kRun || name == protocol::kServe) {
+            if (name == protocol::kRun)
+                eng.runBlock(cmd);
+            else
+                eng.serveLevel(cmd);
             sampler.tickNow();
             if (engine::stopRequested()) return false;
         } else if (name == protocol::kQuit) {

@@ -147,6 +147,15 @@ json WorkerDriver::run(int block, int iters, const char* phase, int timeoutMs) {
     return waitFor({protocol::kBlockDone, protocol::kError}, from, timeoutMs);
 }
 
+json WorkerDriver::serve(int block, const json& load, int timeoutMs) {
+    auto cmd = protocol::makeCommand(protocol::kServe);
+    cmd.update(load);
+    cmd["block"] = block;
+    const auto from = events_.size();
+    if (!process_->send(cmd)) return json();
+    return waitFor({protocol::kBlockDone, protocol::kError}, from, timeoutMs);
+}
+
 bool WorkerDriver::quit(int timeoutMs) {
     process_->send(protocol::makeCommand(protocol::kQuit));
     spinUntil([&] { return exited_; }, timeoutMs);

@@ -52,6 +52,9 @@ public:
                    const std::string& modelPath = mlpPath(), int timeoutMs = 30000);
     // Sends run; returns the block_done or error event.
     json run(int block, int iters, const char* phase = "measure", int timeoutMs = 30000);
+    // Sends serve (one serving level) with the fields of `load`; returns the block_done or error
+    // event. The batches arrive before it as serve_batches events.
+    json serve(int block, const json& load, int timeoutMs = 60000);
     // Sends quit and waits for the process to end; true when it said bye and exited 0.
     bool quit(int timeoutMs = 10000);
 

@@ -305,7 +305,7 @@ struct Engine::Impl {
     void readBackWorkload(json& applied, const detail::ConfigureState& s);  // engine.cpp
 
     // The parts of runBlock (engine_run.cpp).
-    const std::vector<std::vector<c10::IValue>>* inputsFor(int batchSize);
+    const std::vector<std::vector<c10::IValue>>* inputsFor(int batchSize, bool anySize = false);
     bool timedLoop(int block, int iters, double timeMs, int batchSize,
                    const std::vector<std::vector<c10::IValue>>& variants,
                    detail::SampleBuffer& samples, Clock::time_point blockStart);

@@ -2,6 +2,8 @@
 // batches (every 50 ms and at the end of the block), outside the timed region.
 #include "engine_impl.h"
 
+#include "pitlane/serving/serve_loop.h"
+
 namespace pitlane::engine {
 
 using namespace detail;
@@ -97,9 +99,9 @@ bool Engine::runBlock(const json& cmd) {
 
 // The inputs of one batch size of the sweep, built (seeded) the first time it is run. Null after
 // an error event.
-const std::vector<std::vector<c10::IValue>>* Engine::Impl::inputsFor(int bs) {
+const std::vector<std::vector<c10::IValue>>* Engine::Impl::inputsFor(int bs, bool anySize) {
     const auto& sweep = knobs.batch_size;
-    if (std::find(sweep.begin(), sweep.end(), bs) == sweep.end())
+    if (!anySize && std::find(sweep.begin(), sweep.end(), bs) == sweep.end())
         return sink.error(code::kBadCommand,
                           "batch_size " + std::to_string(bs) + " is not in this arm's sweep"),
                nullptr;
@@ -179,6 +181,153 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
         return false;
     }
     return true;
+}
+
+namespace {
+
+// A serve command's load, bounded: the runner sends valid values; a hand-written command gets a
+// bad_command naming the field.
+bool parseLoad(const json& cmd, serving::LoadSpec& spec, std::string& why) {
+    const std::string arrival = cmd.value("arrival", std::string("poisson"));
+    if (!serving::parseArrival(arrival, &spec.arrival))
+        return why = "arrival must be poisson, constant or closed, got \"" + arrival + "\"", false;
+    spec.rate_per_s = cmd.value("rate_per_s", 0.0);
+    spec.clients = cmd.value("clients", 1);
+    spec.duration_ms = cmd.value("duration_ms", 0.0);
+    spec.seed = cmd.value("seed", std::uint64_t(1));
+    spec.max_batch = cmd.value("max_batch", 1);
+    spec.max_wait_ms = cmd.value("max_wait_ms", 0.0);
+    spec.saturation_ms = cmd.value("saturation_ms", 2000.0);
+    const std::string idle = cmd.value("idle_wait", std::string("sleep"));
+    if (!serving::parseIdleWait(idle, &spec.idle))
+        return why = "idle_wait must be sleep or spin, got \"" + idle + "\"", false;
+    if (spec.arrival != serving::Arrival::Closed && !(spec.rate_per_s > 0 && spec.rate_per_s <= 1e6))
+        return why = "rate_per_s must be in (0, 1e6]", false;
+    if (spec.arrival == serving::Arrival::Closed && (spec.clients < 1 || spec.clients > 4096))
+        return why = "clients must be in [1, 4096]", false;
+    if (!(spec.duration_ms > 0 && spec.duration_ms <= 600000))
+        return why = "duration_ms must be in (0, 600000]", false;
+    if (spec.max_batch < 1 || spec.max_batch > 1024) return why = "max_batch must be in [1, 1024]", false;
+    if (!(spec.max_wait_ms >= 0 && spec.max_wait_ms <= 60000))
+        return why = "max_wait_ms must be in [0, 60000]", false;
+    if (!(spec.saturation_ms > 0)) return why = "saturation_ms must be > 0", false;
+    return true;
+}
+
+// The batches (and the arrivals of their requests) not yet sent, as one serve_batches event.
+class BatchFlusher {
+public:
+    BatchFlusher(EventSink& sink, int block) : sink_(sink), block_(block) {}
+    bool flush(const serving::LevelRecord& rec) {
+        if (batches_ == rec.batches.size()) return true;
+        auto ev = protocol::makeEvent(protocol::kServeBatches);
+        ev["block"] = block_;
+        ev["first_batch"] = batches_;
+        ev["first_request"] = requests_;
+        std::vector<std::int64_t> size, freeNs, start, end, arrival;
+        std::size_t served = requests_;
+        for (std::size_t k = batches_; k < rec.batches.size(); ++k) {
+            const auto& b = rec.batches[k];
+            size.push_back(b.size);
+            freeNs.push_back(b.free_ns);
+            start.push_back(b.start_ns);
+            end.push_back(b.end_ns);
+            for (int i = 0; i < b.size && served < rec.arrival_ns.size(); ++i)
+                arrival.push_back(rec.arrival_ns[served++]);
+        }
+        ev["size"] = size;
+        ev["free_ns"] = freeNs;
+        ev["start_ns"] = start;
+        ev["end_ns"] = end;
+        ev["arrival_ns"] = arrival;
+        batches_ = rec.batches.size();
+        requests_ = served;
+        return sink_.emit(ev);
+    }
+
+private:
+    EventSink& sink_;
+    int block_;
+    std::size_t batches_ = 0, requests_ = 0;
+};
+
+}  // namespace
+
+// Inputs for every batch size 1..max_batch are made and run once before the clock starts: a new
+// shape costs oneDNN a primitive (and the profiling executor a specialisation), a cold cost that
+// is not serving latency. Then the level runs on the real clock; each batch is one forward of a
+// batch of `size` requests, with the arm's grad mode, precision and host sync.
+bool Engine::serveLevel(const json& cmd) {
+    auto& d = *impl_;
+    if (!d.configured)
+        return d.sink.error(code::kNotConfigured, "serve before a successful configure"), false;
+    serving::LoadSpec spec;
+    std::string why;
+    if (!parseLoad(cmd, spec, why)) return d.sink.error(code::kBadCommand, "serve: " + why), false;
+    if (d.trainStepWorkload())
+        return d.sink.error(code::kBadCommand, "serve: the workload train_step cannot be served"),
+               false;
+    const int block = cmd.value("block", 0);
+    std::vector<const std::vector<std::vector<c10::IValue>>*> byBatch(
+        std::size_t(spec.max_batch) + 1, nullptr);
+    auto runBatch = [&](int size) {
+        try {
+            const auto& in = (*byBatch[std::size_t(size)])[0];
+            auto out = d.forward(in);
+            if (d.knobs.host_sync_each_iter) {
+                auto t = firstTensor(out);
+                if (t.defined()) t = t.cpu();
+            }
+            if (d.device.is_cuda()) torch::cuda::synchronize();
+            return true;
+        } catch (const std::exception& e) {
+            const auto reason = torchReason(e);
+            const std::string errorCode = classifyForwardError(reason);
+            d.sink.error(errorCode,
+                         "serve: forward of a batch of " + std::to_string(size) + " failed: " +
+                             reason + oomNote(errorCode),
+                         {{"batch_size", size}});
+            return false;
+        }
+    };
+    GradScope g(d.knobs.grad);
+    AutocastScope ac(d.knobs.precision);
+    for (int b = 1; b <= spec.max_batch; ++b) {
+        byBatch[std::size_t(b)] = d.inputsFor(b, /*anySize=*/true);
+        if (!byBatch[std::size_t(b)] || !runBatch(b)) return false;
+    }
+    BatchFlusher flusher(d.sink, block);
+    const PageFaults faults0 = readPageFaults();
+    const auto blockStart = Clock::now();
+    auto lastFlush = blockStart;
+    serving::SteadyLoopClock clock(spec.idle);
+    const auto rec = serving::runLevel(
+        spec, clock, runBatch,
+        [&](const serving::LevelRecord& r) {
+            if (Clock::now() - lastFlush < std::chrono::milliseconds(50)) return true;
+            lastFlush = Clock::now();
+            return flusher.flush(r);
+        },
+        [] { return stopRequested(); });
+    const PageFaults faults1 = readPageFaults();
+    if (!flusher.flush(rec)) return false;
+    if (rec.failed) return false;
+    auto done = blockDone(block, "measure", std::size_t(rec.served()), 0, blockStart, faults0,
+                          faults1);
+    done["serving"] = {{"arrival", serving::arrivalName(spec.arrival)},
+                       {"rate_per_s", spec.rate_per_s},
+                       {"clients", spec.clients},
+                       {"duration_ms", spec.duration_ms},
+                       {"max_batch", spec.max_batch},
+                       {"max_wait_ms", spec.max_wait_ms},
+                       {"idle_wait", serving::idleWaitName(spec.idle)},
+                       {"scheduled", rec.scheduled},
+                       {"arrived", rec.arrival_ns.size()},
+                       {"served", rec.served()},
+                       {"batches", rec.batches.size()},
+                       {"max_queue", rec.max_queue},
+                       {"saturated", rec.saturated}};
+    return d.sink.emit(done);
 }
 
 }  // namespace pitlane::engine

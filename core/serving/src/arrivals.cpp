@@ -20,6 +20,16 @@ bool parseArrival(const std::string& name, Arrival* out) {
     return false;
 }
 
+const char* idleWaitName(IdleWait w) {
+    return w == IdleWait::Spin ? "spin" : "sleep";
+}
+
+bool parseIdleWait(const std::string& name, IdleWait* out) {
+    for (IdleWait w : {IdleWait::Sleep, IdleWait::Spin})
+        if (name == idleWaitName(w)) return *out = w, true;
+    return false;
+}
+
 std::vector<std::int64_t> openArrivals(const LoadSpec& spec) {
     std::vector<std::int64_t> out;
     if (spec.arrival == Arrival::Closed || !(spec.rate_per_s > 0)) return out;

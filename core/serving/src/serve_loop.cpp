@@ -87,7 +87,7 @@ std::int64_t steadyNs() {
 }
 }  // namespace
 
-SteadyLoopClock::SteadyLoopClock() : origin_(steadyNs()) {}
+SteadyLoopClock::SteadyLoopClock(IdleWait idle) : origin_(steadyNs()), idle_(idle) {}
 
 std::int64_t SteadyLoopClock::now() {
     return steadyNs() - origin_;
@@ -95,8 +95,10 @@ std::int64_t SteadyLoopClock::now() {
 
 void SteadyLoopClock::sleepUntil(std::int64_t ns) {
     constexpr std::int64_t kSpinNs = 300'000;
-    const std::int64_t sleep = ns - kSpinNs - now();
-    if (sleep > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
+    if (idle_ == IdleWait::Sleep) {
+        const std::int64_t sleep = ns - kSpinNs - now();
+        if (sleep > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
+    }
     while (now() < ns) {
     }
 }

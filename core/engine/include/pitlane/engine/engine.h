@@ -24,6 +24,9 @@ public:
     // Handles {"cmd": "run", "block": b, "phase": "warmup"|"measure", "iters": n | "time_ms": t,
     // "batch_size": bs}: streams "samples" events and ends with "block_done".
     bool runBlock(const nlohmann::json& cmd);
+    // One level of a serving experiment (serving::runLevel with the real clock and the model):
+    // serve_batches events as batches complete, then block_done with the level's counts.
+    bool serveLevel(const nlohmann::json& cmd);
 
 private:
     struct Impl;

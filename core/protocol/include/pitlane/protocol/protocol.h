@@ -25,11 +25,13 @@ inline constexpr const char* kBlockDone = "block_done";
 inline constexpr const char* kWarning = "warning";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kBye = "bye";
+inline constexpr const char* kServeBatches = "serve_batches";  // a serving level's batches so far
 
 // Command names ("cmd" field).
 inline constexpr const char* kConfigure = "configure";
 inline constexpr const char* kRun = "run";
 inline constexpr const char* kQuit = "quit";
+inline constexpr const char* kServe = "serve";  // one serving level (docs/ARCHITECTURE.md)
 
 // Stable error codes.
 namespace code {

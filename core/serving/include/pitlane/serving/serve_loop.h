@@ -18,6 +18,15 @@ enum class Arrival { Poisson, Constant, Closed };
 const char* arrivalName(Arrival a);
 bool parseArrival(const std::string& name, Arrival* out);
 
+// How the batcher waits for the next request or deadline. Sleep: like a server blocked on its
+// queue (it sleeps until ~0.3 ms before the deadline, then spins, so it is not late by the
+// scheduler's wake-up). Spin: busy-polls, keeping the core and its caches hot at the cost of a
+// core. Measured here (resnet18 3x64x64, one thread, 20 % load): a forward after sleeping costs
+// ~1.4x a back-to-back one; spinning, 1.0x (docs/PERFORMANCE.md).
+enum class IdleWait { Sleep, Spin };
+const char* idleWaitName(IdleWait w);
+bool parseIdleWait(const std::string& name, IdleWait* out);
+
 struct LoadSpec {
     Arrival arrival = Arrival::Poisson;
     double rate_per_s = 0;      // Poisson, Constant
@@ -29,6 +38,7 @@ struct LoadSpec {
     // The oldest queued request waiting longer than this means the queue grows without bound:
     // the level stops early, flagged saturated.
     double saturation_ms = 2000;
+    IdleWait idle = IdleWait::Sleep;  // the real clock's way of waiting (SteadyLoopClock)
 };
 
 // Scheduled arrival times of an open-loop process, ns from the level's start, in [0, duration).
@@ -72,16 +82,16 @@ using StopRequested = std::function<bool()>;
 LevelRecord runLevel(const LoadSpec& spec, LoopClock& clock, const RunBatch& runBatch,
                      const Progress& progress = {}, const StopRequested& stop = {});
 
-// The real clock: steady_clock from construction; sleeps until ~0.3 ms before a deadline, then
-// spins, so a request is not served late by the scheduler's wake-up latency.
+// The real clock: steady_clock from construction.
 class SteadyLoopClock : public LoopClock {
 public:
-    SteadyLoopClock();
+    explicit SteadyLoopClock(IdleWait idle = IdleWait::Sleep);
     std::int64_t now() override;
     void sleepUntil(std::int64_t ns) override;
 
 private:
     std::int64_t origin_;
+    IdleWait idle_;
 };
 
 }  // namespace pitlane::serving
