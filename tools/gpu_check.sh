@@ -44,7 +44,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L || true; fi
 
 # 2. This machine's libtorch, and the worker-only build against it.
 if [ -z "$TORCH_DIR" ]; then
-  TORCH_DIR="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || {
+  TORCH_DIR="$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)" || {
     echo "gpu_check.sh: no libtorch given and '$PY -c \"import torch\"' failed: pass --torch-cmake-dir DIR" \
          "or set PITLANE_TORCH_CMAKE_DIR" >&2
     exit 2
