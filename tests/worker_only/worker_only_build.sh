@@ -22,7 +22,14 @@ cmake -S "$SRC" -B "$OUT" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPITLANE_WORKE
   -DTorch_DIR="$TORCH_DIR" > "$OUT.configure.log" 2>&1 || { cat "$OUT.configure.log"; fail "configure"; }
 grep -q "nlohmann-json: the header in $JSON_INC" "$OUT.configure.log" ||
   fail "nlohmann-json did not come from -DPITLANE_NLOHMANN_JSON_INCLUDE"
-# Nothing of Qt, QCustomPlot or SQLite in the cache: they were never looked for.
+# Qt and QCustomPlot were never looked for: CMake reports CMAKE_DISABLE_FIND_PACKAGE_<P> as a
+# variable the project did not use exactly when no find_package(<P>) ran (REQUIRED or not).
+unused="$(awk '/Manually-specified variables were not used by the project/{f=1} f' "$OUT.configure.log")"
+for pkg in Qt6 QCustomPlotQt6; do
+  grep -q "CMAKE_DISABLE_FIND_PACKAGE_$pkg" <<<"$unused" ||
+    fail "the worker-only configuration called find_package($pkg) (see $OUT.configure.log)"
+done
+# Nothing of Qt, QCustomPlot or SQLite in the cache either.
 if grep -iE '^(Qt6|Qt5|QT_|QCustomPlot|SQLite)[^:]*:' "$OUT/CMakeCache.txt"; then
   fail "the worker-only configuration looked for Qt / QCustomPlot / SQLite (cache entries above)"
 fi
@@ -42,5 +49,5 @@ echo "worker_only_build: built $WORKER ($(tr '\n' ' ' < "$OUT/worker_only.txt"))
 python3 "$SRC/tools/gpu_check.py" --cpu-protocol --worker "$WORKER" --models "$MODELS" ||
   fail "the protocol of $WORKER"
 [ -x "$READBACK" ] || fail "$READBACK is missing: build the test_worker_readback target (the full build has it)"
-PITLANE_WORKER="$WORKER" "$READBACK" || fail "test_worker_readback against $WORKER"
+PITLANE_WORKER="$WORKER" PITLANE_MODEL_DIR="$MODELS" "$READBACK" || fail "test_worker_readback against $WORKER"
 echo "worker_only_build: PASS"
