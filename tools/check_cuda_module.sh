@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compile-checks the CUDA module (core/engine/src/cuda_support.cpp) against the CUDA toolkit
+# Compile-checks the CUDA module (core/engine/src/cuda_support.cpp) and the CUDA branches of
+# engine_run.cpp / engine_configure.cpp against the CUDA toolkit
 # headers and Debian's libtorch CUDA headers, so it cannot rot on machines without a GPU.
 # Exit 77 (skipped) when the toolkit headers are absent.
 set -euo pipefail
@@ -14,7 +15,12 @@ trap 'rm -rf "$stub"' EXIT
 # Debian's CPU libtorch lacks this generated header; a one-line stand-in is enough to parse.
 mkdir -p "$stub/c10/cuda/impl"
 echo '#define C10_CUDA_BUILD_SHARED_LIBS' > "$stub/c10/cuda/impl/cuda_cmake_macros.h"
-"${CXX:-g++}" -std=c++17 -fsyntax-only -Wall -Wextra -DPITLANE_WITH_CUDA \
-  -I"$stub" -I"$CUDA_INC" -I/usr/include/torch/csrc/api/include \
-  -I"$SRC_DIR/core/engine/include" "$SRC_DIR/core/engine/src/cuda_support.cpp"
-echo "cuda_support.cpp compiles against $CUDA_INC"
+# The CUDA module, and the engine's torch TUs whose #ifdef PITLANE_WITH_CUDA branches call it
+# (CUDA events and graph replay in the timed loop, capture and the allocator hook in configure).
+for tu in cuda_support.cpp engine_run.cpp engine_configure.cpp; do
+  "${CXX:-g++}" -std=c++17 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -DPITLANE_WITH_CUDA \
+    -I"$stub" -I"$CUDA_INC" -I/usr/include/torch/csrc/api/include \
+    -I"$SRC_DIR/core/engine/include" -I"$SRC_DIR/core/spec/include" \
+    -I"$SRC_DIR/core/protocol/include" "$SRC_DIR/core/engine/src/$tu"
+  echo "$tu compiles with PITLANE_WITH_CUDA against $CUDA_INC"
+done

@@ -78,11 +78,27 @@ class MemHog(nn.Module):
         return x + big[0]
 
 
+class ConvProbe(nn.Module):
+    """Test model without torchvision: two convolutions, batch-norm and a linear head over a
+    small NCHW image, for the CUDA checks (cuDNN flags, channels_last, autocast, CUDA graphs) on
+    a GPU machine whose Python has torch but no torchvision (tools/gpu_check.sh)."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.flatten(self.features(x), 1))
+
+
 def build(name):
-    import torchvision.models as tvm
-    if name == "resnet18":
-        return tvm.resnet18(weights=None), [[3, 224, 224]], "torchvision ResNet-18, random weights"
-    if name == "mobilenet_v3_small":
+    if name in ("resnet18", "mobilenet_v3_small"):
+        import torchvision.models as tvm  # only these two need torchvision
+        if name == "resnet18":
+            return tvm.resnet18(weights=None), [[3, 224, 224]], "torchvision ResNet-18, random weights"
         return (tvm.mobilenet_v3_small(weights=None), [[3, 224, 224]],
                 "torchvision MobileNetV3-Small, random weights")
     if name == "transformer":
@@ -95,6 +111,8 @@ def build(name):
         return TinyProbe(), [[4]], "test model: x * 2, a few microseconds per forward"
     if name == "mem_hog":
         return MemHog(), [[4]], "test model: allocates 768 MiB per forward"
+    if name == "conv_probe":
+        return ConvProbe(), [[3, 64, 64]], "test model: conv-bn-relu-conv-relu-pool-linear, 3x64x64"
     if name == "alloc_probe":
         return AllocProbe(), [[4]], "test model: allocates 4 MiB per forward"
     raise SystemExit(f"export_models.py: unknown model {name!r}")

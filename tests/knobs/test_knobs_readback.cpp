@@ -147,6 +147,7 @@ protected:
               {"cudnn_benchmark", true},
               {"cudnn_deterministic", true},
               {"allow_tf32", false}}},
+            {"tf32_on", "mlp", {{"allow_tf32", true}}},
             {"executor_off",
              "mlp",
              {{"profiling_executor", false}, {"fuser", false}, {"intra_op_threads", 1}}},
@@ -313,6 +314,7 @@ TEST_F(KnobReadback, PrecisionAutocastBf16OnMlpGivesBfloat16Output) {
     EXPECT_EQ(a["precision_state"]["output_dtype"], "bfloat16");
     EXPECT_EQ(a["precision_state"]["autocast"]["cpu_enabled"], true);
     EXPECT_EQ(a["precision_state"]["autocast"]["cpu_dtype"], "bfloat16");
+    EXPECT_EQ(a["precision_state"]["autocast"]["cuda_enabled"], false);  // cpu device: CPU autocast
     EXPECT_EQ(worker("bf16_mlp").loaded()["output"]["dtype"], "bfloat16");
     // Autocast stays on for the measured iterations.
     EXPECT_EQ(worker("bf16_mlp").driver->run(0, 3).value("type", ""), "block_done");
@@ -389,14 +391,18 @@ TEST_F(KnobReadback, NoKnobReadsBackDifferentlyWithoutAWarning) {
 TEST_F(KnobReadback, CudnnAndTf32FlagsReadBackWithACudaOnlyWarning) {
     const json a = applied("cudnn"), base = applied("baseline");
     // Every flag set to the opposite of torch's default.
+    // (cuBLAS's TF32 flag defaults to off, cuDNN's to on; the allow_tf32 knob sets both.)
     EXPECT_EQ(base["cudnn"], json({{"enabled", true},
                                    {"benchmark", false},
                                    {"deterministic", false},
-                                   {"allow_tf32", true}}));
+                                   {"allow_tf32", true},
+                                   {"allow_tf32_cublas", false}}));
     EXPECT_EQ(a["cudnn"], json({{"enabled", false},
                                 {"benchmark", true},
                                 {"deterministic", true},
-                                {"allow_tf32", false}}));
+                                {"allow_tf32", false},
+                                {"allow_tf32_cublas", false}}));
+    EXPECT_EQ(applied("tf32_on")["cudnn"]["allow_tf32_cublas"], true);
     const auto warned = worker("cudnn").warnings("cuda_only_knob");
     ASSERT_EQ(warned.size(), 1u);
     EXPECT_NE(warned[0].value("message", "").find("cuDNN"), std::string::npos);
@@ -529,6 +535,8 @@ TEST_F(KnobReadback, InputOnHostIsACudaOnlyKnobOnCpu) {
     // On the CPU the input already lives on the host: nothing is copied, the read-back says so
     // and a warning names the knob.
     EXPECT_EQ(applied("no_grad")["input_on_host"], false);
+    EXPECT_EQ(applied("no_grad")["input_device"], "cpu");
+    EXPECT_EQ(applied("no_grad")["input_pinned"], false);  // pinned only for a CUDA device
     const auto warned = worker("no_grad").warnings("cuda_only_knob");
     ASSERT_EQ(warned.size(), 1u);
     EXPECT_NE(warned[0].value("message", "").find("input_on_host"), std::string::npos);

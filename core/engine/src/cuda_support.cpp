@@ -50,6 +50,7 @@ void GraphRunner::capture(torch::jit::Module& module, const std::vector<c10::IVa
 }
 void GraphRunner::replay() { impl_->graph.replay(); }
 bool GraphRunner::captured() const { return impl_->captured; }
+const c10::IValue& GraphRunner::output() const { return impl_->output; }
 
 nlohmann::json allocatorStats(int device) {
     const auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(device);

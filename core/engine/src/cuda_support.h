@@ -36,6 +36,8 @@ public:
     void capture(torch::jit::Module& module, const std::vector<c10::IValue>& inputs);
     void replay();
     bool captured() const;
+    // The captured forward's output: its buffers are rewritten by every replay.
+    const c10::IValue& output() const;
 
 private:
     struct Impl;

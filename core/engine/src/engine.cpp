@@ -174,7 +174,7 @@ c10::IValue Engine::Impl::trainStep(const std::vector<c10::IValue>& in, TrainSte
     const auto bytes0 = tensorCounters().current.load();
     c10::IValue out;
     {
-        AutocastScope ac(knobs.precision);
+        AutocastScope ac(knobs.precision, device.is_cuda());
         out = forward(in);
         if (rb) rb->autocast = autocastState();
     }
@@ -269,7 +269,7 @@ c10::IValue Engine::Impl::firstIteration(const std::vector<c10::IValue>& in, Con
     const auto bytes0 = tensorCounters().current.load();
     c10::IValue out;
     {
-        AutocastScope ac(knobs.precision);
+        AutocastScope ac(knobs.precision, device.is_cuda());
         out = forward(in);
         s.autocast = autocastState();
     }

@@ -58,8 +58,10 @@ void readBackJit(json& a, torch::jit::Module& module, const std::string& jitKnob
 void readBackPrecision(json& a, const ConfigureState& s) {
     const std::string outDtype = s.out.defined() ? dtypeName(s.out.scalar_type()) : "none";
     std::string precision = "fp32";
-    if (s.autocast.value("cpu_enabled", false) && outDtype == "bfloat16") precision = "autocast_bf16";
-    else if (s.autocast.value("cuda_enabled", false) && outDtype == "float16") precision = "autocast_fp16";
+    const bool cpuAc = s.autocast.value("cpu_enabled", false), cudaAc = s.autocast.value("cuda_enabled", false);
+    const std::string cudaDtype = s.autocast.value("cuda_dtype", std::string());
+    if ((cpuAc || (cudaAc && cudaDtype == "bfloat16")) && outDtype == "bfloat16") precision = "autocast_bf16";
+    else if (cudaAc && cudaDtype == "float16" && outDtype == "float16") precision = "autocast_fp16";
     else if (outDtype == "float16") precision = "half";
     a["precision"] = precision;
     a["precision_state"] = {{"output_dtype", outDtype}, {"autocast", s.autocast}};
@@ -267,8 +269,7 @@ void Engine::Impl::applyCudnnFlags() {
         ctx.setAllowTF32CuDNN(*k.allow_tf32);
         ctx.setAllowTF32CuBLAS(*k.allow_tf32);
     }
-    if ((k.cudnn_enabled || k.cudnn_benchmark || k.cudnn_deterministic || k.allow_tf32) &&
-        !device.is_cuda())
+    if ((k.cudnn_enabled || k.cudnn_benchmark || k.cudnn_deterministic || k.allow_tf32) && !device.is_cuda())
         sink.warning("cuda_only_knob",
                      "cuDNN / TF32 knobs are applied and read back, but only CUDA kernels read "
                      "them: on device cpu they change nothing");
@@ -475,7 +476,8 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["cudnn"] = {{"enabled", ctx.userEnabledCuDNN()},
                   {"benchmark", ctx.benchmarkCuDNN()},
                   {"deterministic", ctx.deterministicCuDNN()},
-                  {"allow_tf32", ctx.allowTF32CuDNN()}};
+                  {"allow_tf32", ctx.allowTF32CuDNN()},
+                  {"allow_tf32_cublas", ctx.allowTF32CuBLAS()}};
     a["parallel_info"] = at::get_parallel_info();
     a["host_sync_each_iter"] = k.host_sync_each_iter;
 #ifdef PITLANE_WITH_CUDA
@@ -484,6 +486,9 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["cuda_graph"] = false;
 #endif
     a["input_on_host"] = k.input_on_host && device.is_cuda();
+    // Where the input lives; on the host for a CUDA device, page-locked (non-blocking copies)?
+    a["input_device"] = firstIn.device().str();
+    a["input_pinned"] = firstIn.is_cpu() && device.is_cuda() && firstIn.is_pinned();
     if (blas["name"] == "reference")
         sink.warning("reference_blas",
                      "libtorch is using the reference BLAS (" + blas["path"].get<std::string>() +

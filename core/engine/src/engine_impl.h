@@ -150,38 +150,56 @@ private:
     std::unique_ptr<c10::InferenceMode> inference_;
 };
 
-// Autocast on the CPU (bf16) or CUDA (fp16), entered around every forward.
+// The autocast state of one device type. libtorch 2.4 replaced the per-device functions
+// (is_cpu_enabled, set_autocast_gpu_dtype, ...) by ones taking the device type, and the old ones
+// warn at run time since; 1.13 (Debian 12) has only the old ones.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+inline bool autocastEnabled(bool cuda) { return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU); }
+inline at::ScalarType autocastDtype(bool cuda) { return at::autocast::get_autocast_dtype(cuda ? at::kCUDA : at::kCPU); }
+inline void setAutocast(bool cuda, bool enabled, at::ScalarType dtype) {
+    at::autocast::set_autocast_dtype(cuda ? at::kCUDA : at::kCPU, dtype);
+    at::autocast::set_autocast_enabled(cuda ? at::kCUDA : at::kCPU, enabled);
+}
+#else
+inline bool autocastEnabled(bool cuda) { return cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled(); }
+inline at::ScalarType autocastDtype(bool cuda) {
+    return cuda ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+}
+inline void setAutocast(bool cuda, bool enabled, at::ScalarType dtype) {
+    if (cuda) {
+        at::autocast::set_autocast_gpu_dtype(dtype);
+        at::autocast::set_enabled(enabled);
+    } else {
+        at::autocast::set_autocast_cpu_dtype(dtype);
+        at::autocast::set_cpu_enabled(enabled);
+    }
+}
+#endif
+
+// Autocast around every forward: the autocast of the device the model runs on (CPU autocast
+// does nothing to CUDA tensors, CUDA autocast nothing to CPU ones). autocast_bf16 is bf16 on
+// either device; autocast_fp16 is CUDA only (validation refuses it on cpu).
 class AutocastScope {
 public:
-    explicit AutocastScope(const std::string& precision) {
-        if (precision == "autocast_bf16") {
-            cpu_ = true;
-            prevEnabled_ = at::autocast::is_cpu_enabled();
-            prevDtype_ = at::autocast::get_autocast_cpu_dtype();
-            at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-            at::autocast::set_cpu_enabled(true);
-        } else if (precision == "autocast_fp16") {
-            gpu_ = true;
-            prevEnabled_ = at::autocast::is_enabled();
-            prevDtype_ = at::autocast::get_autocast_gpu_dtype();
-            at::autocast::set_autocast_gpu_dtype(at::kHalf);
-            at::autocast::set_enabled(true);
-        }
+    AutocastScope(const std::string& precision, bool cudaDevice) {
+        if (precision == "autocast_bf16") enter(cudaDevice, at::kBFloat16);
+        else if (precision == "autocast_fp16") enter(true, at::kHalf);
     }
     ~AutocastScope() {
-        if (cpu_) {
-            at::autocast::set_cpu_enabled(prevEnabled_);
-            at::autocast::set_autocast_cpu_dtype(prevDtype_);
-        }
-        if (gpu_) {
-            at::autocast::set_enabled(prevEnabled_);
-            at::autocast::set_autocast_gpu_dtype(prevDtype_);
-        }
-        if (cpu_ || gpu_) at::autocast::clear_cache();
+        if (!active_) return;
+        setAutocast(cuda_, prevEnabled_, prevDtype_);
+        at::autocast::clear_cache();
     }
 
 private:
-    bool cpu_ = false, gpu_ = false, prevEnabled_ = false;
+    void enter(bool cuda, at::ScalarType dtype) {
+        active_ = true;
+        cuda_ = cuda;
+        prevEnabled_ = autocastEnabled(cuda);
+        prevDtype_ = autocastDtype(cuda);
+        setAutocast(cuda, true, dtype);
+    }
+    bool active_ = false, cuda_ = false, prevEnabled_ = false;
     at::ScalarType prevDtype_ = at::kFloat;
 };
 
@@ -216,9 +234,10 @@ struct ConfigureState {
 
 // The autocast state of this thread (read inside the forward's autocast scope).
 inline json autocastState() {
-    return {{"cpu_enabled", at::autocast::is_cpu_enabled()},
-            {"cpu_dtype", dtypeName(at::autocast::get_autocast_cpu_dtype())},
-            {"cuda_enabled", at::autocast::is_enabled()}};
+    return {{"cpu_enabled", autocastEnabled(false)},
+            {"cpu_dtype", dtypeName(autocastDtype(false))},
+            {"cuda_enabled", autocastEnabled(true)},
+            {"cuda_dtype", dtypeName(autocastDtype(true))}};
 }
 
 // workload train_step on a model whose output does not depend on anything that requires grad.

@@ -137,7 +137,7 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
         // train_step enters autocast around each step's forward only (trainStep): backward and
         // the update run outside it, and the cast-weight cache is dropped as the weights change.
         const bool train = trainStepWorkload();
-        AutocastScope ac(train ? std::string("fp32") : knobs.precision);
+        AutocastScope ac(train ? std::string("fp32") : knobs.precision, device.is_cuda());
         for (int i = 0;; ++i) {
             if (iters > 0 && i >= iters) break;
             if (stopRequested()) break;
@@ -145,14 +145,16 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
             const auto& in = variants[variant];
             variant = (variant + 1) % variants.size();
             const auto t0 = Clock::now();
-#ifdef PITLANE_WITH_CUDA
-            if (device.is_cuda()) eventTimer.start();
-            if (graph) {
-                graph->replay();
-            } else
-#endif
             {
-                auto out = train ? trainStep(in) : forward(in);
+                c10::IValue out;
+#ifdef PITLANE_WITH_CUDA
+                if (device.is_cuda()) eventTimer.start();
+                if (graph) {
+                    graph->replay();
+                    if (knobs.host_sync_each_iter) out = graph->output();  // its static output
+                } else
+#endif
+                    out = train ? trainStep(in) : forward(in);
                 if (knobs.host_sync_each_iter) {
                     auto t = firstTensor(out);
                     if (t.defined()) t = t.cpu();  // what .cpu() / .item() do

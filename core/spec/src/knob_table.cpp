@@ -85,7 +85,7 @@ void executionRows(std::vector<KnobInfo>& t) {
          "", &setField<&Knobs::jit>, &getField<&Knobs::jit>});
     row({"precision", K::Choice, {"fp32", "autocast_bf16", "autocast_fp16", "half"},
          {"autocast_fp16"}, 0, 0, "fp32", "\"fp32\"", "", exec, false, "Precision",
-         "Numeric precision: fp32, autocast to bf16 (CPU) or fp16 (CUDA), or the whole model in half",
+         "Numeric precision: fp32, autocast to bf16 (CPU or CUDA) or fp16 (CUDA), or the whole model in half",
          "autocast_fp16 is a CUDA autocast.", &setField<&Knobs::precision>,
          &getField<&Knobs::precision>});
     row({"memory_format", K::Choice, {"contiguous", "channels_last"}, {}, 0, 0, "contiguous",
