@@ -293,7 +293,7 @@ bool Engine::serveLevel(const json& cmd) {
         }
     };
     GradScope g(d.knobs.grad);
-    AutocastScope ac(d.knobs.precision);
+    AutocastScope ac(d.knobs.precision, d.device.is_cuda());
     for (int b = 1; b <= spec.max_batch; ++b) {
         byBatch[std::size_t(b)] = d.inputsFor(b, /*anySize=*/true);
         if (!byBatch[std::size_t(b)] || !runBatch(b)) return false;
