@@ -21,6 +21,7 @@ for tu in cuda_support.cpp engine_run.cpp engine_configure.cpp; do
   "${CXX:-g++}" -std=c++17 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -DPITLANE_WITH_CUDA \
     -I"$stub" -I"$CUDA_INC" -I/usr/include/torch/csrc/api/include \
     -I"$SRC_DIR/core/engine/include" -I"$SRC_DIR/core/spec/include" \
-    -I"$SRC_DIR/core/protocol/include" "$SRC_DIR/core/engine/src/$tu"
+    -I"$SRC_DIR/core/protocol/include" -I"$SRC_DIR/core/serving/include" \
+    "$SRC_DIR/core/engine/src/$tu"
   echo "$tu compiles with PITLANE_WITH_CUDA against $CUDA_INC"
 done
