@@ -115,7 +115,8 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
         {"workers", 4}, {"host_sync_each_iter", true}, {"profiling_executor", false},
         {"fuser", true}, {"flush_denormal", true}, {"workload", "train_step"}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
         {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
-        {"cuda_graph", true}, {"sandbox", "off"}, {"memory_limit_mb", 512}};
+        {"cuda_graph", true}, {"sandbox", "off"}, {"memory_limit_mb", 512},
+        {"max_batch", 8}, {"max_wait_ms", 10}};
     std::set<std::string> covered;
     for (const auto& [name, v] : values) {
         SCOPED_TRACE(name + " = " + v.dump());

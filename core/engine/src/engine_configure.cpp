@@ -480,6 +480,10 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
                   {"allow_tf32_cublas", ctx.allowTF32CuBLAS()}};
     a["parallel_info"] = at::get_parallel_info();
     a["host_sync_each_iter"] = k.host_sync_each_iter;
+    // The batcher's settings as the serve command will use them (each level's block_done reports
+    // what its loop ran with, and its batches show max_batch was never exceeded).
+    a["max_batch"] = k.max_batch;
+    a["max_wait_ms"] = k.max_wait_ms;
 #ifdef PITLANE_WITH_CUDA
     a["cuda_graph"] = graph && graph->captured();
 #else

@@ -189,7 +189,8 @@ namespace {
 
 // A serve command's load, bounded: the runner sends valid values; a hand-written command gets a
 // bad_command naming the field.
-bool parseLoad(const json& cmd, serving::LoadSpec& spec, std::string& why) {
+// The batcher's max_batch / max_wait_ms are the arm's knobs unless the command names them.
+bool parseLoad(const json& cmd, const spec::Knobs& knobs, serving::LoadSpec& spec, std::string& why) {
     const std::string arrival = cmd.value("arrival", std::string("poisson"));
     if (!serving::parseArrival(arrival, &spec.arrival))
         return why = "arrival must be poisson, constant or closed, got \"" + arrival + "\"", false;
@@ -197,8 +198,8 @@ bool parseLoad(const json& cmd, serving::LoadSpec& spec, std::string& why) {
     spec.clients = cmd.value("clients", 1);
     spec.duration_ms = cmd.value("duration_ms", 0.0);
     spec.seed = cmd.value("seed", std::uint64_t(1));
-    spec.max_batch = cmd.value("max_batch", 1);
-    spec.max_wait_ms = cmd.value("max_wait_ms", 0.0);
+    spec.max_batch = cmd.value("max_batch", knobs.max_batch);
+    spec.max_wait_ms = cmd.value("max_wait_ms", double(knobs.max_wait_ms));
     spec.saturation_ms = cmd.value("saturation_ms", 2000.0);
     const std::string idle = cmd.value("idle_wait", std::string("sleep"));
     if (!serving::parseIdleWait(idle, &spec.idle))
@@ -265,7 +266,7 @@ bool Engine::serveLevel(const json& cmd) {
         return d.sink.error(code::kNotConfigured, "serve before a successful configure"), false;
     serving::LoadSpec spec;
     std::string why;
-    if (!parseLoad(cmd, spec, why)) return d.sink.error(code::kBadCommand, "serve: " + why), false;
+    if (!parseLoad(cmd, d.knobs, spec, why)) return d.sink.error(code::kBadCommand, "serve: " + why), false;
     if (d.trainStepWorkload())
         return d.sink.error(code::kBadCommand, "serve: the workload train_step cannot be served"),
                false;

@@ -250,6 +250,14 @@ void readPreset(const json& j, RunResult& r) {
             r.preset.input = spec::parseInputs(r.preset_json["input"], "results", "preset.input");
     } catch (const std::exception&) {
     }
+    // The serving block decides how the arms' levels are summarized (the SLO): it must be read,
+    // or the run would be re-read as a closed-loop one with no samples.
+    if (r.preset_json.is_object() && r.preset_json.contains("serving")) {
+        std::vector<spec::SpecError> errors;
+        r.preset.serving = spec::parseServing(r.preset_json["serving"], "results", errors);
+        if (!errors.empty())
+            throw std::runtime_error("results: preset." + errors.front().field() + ": " + errors.front().reason());
+    }
 }
 
 // The measured samples: latency_ns with its parallel block / batch size / worker / process lists.
@@ -359,6 +367,12 @@ json toResultsJson(const RunResult& run) {
     j["wall_s"] = run.wall_s;
     j["arms"] = json::array();
     for (const auto& a : run.arms) j["arms"].push_back(armJson(a));
+    if (run.preset.serving.enabled) {
+        for (std::size_t i = 0; i < run.arms.size(); ++i) j["arms"][i]["serving"] = servingArmJson(run, i);
+        j["serving"] = {{"spec", spec::servingToJson(run.preset.serving)},
+                        {"comparisons", servingComparisonsJson(run)},
+                        {"verdict", servingVerdict(run)}};
+    }
     if (!run.stopping.empty()) j["stopping"] = run.stopping;
     if (!run.replication.empty()) j["replication"] = run.replication;
     j["comparisons"] = json::array();
@@ -387,8 +401,16 @@ RunResult fromResultsJson(const json& j) {
     r.replication = j.value("replication", json::object());
     const auto& arms = need(j, "arms", "results");
     if (!arms.is_array()) throw std::runtime_error("results: field \"arms\" must be a list");
-    for (std::size_t i = 0; i < arms.size(); ++i)
-        r.arms.push_back(armFromJson(arms[i], "results: arms[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        const std::string where = "results: arms[" + std::to_string(i) + "]";
+        r.arms.push_back(armFromJson(arms[i], where));
+        if (!arms[i].contains("serving")) continue;
+        try {
+            r.arms.back().serving = servingLevelsFromJson(arms[i]["serving"]);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(where + ".serving: " + e.what());
+        }
+    }
     return r;
 }
 

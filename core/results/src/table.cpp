@@ -102,11 +102,32 @@ void lessonChecks(std::ostream& os, const RunResult& run) {
 
 }  // namespace
 
+// A serving run: one row per arm and level, the verdict, then what every run ends with.
+static std::string servingRunTable(std::ostringstream& os, const RunResult& run) {
+    const auto& sv = run.preset.serving;
+    os << "Serving: " << sv.arrival << " arrivals, " << sv.duration_ms << " ms per level"
+       << (sv.slo_p99_ms > 0 ? ", SLO p99 <= " + num(sv.slo_p99_ms, "%g") + " ms" : std::string()) << "\n";
+    for (const auto& a : run.arms)
+        os << "  " << a.name << ": max_batch " << a.knobs.value("max_batch", 1) << ", max_wait_ms "
+           << a.knobs.value("max_wait_ms", 0) << ", status " << a.status << "\n";
+    os << "\n" << servingTable(run);
+    lessonChecks(os, run);
+    for (const auto& a : run.arms)
+        if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";
+    const auto warnings = runWarnings(run);
+    if (!warnings.empty()) {
+        os << "\nwarnings:\n";
+        for (const auto& w : warnings) os << "  - " << w << "\n";
+    }
+    return os.str();
+}
+
 std::string comparisonTable(const RunResult& run) {
     std::ostringstream os;
     os << "Pitlane: " << run.preset.name << " (model " << run.preset.model << ")\n\n";
     // A lesson preset says what it teaches and what to expect, next to what was measured.
     lessonHeader(os, run);
+    if (run.preset.serving.enabled) return servingRunTable(os, run);
     const std::vector<std::pair<std::string, std::size_t>> cols = {
         {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
         {"p99.9", 11}, {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};

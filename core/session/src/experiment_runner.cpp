@@ -145,6 +145,14 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     nextBlock_ = int(maxSweep) * blocksPerPoint_;
     rounds_ = 0;
     measureClock_.invalidate();
+    if (preset.serving.enabled) {
+        // Levels instead of blocks; run.processes rounds exactly (no replication decision: it
+        // judges latency samples), then the SLO search.
+        for (int r = 0; r < std::max(1, run.processes); ++r) queueServingRound(r);
+        queueServingSearch();
+        next();
+        return;
+    }
     for (int r = 0; r < processes; ++r) {
         const int first = int(blockIters.size()) * r / processes;
         const int last = int(blockIters.size()) * (r + 1) / processes;
@@ -238,6 +246,7 @@ void ExperimentRunner::next() {
             if (t.kind == Task::Block) unplan(t.arm, t.iters * result_.preset.arms[t.arm].knobs.workers);
             continue;
         }
+        if (t.kind == Task::Serve && !prepareServe(t)) continue;
         active_.push_back(t);
         // A concurrent task takes its neighbours of the same kind and round along.
         while (t.concurrent && !tasks_.empty() && tasks_.front().concurrent &&
@@ -262,7 +271,7 @@ void ExperimentRunner::next() {
             next();
             return;
         }
-    } else if (decideReplication()) {
+    } else if (!result_.preset.serving.enabled && decideReplication()) {
         return;  // the decision is computed off this thread; replicationDecided() goes on
     }
     completeTasks();
@@ -293,6 +302,10 @@ void ExperimentRunner::sendCurrent() {
 void ExperimentRunner::sendTask(Task& t) {
     auto& st = arms_[t.arm];
     if (t.kind == Task::Configure && !startupSettled()) return;  // sent when the last hello comes
+    if (t.kind == Task::Serve) {
+        sendServe(t);
+        return;
+    }
     const auto& p = result_.preset;
     json cmd;
     if (t.kind == Task::Configure) {

@@ -61,7 +61,8 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
 // adaptive stopping) adds them to the totals here, so no caller has to keep them in step.
 void ExperimentRunner::queueTask(const Task& t) {
     tasks_.push_back(t);
-    if (t.kind == Task::Block && result_.arms[std::size_t(t.arm)].status == R::kPending)
+    if ((t.kind == Task::Block || t.kind == Task::Serve) &&
+        result_.arms[std::size_t(t.arm)].status == R::kPending)
         arms_[std::size_t(t.arm)].totalIters += t.iters * result_.preset.arms[std::size_t(t.arm)].knobs.workers;
 }
 

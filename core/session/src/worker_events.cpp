@@ -43,6 +43,10 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     // Observers of armEvent read result(): announce the event only once it is stored there.
     const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
     try {
+        // A serving level's events (serving_tasks.cpp); its block_done then ends the task below.
+        const std::string typeName = ev.value("type", std::string());
+        if (typeName == protocol::kServeBatches) onServeBatches(arm, worker, ev);
+        if (type == protocol::EventType::BlockDone && ev.contains("serving")) onServeDone(arm, worker, ev);
         const auto event = protocol::decodeEvent(ev);
         if (event) std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
     } catch (const std::exception& e) {

@@ -65,6 +65,7 @@ const char* const exec = "Execution";
 const char* const threads = "Batch and threads";
 const char* const script = "TorchScript executor";
 const char* const cuda = "CUDA";
+const char* const serve = "Serving";
 
 // clang-format off
 void executionRows(std::vector<KnobInfo>& t) {
@@ -173,12 +174,24 @@ void executorAndCudaRows(std::vector<KnobInfo>& t) {
          "CUDA graphs need a CUDA device.", &setField<&Knobs::cuda_graph>,
          &getField<&Knobs::cuda_graph>});
 }
+void servingRows(std::vector<KnobInfo>& t) {
+    auto row = [&t](KnobInfo info) { t.push_back(std::move(info)); };
+    row({"max_batch", K::Count, {}, {}, 1, 1024, 1, "1", "requests", serve, false, "Max batch",
+         "Serving presets: the dynamic batcher dispatches a batch of at most this many queued "
+         "requests (one forward); 1 serves every request alone", "",
+         &setField<&Knobs::max_batch>, &getField<&Knobs::max_batch>});
+    row({"max_wait_ms", K::Count, {}, {}, 0, 60000, 0, "0", "ms", serve, false, "Max wait",
+         "Serving presets: how long the oldest queued request may wait for the batch to fill "
+         "before a smaller batch is dispatched (TorchServe's max_batch_delay)", "",
+         &setField<&Knobs::max_wait_ms>, &getField<&Knobs::max_wait_ms>});
+}
 // clang-format on
 
 std::vector<KnobInfo> makeTable() {
     std::vector<KnobInfo> t;
     executionRows(t);
     threadRows(t);
+    servingRows(t);
     executorAndCudaRows(t);
     return t;
 }

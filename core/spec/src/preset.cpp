@@ -328,6 +328,43 @@ void checkRunSize(const Preset& p, Errors& errs) {
     }
 }
 
+// What a serving preset asks of its arms: the batcher forms the batches, one forward per batch.
+// Without a serving block, the batcher's knobs would be silently ignored: an error instead.
+void checkServingArms(const Preset& p, Errors& errs) {
+    if (p.run.adaptive())
+        errs.add("run", "a serving preset runs a fixed plan of levels (serving.rates or clients, "
+                        "run.processes rounds): min_time_ms, max_time_ms and target_ci_pct do not apply");
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& k = p.arms[i].knobs;
+        const std::string f = "arms[" + std::to_string(i) + "].knobs.";
+        if (k.batch_size != std::vector<int>{1})
+            errs.add(f + "batch_size", "in a serving preset the batcher forms the batches from single "
+                                       "requests: leave batch_size at 1 and set max_batch");
+        if (k.workload != "inference")
+            errs.add(f + "workload", "a serving preset serves inference requests: workload \"" +
+                                         k.workload + "\" cannot be served");
+        if (p.serving.arrival == "closed")
+            for (int c : p.serving.clients)
+                if (c < k.workers)
+                    errs.add(f + "workers", "workers " + std::to_string(k.workers) +
+                                                " share the clients between them: every level needs at "
+                                                "least as many clients (serving.clients has " +
+                                                std::to_string(c) + ")");
+    }
+}
+
+void checkNotServingArms(const Preset& p, Errors& errs) {
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& k = p.arms[i].knobs;
+        const std::string f = "arms[" + std::to_string(i) + "].knobs.";
+        if (k.max_batch != 1)
+            errs.add(f + "max_batch", "max_batch is the serving batcher's: it needs a serving block "
+                                      "(the closed loop times batch_size)");
+        if (k.max_wait_ms != 0)
+            errs.add(f + "max_wait_ms", "max_wait_ms is the serving batcher's: it needs a serving block");
+    }
+}
+
 // Each arm on its own, and each of its knobs (parseKnobs collects them).
 std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
     std::vector<ArmSpec> out;
@@ -407,11 +444,11 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
         return p;
     }
     static const std::set<std::string> known = {"name", "description", "lesson", "model",
-                                                "input", "run", "arms"};
+                                                "input", "run", "serving", "arms"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
             errs.add(key.empty() ? std::string("\"\"") : key,  // a key "" is named, not blank
-                     "unknown field (expected name, description, lesson, model, input, run, arms)");
+                     "unknown field (expected name, description, lesson, model, input, run, serving, arms)");
     for (const char* key : {"name", "description"}) {
         if (!j.contains(key)) continue;
         if (!j[key].is_string()) errs.add(key, "expected a string");
@@ -430,9 +467,15 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
             errs.step("input", [&] { p.input = parseInputs(side["input"], p.model_path + " (sidecar)", "input"); });
     }
     if (j.contains("run")) p.run = parseRunSettings(j["run"], errs);
+    if (j.contains("serving")) p.serving = parseServing(j["serving"], where, errs.list());
     p.arms = parseArms(j, errs);
     checkLesson(p.lesson, p.arms, errs);
-    checkRunSize(p, errs);
+    if (p.serving.enabled) {
+        checkServingArms(p, errs);
+    } else {
+        checkRunSize(p, errs);
+        checkNotServingArms(p, errs);
+    }
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)
             if (p.arms[i].knobs.batchSweep())
@@ -509,6 +552,7 @@ json presetToJson(const Preset& p) {
     if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;
     if (p.run.max_time_ms > 0) j["run"]["max_time_ms"] = p.run.max_time_ms;
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
+    if (p.serving.enabled) j["serving"] = servingToJson(p.serving);
     j["arms"] = json::array();
     for (const auto& a : p.arms)
         j["arms"].push_back({{"name", a.name}, {"knobs", a.knobs_json}});

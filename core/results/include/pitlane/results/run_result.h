@@ -3,6 +3,7 @@
 // conversion to the results JSON of CONTRACT.md, the CSV of samples and the text table.
 // No Qt, no torch.
 #include "pitlane/protocol/protocol.h"
+#include "pitlane/results/serving_result.h"
 #include "pitlane/spec/preset.h"
 #include "pitlane/stats/stats.h"
 
@@ -88,6 +89,9 @@ struct ArmResult {
     std::vector<json> worker_applied;               // applied event of each worker
     std::vector<long> worker_pids;
     std::vector<ProcessInfo> processes;             // every worker process, in start order
+    // A serving run (preset.serving): every level each worker served, in the order measured.
+    // `samples` stays empty: a request's latency depends on the load, so they are not pooled.
+    std::vector<ServingLevel> serving;
 
     // Samples of one batch size (and one worker, or all when worker < 0).
     std::vector<double> latencies(int batchSize, int worker = -1) const;

@@ -26,13 +26,35 @@ struct LevelSummary {
     double mean_batch = 0;            // requests per batch
     std::vector<std::int64_t> batch_histogram;  // [size] = batches of that size
     std::int64_t max_queue = 0;
+    // Requests that had arrived by the end of the arrivals (duration) but were not yet served
+    // then. A stable server ends with a few batches' worth; an overloaded one with a share of
+    // everything that arrived that grows with the duration.
+    std::int64_t backlog_at_end = 0;
+    bool stopped_early = false;       // the loop stopped: the oldest request waited saturation_ms
     double slo_ms = 0;                // 0: none
     // Requests over the SLO, unserved ones included, over those that arrived; -1 without an SLO.
     double slo_miss_share = -1;
+    // Stopped early, or backlog_at_end above max(5 % of the requests that arrived by then,
+    // 3 x max_batch + 5): the queue grew without bound (isSaturatedBacklog).
     bool saturated = false;
     bool meets_slo() const { return slo_ms > 0 && !saturated && served > 0 && p99_ms <= slo_ms; }
 };
 
 LevelSummary summarize(const LevelRecord& level, const LoadSpec& spec, double slo_ms);
+
+// Several levels at once, requests pooled (percentiles over all of them, counts and the batch
+// histogram summed). `parallel`: they ran side by side, each with its share of the load (an
+// arm's K workers): the offered and achieved rates add up. Otherwise they are repeats (replicate
+// processes): the rates are their mean. Saturated when any was.
+LevelSummary summarizePooled(const std::vector<const LevelRecord*>& levels,
+                             const std::vector<LoadSpec>& specs, double slo_ms, bool parallel);
+
+// The backlog rule: `backlog` requests unserved when the arrivals ended, of `arrived` by then.
+bool isSaturatedBacklog(std::int64_t backlog, std::int64_t arrived, int max_batch);
+std::int64_t backlogAtEnd(const LevelRecord& level, double duration_ms);
+
+// The queue length (requests arrived and not yet dispatched) sampled every `step_ns` from 0 to
+// the end of the level's last batch.
+std::vector<std::int64_t> queueLengthSeries(const LevelRecord& level, std::int64_t step_ns);
 
 }  // namespace pitlane::serving

@@ -91,7 +91,7 @@ signals:
 
 private:
     struct Task {
-        enum Kind { StartRound, Configure, Warmup, Block } kind;
+        enum Kind { StartRound, Configure, Warmup, Block, Serve } kind;
         int arm;  // -1 for StartRound (every arm)
         int block = -1;
         int iters = 0;
@@ -101,6 +101,11 @@ private:
         // warmup of later replicates on CPU: nothing of theirs is reported as a cold cost).
         bool concurrent = false;
         bool finished = false;
+        // Serve: the level (index in serving.rates / clients; -1: a step of the SLO search,
+        // whose rate is chosen when it is due) and the arm's offered rate or clients.
+        int level = 0;
+        double rate = 0;
+        int clients = 0;
     };
     struct WorkerState {
         std::unique_ptr<WorkerProcess> process;
@@ -114,6 +119,7 @@ private:
         bool exited = false;
         bool sent = false;      // the current task was sent to this worker
         bool taskDone = false;  // ... and it finished it
+        int servingIndex = -1;  // its level being served: in result().arms[arm].serving
     };
     struct ArmState {
         std::vector<WorkerState> workers;  // this round's: `workers` knob, K concurrent processes
@@ -166,6 +172,13 @@ private:
     bool decideReplication();
     void replicationDecided(int decision, const nlohmann::json& reasons);
     void completeTasks();
+    // serving_tasks.cpp: a serving preset's rounds (levels instead of blocks) and its events.
+    void queueServingRound(int round);
+    void queueServingSearch();
+    bool prepareServe(Task& t);  // false: nothing to measure (the search has converged)
+    void sendServe(Task& t);
+    void onServeBatches(int arm, int worker, const nlohmann::json& ev);
+    void onServeDone(int arm, int worker, const nlohmann::json& ev);
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;

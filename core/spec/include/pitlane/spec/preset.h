@@ -69,6 +69,10 @@ struct Knobs {
     // RLIMIT_DATA of the worker in MiB; absent: 75 % of physical memory with the sandbox on a
     // CPU device, none otherwise.
     std::optional<int> memory_limit_mb;
+    // Serving (a preset with a `serving` block): the dynamic batcher of the worker. A batch is
+    // dispatched when max_batch requests are queued or the oldest has waited max_wait_ms.
+    int max_batch = 1;
+    int max_wait_ms = 0;
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };
@@ -99,6 +103,24 @@ struct RunSettings {
     std::uint64_t seed = 0;
 };
 
+// A serving experiment (issue 13; docs/KNOBS.md "Serving"): instead of timing batches back to
+// back, requests arrive at offered rates (or from N closed-loop clients) and each arm's dynamic
+// batcher (its max_batch / max_wait_ms knobs) serves them; one level per rate, per process.
+struct ServingSpec {
+    bool enabled = false;
+    std::string arrival = "poisson";  // poisson | constant | closed
+    std::vector<double> rates;        // requests/s (poisson, constant), ascending
+    std::vector<int> clients;         // closed loop: concurrencies, ascending
+    double duration_ms = 2000;        // arrivals are scheduled over this long per level
+    double slo_p99_ms = 0;            // 0: no SLO (and no search)
+    int search_steps = 4;             // bisection steps for the highest rate within the SLO
+    std::string idle_wait = "sleep";  // sleep | spin: how the batcher waits for requests
+    double saturation_ms = 2000;      // the oldest queued request waiting longer: saturated
+    // The levels in the order they are run: rates, or clients for the closed loop.
+    std::size_t levels() const { return arrival == "closed" ? clients.size() : rates.size(); }
+    bool search() const { return arrival != "closed" && slo_p99_ms > 0 && search_steps > 0; }
+};
+
 struct ArmSpec {
     std::string name;
     Knobs knobs;
@@ -115,6 +137,7 @@ struct Preset {
     bool bundled = false;
     std::vector<InputSpec> input;
     RunSettings run;
+    ServingSpec serving;
     std::vector<ArmSpec> arms;
     json raw;  // the preset as read (the "preset" field of the results JSON)
 };
@@ -164,6 +187,11 @@ json readModelSidecar(const std::string& modelPath);
 // Reads a JSON file: false with `why` ("is a directory, not a JSON file", "not valid JSON: …",
 // a read error) instead of throwing or aborting on a directory, FIFO or device.
 bool readJsonFile(const std::string& path, json* out, std::string* why);
+
+// The `serving` block (serving_spec.cpp): every error appended to `errors`, fields named
+// "serving.<key>". serializeServing is its inverse (absent when not enabled).
+ServingSpec parseServing(const json& j, const std::string& where, std::vector<SpecError>& errors);
+json servingToJson(const ServingSpec& s);
 
 // The preset serialized back (what "save preset" writes).
 json presetToJson(const Preset& p);

@@ -1,0 +1,221 @@
+// A serving run written out: the results JSON's serving objects (and reading the raw levels
+// back), the CLI table and the per-request CSV.
+#include "pitlane/results/run_result.h"
+#include "pitlane/results/serving_result.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace pitlane::results {
+
+using json = nlohmann::json;
+
+namespace {
+
+json summaryJson(const serving::LevelSummary& s) {
+    json j = {{"scheduled", s.scheduled},
+              {"arrived", s.arrived},
+              {"served", s.served},
+              {"offered_per_s", s.offered_per_s},
+              {"achieved_per_s", s.achieved_per_s},
+              {"wall_ms", s.wall_ms},
+              {"p50_ms", s.p50_ms},
+              {"p90_ms", s.p90_ms},
+              {"p99_ms", s.p99_ms},
+              {"p999_ms", s.p999_ms},
+              {"mean_ms", s.mean_ms},
+              {"max_ms", s.max_ms},
+              {"queue_wait_ms", s.queue_wait_ms},
+              {"formation_wait_ms", s.formation_wait_ms},
+              {"inference_ms", s.inference_ms},
+              {"mean_batch", s.mean_batch},
+              {"batch_histogram", s.batch_histogram},
+              {"max_queue", s.max_queue},
+              {"backlog_at_end", s.backlog_at_end},
+              {"stopped_early", s.stopped_early},
+              {"saturated", s.saturated}};
+    if (s.slo_ms > 0) {
+        j["slo_miss_share"] = s.slo_miss_share;
+        j["meets_slo"] = s.meets_slo();
+    }
+    return j;
+}
+
+json levelJson(const ServingLevel& l) {
+    std::vector<std::int64_t> size, freeNs, start, end;
+    for (const auto& b : l.record.batches) {
+        size.push_back(b.size);
+        freeNs.push_back(b.free_ns);
+        start.push_back(b.start_ns);
+        end.push_back(b.end_ns);
+    }
+    return {{"level", l.level},
+            {"process", l.process},
+            {"worker", l.worker},
+            {"rate_per_s", l.rate_per_s},
+            {"clients", l.clients},
+            {"complete", l.complete},
+            {"load",
+             {{"arrival", serving::arrivalName(l.load.arrival)},
+              {"rate_per_s", l.load.rate_per_s},
+              {"clients", l.load.clients},
+              {"duration_ms", l.load.duration_ms},
+              {"seed", l.load.seed},
+              {"max_batch", l.load.max_batch},
+              {"max_wait_ms", l.load.max_wait_ms},
+              {"saturation_ms", l.load.saturation_ms},
+              {"idle_wait", serving::idleWaitName(l.load.idle)}}},
+            {"scheduled", l.record.scheduled},
+            {"max_queue", l.record.max_queue},
+            {"stopped_early", l.record.saturated},
+            {"arrival_ns", l.record.arrival_ns},
+            {"batches", {{"size", size}, {"free_ns", freeNs}, {"start_ns", start}, {"end_ns", end}}}};
+}
+
+std::string fmt(double v, const char* f = "%.3g") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+}  // namespace
+
+json servingArmJson(const RunResult& run, std::size_t arm) {
+    json points = json::array();
+    for (const auto& p : servingPoints(run, arm)) {
+        json j = summaryJson(p.pooled);
+        j["rate_per_s"] = p.rate_per_s;
+        j["clients"] = p.clients;
+        j["search"] = p.search;
+        j["processes"] = json::array();
+        for (const auto& s : p.processes) j["processes"].push_back(summaryJson(s));
+        if (p.pooled.slo_ms > 0) {
+            j["meets_slo"] = p.meetsSlo();
+            j["processes_meeting_slo"] = p.meeting_slo;
+        }
+        points.push_back(std::move(j));
+    }
+    json out = {{"points", points}, {"levels", json::array()}};
+    if (run.preset.serving.slo_p99_ms > 0) {
+        const SloCapacity c = sloCapacity(servingPoints(run, arm));
+        out["max_rate_within_slo_per_s"] = c.max_rate_per_s > 0 ? json(c.max_rate_per_s) : json();
+        out["first_rate_over_slo_per_s"] = c.first_failing_per_s > 0 ? json(c.first_failing_per_s) : json();
+    }
+    for (const auto& l : run.arms[arm].serving) out["levels"].push_back(levelJson(l));
+    return out;
+}
+
+std::vector<ServingLevel> servingLevelsFromJson(const json& j) {
+    std::vector<ServingLevel> out;
+    if (!j.is_object() || !j.contains("levels")) return out;
+    for (const auto& e : j.at("levels")) {
+        ServingLevel l;
+        l.level = e.at("level").get<int>();
+        l.process = e.at("process").get<int>();
+        l.worker = e.at("worker").get<int>();
+        l.rate_per_s = e.at("rate_per_s").get<double>();
+        l.clients = e.at("clients").get<int>();
+        l.complete = e.at("complete").get<bool>();
+        const auto& ld = e.at("load");
+        serving::parseArrival(ld.at("arrival").get<std::string>(), &l.load.arrival);
+        serving::parseIdleWait(ld.value("idle_wait", std::string("sleep")), &l.load.idle);
+        l.load.rate_per_s = ld.at("rate_per_s").get<double>();
+        l.load.clients = ld.at("clients").get<int>();
+        l.load.duration_ms = ld.at("duration_ms").get<double>();
+        l.load.seed = ld.at("seed").get<std::uint64_t>();
+        l.load.max_batch = ld.at("max_batch").get<int>();
+        l.load.max_wait_ms = ld.at("max_wait_ms").get<double>();
+        l.load.saturation_ms = ld.value("saturation_ms", 2000.0);
+        l.record.scheduled = e.at("scheduled").get<std::int64_t>();
+        l.record.max_queue = e.at("max_queue").get<std::int64_t>();
+        l.record.saturated = e.at("stopped_early").get<bool>();
+        l.record.arrival_ns = e.at("arrival_ns").get<std::vector<std::int64_t>>();
+        const auto& b = e.at("batches");
+        const auto size = b.at("size").get<std::vector<int>>();
+        const auto freeNs = b.at("free_ns").get<std::vector<std::int64_t>>();
+        const auto start = b.at("start_ns").get<std::vector<std::int64_t>>();
+        const auto end = b.at("end_ns").get<std::vector<std::int64_t>>();
+        if (freeNs.size() != size.size() || start.size() != size.size() || end.size() != size.size())
+            throw std::runtime_error("serving.levels: batches.size, free_ns, start_ns and end_ns differ in length");
+        for (std::size_t k = 0; k < size.size(); ++k)
+            l.record.batches.push_back({size[k], freeNs[k], start[k], end[k]});
+        if (l.record.served() > std::int64_t(l.record.arrival_ns.size()))
+            throw std::runtime_error("serving.levels: more requests in batches than arrivals");
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+json servingComparisonsJson(const RunResult& run) {
+    json out = json::array();
+    for (const auto& c : compareServing(run))
+        out.push_back({{"arm", run.arms[c.arm].name},
+                       {"baseline", run.arms[c.baseline].name},
+                       {"rate_per_s", c.rate_per_s},
+                       {"clients", c.clients},
+                       {"p99_ratio", c.p99_ratio},
+                       {"p99_ci", {c.p99_lo, c.p99_hi}},
+                       {"p50_ratio", c.p50_ratio},
+                       {"p50_ci", {c.p50_lo, c.p50_hi}},
+                       {"arm_saturated", c.arm_saturated},
+                       {"baseline_saturated", c.baseline_saturated},
+                       {"significant", c.significant},
+                       {"text", c.text}});
+    return out;
+}
+
+std::string servingTable(const RunResult& run) {
+    std::ostringstream o;
+    const bool closed = run.preset.serving.arrival == "closed";
+    const bool slo = run.preset.serving.slo_p99_ms > 0;
+    char line[320];
+    std::snprintf(line, sizeof line, "%-14s %10s %10s %10s %9s %9s %9s %9s %7s %7s %s\n", "arm",
+                  closed ? "clients" : "offered/s", "achieved/s", "requests", "p50 ms", "p90 ms",
+                  "p99 ms", "p99.9 ms", "batch", "queue", slo ? "SLO / state" : "state");
+    o << line;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& arm = run.arms[i];
+        const auto points = servingPoints(run, i);
+        if (points.empty()) {
+            o << arm.name << "  " << (arm.status == kOk ? "no level measured" : arm.status) << "\n";
+            continue;
+        }
+        for (const auto& p : points) {
+            const auto& s = p.pooled;
+            std::string state = s.saturated ? "SATURATED" : "ok";
+            if (slo && !s.saturated) state = p.meetsSlo() ? "meets" : "misses";
+            if (slo) state += " (" + std::to_string(p.meeting_slo) + "/" + std::to_string(p.processes.size()) + ")";
+            if (p.search) state += " search";
+            std::snprintf(line, sizeof line, "%-14s %10s %10s %10lld %9s %9s %9s %9s %7s %7lld %s\n",
+                          arm.name.substr(0, 14).c_str(),
+                          closed ? std::to_string(p.clients).c_str() : fmt(p.rate_per_s, "%.4g").c_str(),
+                          fmt(s.achieved_per_s, "%.4g").c_str(), static_cast<long long>(s.served),
+                          fmt(s.p50_ms).c_str(), fmt(s.p90_ms).c_str(), fmt(s.p99_ms).c_str(),
+                          fmt(s.p999_ms).c_str(), fmt(s.mean_batch, "%.2f").c_str(),
+                          static_cast<long long>(s.max_queue), state.c_str());
+            o << line;
+        }
+    }
+    for (const auto& v : servingVerdict(run)) o << v << "\n";
+    return o.str();
+}
+
+std::string servingRequestsCsv(const RunResult& run) {
+    std::ostringstream o;
+    o << "arm,process,worker,rate_per_s,clients,request,arrival_ns,batch_size,queue_wait_ns,"
+         "formation_wait_ns,inference_ns,end_to_end_ns\n";
+    for (const auto& arm : run.arms)
+        for (const auto& l : arm.serving) {
+            const auto times = serving::requestTimes(l.record);
+            for (std::size_t r = 0; r < times.size(); ++r) {
+                const auto& t = times[r];
+                o << arm.name << ',' << l.process << ',' << l.worker << ',' << l.rate_per_s << ','
+                  << l.clients << ',' << r << ',' << l.record.arrival_ns[r] << ',' << t.batch_size << ','
+                  << t.queue_wait << ',' << t.formation_wait << ',' << t.inference << ','
+                  << t.end_to_end << '\n';
+            }
+        }
+    return o.str();
+}
+
+}  // namespace pitlane::results
