@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <sstream>
 
 namespace pitlane::cli {
 
@@ -54,6 +55,18 @@ std::string knownPids(const results::ArmResult& a) {
     return n == 0 ? std::string() : (n == 1 ? " (worker pid " : " (worker pids ") + pids + ")";
 }
 
+// One serving level as the worker reported it: "400 req/s: 731 of 731 requests in 612 batches".
+std::string servingLine(const nlohmann::json& sv) {
+    std::ostringstream o;
+    if (sv.value("arrival", std::string()) == "closed")
+        o << sv.value("clients", 0) << " clients";
+    else
+        o << sv.value("rate_per_s", 0.0) << " req/s";
+    o << ": " << sv.value("served", 0L) << " of " << sv.value("arrived", 0L) << " requests in "
+      << sv.value("batches", 0L) << " batches" << (sv.value("saturated", false) ? ", SATURATED" : "");
+    return o.str();
+}
+
 // The progress lines of a run on stderr (phases, workers ready, measured blocks against the
 // planned total); none with --quiet.
 void printProgress(const session::ExperimentRunner& runner, QObject* context) {
@@ -69,6 +82,10 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                          const auto type = ev.value("type", std::string());
                          if (type == "hello")
                              std::cerr << "[" << name << "] worker pid " << ev.value("pid", 0L) << " ready\n";
+                         else if (type == "block_done" && ev.contains("serving"))
+                             std::cerr << "[" << name << "] served " << servingLine(ev.at("serving"))
+                                       << " (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
+                                       << " levels)\n";
                          else if (type == "block_done" && ev.value("phase", "") == "measure")
                              std::cerr << "[" << name << "] block " << ev.value("block", 0) << " done ("
                                        << runner.doneIters(arm) << "/" << runner.totalIters(arm)

@@ -88,8 +88,18 @@ std::vector<std::string> runWarnings(const RunResult& run) {
     if (run.stopping.value("stable", true) == false)
         w.push_back(run.stopping.value("message", std::string("not stable")));
     for (const auto& a : run.arms) {
-        for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
-        for (auto& p : processWarnings(a)) w.push_back(std::move(p));
+        if (run.preset.serving.enabled) {
+            // A serving arm has levels, not samples: what would warn is a level cut short.
+            std::size_t cut = 0;
+            for (const auto& l : a.serving) cut += l.complete ? 0 : 1;
+            if (cut)
+                w.push_back(a.name + ": " + std::to_string(cut) + " serving level(s) were cut short "
+                            "(a failure or Stop) and are left out of the figures");
+            if (a.serving.empty() && a.status == kOk) w.push_back(a.name + ": no serving level was measured");
+        } else {
+            for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+            for (auto& p : processWarnings(a)) w.push_back(std::move(p));
+        }
         if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)
             w.push_back(a.name + ": warmup did not reach the steady state within " +
                         std::to_string(a.warmup_ns.size()) +

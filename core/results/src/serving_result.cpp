@@ -264,17 +264,24 @@ std::vector<std::string> servingVerdict(const RunResult& run) {
             if (!c.measured())
                 line += "not measured";
             else if (c.max_rate_per_s == 0)
-                line += "none (missed at " + fmt(c.first_failing_per_s) + " req/s, the lowest measured)";
+                line += "none (missed at " + fmt(c.first_failing_per_s, 4) + " req/s, the lowest measured)";
             else if (c.first_failing_per_s == 0)
-                line += "at least " + fmt(c.max_rate_per_s) + " req/s (met at every rate measured)";
+                line += "at least " + fmt(c.max_rate_per_s, 4) + " req/s (met at every rate measured)";
             else
-                line += fmt(c.max_rate_per_s) + " req/s (missed at " + fmt(c.first_failing_per_s) + ")";
+                line += fmt(c.max_rate_per_s, 4) + " req/s (missed at " + fmt(c.first_failing_per_s, 4) + ")";
         }
         lines.push_back(line);
-        for (std::size_t i = 1; i < caps.size(); ++i)
-            if (caps[0] > 0 && caps[i] > 0)
-                lines.push_back(run.arms[i].name + " sustains " + fmt(caps[i] / caps[0]) + "x the rate of " +
-                                run.arms[0].name + " within the SLO");
+        // A ratio only where the baseline's capacity is bounded (it missed at some rate); "at
+        // least" where the arm met the SLO at every rate measured.
+        const SloCapacity base = sloCapacity(servingPoints(run, 0));
+        for (std::size_t i = 1; i < caps.size(); ++i) {
+            const SloCapacity c = sloCapacity(servingPoints(run, i));
+            if (caps[0] <= 0 || caps[i] <= 0 || base.first_failing_per_s == 0) continue;
+            lines.push_back(run.arms[i].name + " sustains " +
+                            (c.first_failing_per_s == 0 ? std::string("at least ") : std::string()) +
+                            fmt(caps[i] / caps[0]) + "x the rate of " + run.arms[0].name +
+                            " within the SLO");
+        }
     }
     for (const auto& c : compareServing(run)) lines.push_back(c.text);
     return lines;

@@ -1,5 +1,6 @@
 // A serving preset's plan (issue 13): each round of fresh processes configures and warms up
-// every arm, then serves every level, arms interleaved (A B at the first rate, A B at the next;
+// every arm (warmup at batch size 1; the worker runs every batch size up to max_batch once
+// before each level's clock starts), then serves every level, arms interleaved (A B at the first rate, A B at the next;
 // reversed in odd rounds, like blocks). The SLO search follows the last round, in its processes:
 // each step measures each arm at its own next rate (results::nextSearchRate). A level is one
 // `serve` command; its batches stream back as serve_batches events, its block_done closes it.
@@ -42,8 +43,7 @@ void ExperimentRunner::queueServingRound(int round) {
     for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
     if (preset.run.warmup_iters > 0)
         for (int i : order)
-            queueTask({Task::Warmup, i, -1, preset.run.warmup_iters,
-                       preset.arms[std::size_t(i)].knobs.max_batch, round, concurrent});
+            queueTask({Task::Warmup, i, -1, preset.run.warmup_iters, 1, round, concurrent});
     const auto& sv = preset.serving;
     for (std::size_t l = 0; l < sv.levels(); ++l)
         for (int i : order) {
