@@ -128,6 +128,29 @@ void checkThroughputGrows(const ArmResult& x, LessonCheck& c) {
     c.status = c.value > 1 && c.value >= m ? kReproduced : kNotReproduced;
 }
 
+// saturated / keeps_up: the arm's serving point at the offered rate, judged per process.
+void checkSaturation(const RunResult& run, std::size_t arm, LessonCheck& c) {
+    const bool wantSaturated = c.spec.value("kind", std::string()) == "saturated";
+    const double rate = c.spec.value("rate", 0.0);
+    const auto points = servingPoints(run, arm);
+    const auto p = std::find_if(points.begin(), points.end(),
+                                [rate](const ServingPoint& x) { return x.clients == 0 && x.rate_per_s == rate; });
+    if (p == points.end()) {
+        c.status = kNotRun;
+        c.measured = "no serving level at " + fmt("%g", rate) + " req/s was measured";
+        return;
+    }
+    int saturated = 0;
+    for (const auto& s : p->processes) saturated += s.saturated ? 1 : 0;
+    const int n = int(p->processes.size());
+    c.value = n ? double(saturated) / n : 0;
+    c.measured = "saturated in " + std::to_string(saturated) + " of " + std::to_string(n) +
+                 " processes: served " + fmt("%.0f", p->pooled.achieved_per_s) + " req/s, p99 " +
+                 fmt("%.3g", p->pooled.p99_ms) + " ms, mean batch " + fmt("%.2f", p->pooled.mean_batch);
+    const bool all = saturated == n, none = saturated == 0;
+    c.status = (wantSaturated ? all : none) ? kReproduced : (wantSaturated ? none : all) ? kNotReproduced : kInconclusive;
+}
+
 std::string expectedText(const json& s) {
     const std::string kind = s.value("kind", std::string()), arm = s.value("arm", std::string()),
                       than = s.value("than", std::string());
@@ -141,6 +164,9 @@ std::string expectedText(const json& s) {
         return arm + " has " + (kind == "lower" ? "lower " : "higher ") + s.value("metric", std::string()) +
                " than " + than + by;
     if (kind == "applied") return arm + " reads back " + s.value("field", std::string()) + " = " + s["equals"].dump();
+    if (kind == "saturated" || kind == "keeps_up")
+        return arm + (kind == "saturated" ? " saturates" : " keeps up") + " at " +
+               fmt("%g", s.value("rate", 0.0)) + " req/s";
     if (kind == "throughput_grows")
         return arm + ": items/s at batch " + std::to_string(s.value("to", 1)) + " exceed batch " +
                std::to_string(s.value("from", 1)) + by;
@@ -164,6 +190,7 @@ void judge(const RunResult& run, const json& lesson, LessonCheck& c) {
     else if (kind == "lower" || kind == "higher") checkMetric(*x, *y, c);
     else if (kind == "applied") checkApplied(*x, c);
     else if (kind == "throughput_grows") checkThroughputGrows(*x, c);
+    else if (kind == "saturated" || kind == "keeps_up") checkSaturation(run, std::size_t(x - run.arms.data()), c);
 }
 
 }  // namespace

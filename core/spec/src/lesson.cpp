@@ -61,6 +61,9 @@ void validateCheck(const json& c, const std::vector<ArmSpec>& arms, const std::s
                             "\"grad_state.output_is_inference\"");
         if (!c.contains("equals")) throw SpecError(where, f + ".equals", "missing: the value expected");
     }
+    if ((kind == "saturated" || kind == "keeps_up") &&
+        (!c.contains("rate") || !c["rate"].is_number() || !(c["rate"].get<double>() > 0)))
+        throw SpecError(where, f + ".rate", "expected an offered rate (requests/s) of serving.rates");
     if (kind == "throughput_grows")
         for (const char* key : {"from", "to"})
             if (!c.contains(key) || !c[key].is_number_integer() || c[key].get<int>() < 1)

@@ -137,10 +137,8 @@ json servingToJson(const ServingSpec& s) {
         j["clients"] = s.clients;
     else
         j["rates"] = s.rates;
-    if (s.slo_p99_ms > 0) {
-        j["slo_p99_ms"] = s.slo_p99_ms;
-        j["search_steps"] = s.search_steps;
-    }
+    if (s.slo_p99_ms > 0) j["slo_p99_ms"] = s.slo_p99_ms;
+    if (s.arrival != "closed") j["search_steps"] = s.search_steps;
     return j;
 }
 

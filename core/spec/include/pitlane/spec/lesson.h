@@ -17,9 +17,11 @@ namespace pitlane::spec {
 //   lower / higher    `metric` of arm is lower / higher than that of `than`, by min_ratio
 //   applied           the read-back `field` (dotted path in the applied event) of arm `equals`
 //   throughput_grows  a batch-size sweep arm: items/s at batch `to` >= min_ratio x at `from`
+//   saturated         serving: arm's queue grew without bound at offered `rate` (every process)
+//   keeps_up          serving: arm kept up with offered `rate` (no process saturated)
 inline const std::vector<std::string>& lessonCheckKinds() {
     static const std::vector<std::string> k = {"faster", "similar", "lower", "higher", "applied",
-                                               "throughput_grows"};
+                                               "throughput_grows", "saturated", "keeps_up"};
     return k;
 }
 
