@@ -238,11 +238,11 @@ std::vector<ServingComparison> compareServing(const RunResult& run) {
                 c.text = at + "both saturated";
             } else {
                 c.significant = c.p99_lo > 1 || c.p99_hi < 1;
-                const std::string ci = " (95 % CI " + fmt(c.p99_lo) + "-" + fmt(c.p99_hi) + "): " +
-                                       fmt(ap->pooled.p99_ms) + " ms vs " + fmt(bp.pooled.p99_ms) + " ms";
-                c.text = c.significant ? at + an + "'s p99 is " + fmt(c.p99_ratio) + "x " + bn + "'s" + ci
+                const std::string ci = "95 % CI " + fmt(c.p99_lo) + "-" + fmt(c.p99_hi) + "; " +
+                                       fmt(ap->pooled.p99_ms) + " ms vs " + fmt(bp.pooled.p99_ms) + " ms)";
+                c.text = c.significant ? at + an + "'s p99 is " + fmt(c.p99_ratio) + "x " + bn + "'s (" + ci
                                        : at + "no significant difference in p99 (" + an + "/" + bn + " " +
-                                             fmt(c.p99_ratio) + "x" + ci.substr(1);
+                                             fmt(c.p99_ratio) + "x, " + ci;
             }
             out.push_back(std::move(c));
         }
