@@ -13,6 +13,15 @@ namespace {
 // ---- writing ----
 
 json summaryJson(const stats::Summary& s, std::int64_t peakRss) {
+    if (s.n == 0) {
+        // Nothing measured (a serving arm, or one that failed first): null, never a 0 that reads
+        // as a latency.
+        json j = {{"n", 0}, {"peak_rss_bytes", peakRss}};
+        for (const char* k : {"median_ns", "mean_ns", "sd_ns", "cov", "min_ns", "max_ns", "p90_ns",
+                              "p95_ns", "p99_ns", "p999_ns", "throughput_per_s"})
+            j[k] = nullptr;
+        return j;
+    }
     return json{{"n", s.n},
             {"median_ns", s.median},
             {"mean_ns", s.mean},
