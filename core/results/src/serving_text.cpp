@@ -78,6 +78,9 @@ std::string fmt(double v, const char* f = "%.4g") {
     return buf;
 }
 
+// A rate: whole requests/s from 100 up, else four significant digits.
+std::string rateText(double v) { return fmt(v, v >= 100 ? "%.0f" : "%.4g"); }
+
 }  // namespace
 
 json servingArmJson(const RunResult& run, std::size_t arm) {
@@ -190,8 +193,8 @@ std::string servingTable(const RunResult& run) {
             if (p.search) state += " search";
             std::snprintf(line, sizeof line, "%-14s %9s %9s %9s %9lld %9s %9s %9s %9s %6s %6lld %s\n",
                           arm.name.substr(0, 14).c_str(),
-                          closed ? std::to_string(p.clients).c_str() : fmt(p.rate_per_s, "%.4g").c_str(),
-                          fmt(s.offered_per_s, "%.4g").c_str(), fmt(s.achieved_per_s, "%.4g").c_str(),
+                          closed ? std::to_string(p.clients).c_str() : rateText(p.rate_per_s).c_str(),
+                          rateText(s.offered_per_s).c_str(), rateText(s.achieved_per_s).c_str(),
                           static_cast<long long>(s.served),
                           fmt(s.p50_ms).c_str(), fmt(s.p90_ms).c_str(), fmt(s.p99_ms).c_str(),
                           fmt(s.p999_ms).c_str(), fmt(s.mean_batch, "%.2f").c_str(),

@@ -10,6 +10,8 @@
 #include "pitlane/protocol/events.h"
 #include "pitlane/session/worker_process.h"
 
+#include <algorithm>
+
 namespace pitlane::session {
 
 using json = nlohmann::json;
@@ -74,7 +76,12 @@ void ExperimentRunner::queueServingSearch() {
 bool ExperimentRunner::prepareServe(Task& t) {
     if (t.level >= 0) return true;
     t.rate = R::nextSearchRate(R::servingPoints(result_, std::size_t(t.arm)));
-    if (t.rate > 0) return true;
+    // A rate already measured would only repeat a level (and its point would pool two levels of
+    // one process as if they ran side by side): the search has converged.
+    const auto& levels = result_.arms[std::size_t(t.arm)].serving;
+    const bool measured = std::any_of(levels.begin(), levels.end(),
+                                      [&](const R::ServingLevel& l) { return l.rate_per_s == t.rate; });
+    if (t.rate > 0 && !measured) return true;
     unplan(t.arm, result_.preset.arms[std::size_t(t.arm)].knobs.workers);
     return false;
 }
