@@ -146,7 +146,7 @@ void checkSaturation(const RunResult& run, std::size_t arm, LessonCheck& c) {
     c.value = n ? double(saturated) / n : 0;
     c.measured = "saturated in " + std::to_string(saturated) + " of " + std::to_string(n) +
                  " processes: served " + fmt("%.0f", p->pooled.achieved_per_s) + " req/s, p99 " +
-                 fmt("%.3g", p->pooled.p99_ms) + " ms, mean batch " + fmt("%.2f", p->pooled.mean_batch);
+                 fmt(p->pooled.p99_ms >= 1000 ? "%.0f" : "%.3g", p->pooled.p99_ms) + " ms, mean batch " + fmt("%.2f", p->pooled.mean_batch);
     const bool all = saturated == n, none = saturated == 0;
     c.status = (wantSaturated ? all : none) ? kReproduced : (wantSaturated ? none : all) ? kNotReproduced : kInconclusive;
 }

@@ -179,9 +179,13 @@ std::vector<std::vector<std::vector<double>>> latenciesAt(const ArmResult& arm, 
     return out;
 }
 
+// `digits` significant digits, never an exponent: whole numbers from 10^digits up.
 std::string fmt(double v, int digits = 3) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::fabs(v) >= std::pow(10.0, digits))
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     return buf;
 }
 

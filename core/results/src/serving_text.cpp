@@ -3,6 +3,7 @@
 #include "pitlane/results/run_result.h"
 #include "pitlane/results/serving_result.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -74,6 +75,7 @@ json levelJson(const ServingLevel& l) {
 
 std::string fmt(double v, const char* f = "%.4g") {
     char buf[64];
+    if (f[1] == '.' && f[3] == 'g' && std::fabs(v) >= 1e4) f = "%.0f";  // never an exponent
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
@@ -215,7 +217,7 @@ std::string servingRequestsCsv(const RunResult& run) {
             const auto times = serving::requestTimes(l.record);
             for (std::size_t r = 0; r < times.size(); ++r) {
                 const auto& t = times[r];
-                o << arm.name << ',' << l.process << ',' << l.worker << ',' << l.rate_per_s << ','
+                o << csvField(arm.name) << ',' << l.process << ',' << l.worker << ',' << l.rate_per_s << ','
                   << l.clients << ',' << r << ',' << l.record.arrival_ns[r] << ',' << t.batch_size << ','
                   << t.queue_wait << ',' << t.formation_wait << ',' << t.inference << ','
                   << t.end_to_end << '\n';

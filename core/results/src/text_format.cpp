@@ -9,15 +9,12 @@
 
 namespace pitlane::results {
 
-namespace {
-// RFC 4180: quote a field that holds a comma, a quote or a line break.
 std::string csvField(const std::string& s) {
     if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string out = "\"";
     for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
 }
-}  // namespace
 
 std::string samplesCsv(const RunResult& run) {
     std::ostringstream os;

@@ -183,5 +183,7 @@ std::string comparisonTable(const RunResult& run);
 std::string formatDuration(double ns);   // "37.76 ms", "812.4 us"
 std::string formatBytes(double bytes);   // "178.6 MiB"
 std::string isoNowUtc();
+// RFC 4180: a field quoted when it holds a comma, a quote or a line break.
+std::string csvField(const std::string& s);
 
 }  // namespace pitlane::results
