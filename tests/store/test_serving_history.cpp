@@ -102,7 +102,13 @@ TEST(ServingHistory, HandBuiltRunRoundTripsWithEveryLevelAndBatch) {
     RunStore s;
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
     EXPECT_EQ(s.schemaVersion(), 7);
-    const auto run = fixtures::handBuiltServingRun();
+    auto run = fixtures::handBuiltServingRun();
+    // A lesson judged on the levels when the run is stored (the checks of the dynamic batching
+    // lesson), like the verdict.
+    run.preset.lesson = {{"title", "batching keeps up"},
+                         {"checks",
+                          {{{"kind", "saturated"}, {"arm", "b1"}, {"rate", 800}},
+                           {{"kind", "keeps_up"}, {"arm", "b4"}, {"rate", 800}}}}};
     // The run is what the fixture promises: b1 saturates at 800/s, b4 meets the SLO there.
     const auto b1 = results::servingPoints(run, 0), b4 = results::servingPoints(run, 1);
     ASSERT_EQ(b1.size(), 2u);
@@ -124,6 +130,7 @@ TEST(ServingHistory, HandBuiltRunRoundTripsWithEveryLevelAndBatch) {
     EXPECT_FALSE(info->verdict.isEmpty());
     EXPECT_EQ(info->verdict, joinedVerdict(run));
     EXPECT_TRUE(info->verdict.contains(QStringLiteral("b4"))) << info->verdict.toStdString();
+    EXPECT_EQ(info->lessonStatus(), QStringLiteral("reproduced")) << info->lesson.dump();
 
     // Deleting the run deletes its levels and batches.
     ASSERT_TRUE(s.deleteRun(*id));

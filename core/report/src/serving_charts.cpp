@@ -66,6 +66,7 @@ Chart servingLatencyChart(const RunResult& run) {
     // points that kept up and the SLO; the rest are drawn on the top edge, labelled.
     if (top <= 0) top = topAll;
     top = std::max(top, slo * 1.2) * 1.15;
+    if (top <= 0) top = 1;
     SvgChart chart(1000, 360, out.title);
     // Rates an order of magnitude apart (50 ... 3200 req/s) would crowd the low ones into the
     // corner of a linear axis: then the axis is logarithmic, like the batch-size sweeps'.
