@@ -41,6 +41,7 @@ QString expectedRow(const results::ServingPoint& p) {
     const auto& s = p.pooled;
     auto num = [](const QString& v) { return QStringLiteral("<td class=\"num\">%1</td>").arg(v); };
     return num(QString::fromStdString(g(p.rate_per_s, "%.4g"))) +
+           num(QString::fromStdString(g(s.offered_per_s, "%.4g"))) +
            num(QString::fromStdString(g(s.achieved_per_s, "%.4g"))) + num(QString::number(s.served)) +
            num(ms(s.p50_ms)) + num(ms(s.p90_ms)) + num(ms(s.p99_ms)) + num(ms(s.p999_ms)) +
            num(QString::number(s.mean_batch, 'f', 2)) + num(QString::number(s.max_queue)) +
@@ -173,12 +174,13 @@ TEST(ServingReport, MarkdownHasTheLevelsAndTheVerdict) {
     const QString md = report::markdownSummary(run);
     for (const auto& line : results::servingVerdict(run))
         EXPECT_TRUE(md.contains(QStringLiteral("**%1**").arg(QString::fromStdString(line)))) << line;
-    EXPECT_TRUE(md.contains(QStringLiteral("| arm | offered/s | achieved/s | served | p50 | p90 | p99 | p99.9 | mean batch | max queue | saturated | SLO met |")));
+    EXPECT_TRUE(md.contains(QStringLiteral("| arm | rate/s | offered/s | achieved/s | served | p50 | p90 | p99 | p99.9 | mean batch | max queue | saturated | SLO met |")));
     for (std::size_t i = 0; i < run.arms.size(); ++i)
         for (const auto& p : results::servingPoints(run, i)) {
             const auto& s = p.pooled;
             const std::string row = "| " + run.arms[i].name + " | " + g(p.rate_per_s, "%.4g") + " | " +
-                                    g(s.achieved_per_s, "%.4g") + " | " + std::to_string(s.served) +
+                                    g(s.offered_per_s, "%.4g") + " | " + g(s.achieved_per_s, "%.4g") +
+                                    " | " + std::to_string(s.served) +
                                     " | " + ms3(s.p50_ms) + " ms | " + ms3(s.p90_ms) +
                                     " ms | " + ms3(s.p99_ms) + " ms | " + ms3(s.p999_ms) +
                                     " ms | " + g(s.mean_batch, "%.2f") + " | " +

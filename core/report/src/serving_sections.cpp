@@ -90,7 +90,7 @@ std::vector<GridRow> pointRows(const RunResult& run) {
             QStringList cells{td(armLabel(run, i)),
                               td(a.status == results::kOk ? QStringLiteral("no level measured")
                                                           : esc(a.status))};
-            for (int k = 0; k < 10; ++k) cells << td(dash, QStringLiteral("num"));
+            for (int k = 0; k < 11; ++k) cells << td(dash, QStringLiteral("num"));
             rows.push_back({{}, cells});
             continue;
         }
@@ -102,6 +102,7 @@ std::vector<GridRow> pointRows(const RunResult& run) {
             rows.push_back(
                 {s.saturated ? QStringLiteral("drift") : QString(),
                  {td(armLabel(run, i)), td(load, QStringLiteral("num")),
+                  td(q(rate(s.offered_per_s)), QStringLiteral("num")),
                   td(q(rate(s.achieved_per_s)), QStringLiteral("num")),
                   td(QString::number(s.served), QStringLiteral("num")),
                   td(served ? ms(s.p50_ms) : dash, QStringLiteral("num")),
@@ -226,15 +227,17 @@ QString servingSection(const RunResult& run, Flavor flavor, std::vector<Chart>* 
         batchers << QStringLiteral("%1: %2").arg(armLabel(run, i), q(batcherText(run.arms[i])));
     h += QStringLiteral("<p>Dynamic batcher per arm: %1.</p>\n").arg(batchers.join(QStringLiteral("; ")));
     QStringList headers;
-    headers << th("arm") << (closed ? th("clients") : th("offered /s")) << th("achieved /s")
+    headers << th("arm") << (closed ? th("clients") : th("rate /s")) << th("offered /s") << th("achieved /s")
             << th("served") << th("p50") << th("p90") << th("p99") << th("p99.9")
             << th("mean batch") << th("max queue") << th("saturated") << th("SLO met (processes)");
     h += QStringLiteral("<h3>Latency and throughput per offered load</h3>\n") +
-         gridTable(QStringLiteral("grid"), headers, pointRows(run), flavor, 7, 2);
+         gridTable(QStringLiteral("grid"), headers, pointRows(run), flavor, 8, 2);
     h += QStringLiteral(
-        "<p class=\"muted\">One row per arm and offered load, every process pooled. Latency: end "
-        "to end, from the request's scheduled arrival to the end of its batch; percentiles "
-        "Hyndman-Fan type 7. Achieved: requests served per second of the level. Max queue: the "
+        "<p class=\"muted\">One row per arm and offered load, every process pooled. Rate: the "
+        "rate asked for; offered: the requests that arrived per second (Poisson arrivals vary "
+        "around the rate); achieved: requests served per second of the level. Latency: end to "
+        "end, from the request's scheduled arrival to the end of its batch; percentiles "
+        "Hyndman-Fan type 7. Max queue: the "
         "longest queue seen when a batch was formed. Saturated (red rows): the queue grew without "
         "bound (the level stopped early, or too many requests were still waiting when the "
         "arrivals ended). SLO met: the pooled p99 within the SLO, and in how many processes on "
@@ -248,21 +251,22 @@ QString servingSection(const RunResult& run, Flavor flavor, std::vector<Chart>* 
 std::string servingMarkdown(const RunResult& run) {
     const bool closed = run.preset.serving.arrival == "closed";
     std::string s = "\n" + markdownCell(loadSentence(run)) + "\n\n";
-    s += std::string("| arm | ") + (closed ? "clients" : "offered/s") +
-         " | achieved/s | served | p50 | p90 | p99 | p99.9 | mean batch | max queue | saturated | "
-         "SLO met |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n";
+    s += std::string("| arm | ") + (closed ? "clients" : "rate/s") +
+         " | offered/s | achieved/s | served | p50 | p90 | p99 | p99.9 | mean batch | max queue | "
+         "saturated | SLO met |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n";
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         const auto points = results::servingPoints(run, i);
         if (points.empty())
             s += "| " + markdownCell(a.name) + " | " +
                  (a.status == results::kOk ? "no level measured" : a.status) +
-                 " | - | - | - | - | - | - | - | - | - | - |\n";
+                 " | - | - | - | - | - | - | - | - | - | - | - |\n";
         for (const auto& p : points) {
             const auto& v = p.pooled;
             auto d = [&](double x) { return v.served ? num3(x) + " ms" : std::string("-"); };
             s += "| " + markdownCell(a.name) + " | " + loadText(p) + (p.search ? " (search)" : "") +
-                 " | " + rate(v.achieved_per_s) + " | " + std::to_string(v.served) + " | " +
+                 " | " + rate(v.offered_per_s) + " | " + rate(v.achieved_per_s) + " | " +
+                 std::to_string(v.served) + " | " +
                  d(v.p50_ms) + " | " + d(v.p90_ms) + " | " + d(v.p99_ms) + " | " + d(v.p999_ms) +
                  " | " + (v.served ? formatNumber(v.mean_batch, "%.2f") : "-") + " | " +
                  std::to_string(v.max_queue) + " | " + (v.saturated ? "**yes**" : "no") + " | " +
