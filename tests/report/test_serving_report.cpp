@@ -42,11 +42,13 @@ QString expectedRow(const results::ServingPoint& p) {
     auto num = [](const QString& v) { return QStringLiteral("<td class=\"num\">%1</td>").arg(v); };
     return num(QString::fromStdString(g(p.rate_per_s, "%.4g"))) +
            num(QString::fromStdString(g(s.offered_per_s, "%.4g"))) +
-           num(QString::fromStdString(g(s.achieved_per_s, "%.4g"))) + num(QString::number(s.served)) +
-           num(ms(s.p50_ms)) + num(ms(s.p90_ms)) + num(ms(s.p99_ms)) + num(ms(s.p999_ms)) +
-           num(QString::number(s.mean_batch, 'f', 2)) + num(QString::number(s.max_queue)) +
+           num(QString::fromStdString(g(s.achieved_per_s, "%.4g"))) +
+           num(QString::number(s.served)) + num(ms(s.p50_ms)) + num(ms(s.p90_ms)) +
+           num(ms(s.p99_ms)) + num(ms(s.p999_ms)) + num(QString::number(s.mean_batch, 'f', 2)) +
+           num(QString::number(s.max_queue)) +
            QStringLiteral("<td>%1</td>")
-               .arg(s.saturated ? QStringLiteral("<b class=\"bad\">yes</b>") : QStringLiteral("no")) +
+               .arg(s.saturated ? QStringLiteral("<b class=\"bad\">yes</b>")
+                                : QStringLiteral("no")) +
            QStringLiteral("<td>%1 (%2 of %3)</td>")
                .arg(p.meetsSlo() ? QStringLiteral("yes") : QStringLiteral("no"))
                .arg(p.meeting_slo)
@@ -86,7 +88,8 @@ int armPixels(const QImage& img, int arm) {
         const QRgb* line = reinterpret_cast<const QRgb*>(rgb.constScanLine(y));
         for (int x = 0; x < rgb.width(); ++x)
             n += std::abs(qRed(line[x]) - c.red()) + std::abs(qGreen(line[x]) - c.green()) +
-                         std::abs(qBlue(line[x]) - c.blue()) < 40;
+                     std::abs(qBlue(line[x]) - c.blue()) <
+                 40;
     }
     return n;
 }
@@ -101,8 +104,8 @@ TEST(ServingReport, HtmlHasEveryLevelTheCapacityTheVerdictAndTheCharts) {
         const auto points = results::servingPoints(run, i);
         ASSERT_EQ(points.size(), 2u);
         for (const auto& p : points)
-            EXPECT_TRUE(html.contains(expectedRow(p)))
-                << run.arms[i].name << " at " << p.rate_per_s << ": " << expectedRow(p).toStdString();
+            EXPECT_TRUE(html.contains(expectedRow(p))) << run.arms[i].name << " at " << p.rate_per_s
+                                                       << ": " << expectedRow(p).toStdString();
     }
     // b1 at 800 req/s: saturated (a red row), missed the SLO in both processes; b4 met it.
     const auto b1 = results::servingPoints(run, 0);
@@ -112,7 +115,8 @@ TEST(ServingReport, HtmlHasEveryLevelTheCapacityTheVerdictAndTheCharts) {
     EXPECT_TRUE(html.contains(QStringLiteral("<td>yes (2 of 2)</td>")));
     // The capacity: b1 200/s (missed at 800), b4 at least 800/s.
     EXPECT_TRUE(html.contains(QStringLiteral("Capacity within the SLO")));
-    EXPECT_TRUE(html.contains(QStringLiteral("<td class=\"num\">200&nbsp;/s</td><td class=\"num\">800&nbsp;/s</td>")));
+    EXPECT_TRUE(html.contains(
+        QStringLiteral("<td class=\"num\">200&nbsp;/s</td><td class=\"num\">800&nbsp;/s</td>")));
     EXPECT_TRUE(html.contains(QStringLiteral("at least 800&nbsp;/s")));
     // Every verdict line, in the verdict box.
     const auto verdict = results::servingVerdict(run);
@@ -124,13 +128,15 @@ TEST(ServingReport, HtmlHasEveryLevelTheCapacityTheVerdictAndTheCharts) {
         EXPECT_TRUE(at > box && at < boxEnd) << line;
     }
     // The p99 comparison at each listed rate.
-    for (const auto& c : results::compareServing(run)) EXPECT_TRUE(html.contains(esc(c.text))) << c.text;
+    for (const auto& c : results::compareServing(run))
+        EXPECT_TRUE(html.contains(esc(c.text))) << c.text;
     // The charts: latency vs offered rate with both arms and the SLO, and the batch sizes.
     for (const char* id : {"serving_latency", "serving_batches"}) {
         const int at = html.indexOf(QStringLiteral("<figure id=\"%1\">").arg(QLatin1String(id)));
         ASSERT_GE(at, 0) << id;
         const QString fig = html.mid(at, html.indexOf(QStringLiteral("</figure>"), at) - at);
-        for (int a = 0; a < 2; ++a) EXPECT_TRUE(fig.contains(report::armColor(a).name())) << id << a;
+        for (int a = 0; a < 2; ++a)
+            EXPECT_TRUE(fig.contains(report::armColor(a).name())) << id << a;
     }
     EXPECT_TRUE(html.contains(QStringLiteral("SLO: p99 25 ms")));
     EXPECT_TRUE(html.contains(QStringLiteral("saturated, p99 ")));  // b1 at 800, above the scale
@@ -161,10 +167,12 @@ TEST(ServingReport, TheResultsJsonRoundTripGivesTheSameReport) {
     if (a != b) {  // for a person to diff
         QString err;
         report::writeFileAtomic(servingArtifact(QStringLiteral("measured.html")), a.toUtf8(), &err);
-        report::writeFileAtomic(servingArtifact(QStringLiteral("reimported.html")), b.toUtf8(), &err);
+        report::writeFileAtomic(servingArtifact(QStringLiteral("reimported.html")), b.toUtf8(),
+                                &err);
     }
-    EXPECT_TRUE(a == b) << "the HTML of the re-imported run differs: diff artifacts/serving-measured.html "
-                           "artifacts/serving-reimported.html";
+    EXPECT_TRUE(a == b)
+        << "the HTML of the re-imported run differs: diff artifacts/serving-measured.html "
+           "artifacts/serving-reimported.html";
     EXPECT_EQ(report::markdownSummary(back), report::markdownSummary(run));
     EXPECT_EQ(report::samplesCsv(back), report::samplesCsv(run));
 }
@@ -173,19 +181,21 @@ TEST(ServingReport, MarkdownHasTheLevelsAndTheVerdict) {
     const auto run = fixtures::handBuiltServingRun();
     const QString md = report::markdownSummary(run);
     for (const auto& line : results::servingVerdict(run))
-        EXPECT_TRUE(md.contains(QStringLiteral("**%1**").arg(QString::fromStdString(line)))) << line;
-    EXPECT_TRUE(md.contains(QStringLiteral("| arm | rate/s | offered/s | achieved/s | served | p50 | p90 | p99 | p99.9 | mean batch | max queue | saturated | SLO met |")));
+        EXPECT_TRUE(md.contains(QStringLiteral("**%1**").arg(QString::fromStdString(line))))
+            << line;
+    EXPECT_TRUE(md.contains(
+        QStringLiteral("| arm | rate/s | offered/s | achieved/s | served | p50 | p90 | p99 | p99.9 "
+                       "| mean batch | max queue | saturated | SLO met |")));
     for (std::size_t i = 0; i < run.arms.size(); ++i)
         for (const auto& p : results::servingPoints(run, i)) {
             const auto& s = p.pooled;
-            const std::string row = "| " + run.arms[i].name + " | " + g(p.rate_per_s, "%.4g") + " | " +
-                                    g(s.offered_per_s, "%.4g") + " | " + g(s.achieved_per_s, "%.4g") +
-                                    " | " + std::to_string(s.served) +
-                                    " | " + ms3(s.p50_ms) + " ms | " + ms3(s.p90_ms) +
-                                    " ms | " + ms3(s.p99_ms) + " ms | " + ms3(s.p999_ms) +
-                                    " ms | " + g(s.mean_batch, "%.2f") + " | " +
-                                    std::to_string(s.max_queue) + " | " +
-                                    (s.saturated ? "**yes**" : "no") + " | ";
+            const std::string row = "| " + run.arms[i].name + " | " + g(p.rate_per_s, "%.4g") +
+                                    " | " + g(s.offered_per_s, "%.4g") + " | " +
+                                    g(s.achieved_per_s, "%.4g") + " | " + std::to_string(s.served) +
+                                    " | " + ms3(s.p50_ms) + " ms | " + ms3(s.p90_ms) + " ms | " +
+                                    ms3(s.p99_ms) + " ms | " + ms3(s.p999_ms) + " ms | " +
+                                    g(s.mean_batch, "%.2f") + " | " + std::to_string(s.max_queue) +
+                                    " | " + (s.saturated ? "**yes**" : "no") + " | ";
             EXPECT_TRUE(md.contains(QString::fromStdString(row))) << row;
         }
     EXPECT_TRUE(md.contains(QStringLiteral("| b4 vs b1 | 200/s |")));
@@ -226,22 +236,25 @@ TEST(ServingReport, PdfCarriesTheServingSectionAndItsCharts) {
     ASSERT_EQ(runTool(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")}, &text), 0);
     text = text.simplified();
     // (The charts' titles are inside their images; their captions are text.)
-    for (const char* s : {"Serving under load", "Capacity within the SLO", "at least 800 /s",
-                          "no (0 of 2)", "End-to-end latency of a request",
-                          "How many requests the dynamic batcher"})
+    for (const char* s :
+         {"Serving under load", "Capacity within the SLO", "at least 800 /s", "no (0 of 2)",
+          "End-to-end latency of a request", "How many requests the dynamic batcher"})
         EXPECT_TRUE(text.contains(QLatin1String(s))) << s;
-    EXPECT_TRUE(text.contains(QString::fromStdString(results::servingVerdict(run).front()).simplified()));
+    EXPECT_TRUE(
+        text.contains(QString::fromStdString(results::servingVerdict(run).front()).simplified()));
     EXPECT_FALSE(text.contains(QStringLiteral("Latency per iteration")));
 
     const QString pdftoppm = QStandardPaths::findExecutable(QStringLiteral("pdftoppm"));
     if (pdftoppm.isEmpty()) GTEST_SKIP() << "pdftoppm is not installed";
-    ASSERT_EQ(runTool(pdftoppm, {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("60"), pdf,
-                                 servingArtifact(QStringLiteral("pdf"))},
+    ASSERT_EQ(runTool(pdftoppm,
+                      {QStringLiteral("-png"), QStringLiteral("-r"), QStringLiteral("60"), pdf,
+                       servingArtifact(QStringLiteral("pdf"))},
                       &text),
               0)
         << text.toStdString();
-    const QStringList pages = QDir(report_test::artifacts())
-                                  .entryList({QStringLiteral("serving-pdf-*.png")}, QDir::Files, QDir::Name);
+    const QStringList pages =
+        QDir(report_test::artifacts())
+            .entryList({QStringLiteral("serving-pdf-*.png")}, QDir::Files, QDir::Name);
     ASSERT_GE(pages.size(), 2);
     int pixels[2] = {0, 0};
     for (const auto& page : pages) {
@@ -267,8 +280,8 @@ TEST(ServingReport, HtmlInHeadlessChromium) {
                       {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"),
                        QStringLiteral("--disable-gpu"), QStringLiteral("--no-first-run"),
                        QStringLiteral("--user-data-dir=") + profile.path(),
-                       QStringLiteral("--screenshot=") + png, QStringLiteral("--window-size=1280,3000"),
-                       QStringLiteral("file://") + html},
+                       QStringLiteral("--screenshot=") + png,
+                       QStringLiteral("--window-size=1280,3000"), QStringLiteral("file://") + html},
                       &log),
               0)
         << log.toStdString();

@@ -19,8 +19,8 @@
 #include <csignal>
 #include <vector>
 
-using pitlane::store::RunStore;
 using nlohmann::json;
+using pitlane::store::RunStore;
 
 namespace {
 
@@ -65,16 +65,16 @@ TEST(CliServingHistory, StoredServingRunReportsTheSamePoints) {
                                               "max_wait_ms": 1}}]})");
     }
     const QString ran = dir.filePath(QStringLiteral("ran.json"));
-    const auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db,
-                           QStringLiteral("--json"), ran});
+    const auto r = runCli(
+        {QStringLiteral("run"), preset, QStringLiteral("--db"), db, QStringLiteral("--json"), ran});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString() << r.out.toStdString();
     const auto m = QRegularExpression(QStringLiteral("run id: (\\d+)")).match(r.out);
     ASSERT_TRUE(m.hasMatch()) << r.out.toStdString();
     const QString id = m.captured(1);
 
     const QString back = dir.filePath(QStringLiteral("back.json"));
-    const auto rep = runCli({QStringLiteral("report"), id, QStringLiteral("--db"), db,
-                             QStringLiteral("--json"), back});
+    const auto rep = runCli(
+        {QStringLiteral("report"), id, QStringLiteral("--db"), db, QStringLiteral("--json"), back});
     ASSERT_EQ(rep.exitCode, 0) << rep.err.toStdString();
     const json a = readJson(ran), b = readJson(back);
     ASSERT_TRUE(a.is_object() && b.is_object());
@@ -112,7 +112,8 @@ TEST(CliServingHistory, SurvivesSigkillMidLevelWithEveryReportedLevel) {
     {
         QFile f(preset);
         ASSERT_TRUE(f.open(QIODevice::WriteOnly));
-        f.write(R"({"name": "serving killed", "model": "mlp", "run": {"warmup_iters": 2, "processes": 1},
+        f.write(
+            R"({"name": "serving killed", "model": "mlp", "run": {"warmup_iters": 2, "processes": 1},
             "serving": {"arrival": "poisson", "rates": [100, 200, 300, 400], "duration_ms": 1500},
             "arms": [{"name": "b1", "knobs": {"intra_op_threads": 1}},
                      {"name": "b4", "knobs": {"intra_op_threads": 1, "max_batch": 4,
@@ -123,8 +124,8 @@ TEST(CliServingHistory, SurvivesSigkillMidLevelWithEveryReportedLevel) {
     p.start(cli(), {QStringLiteral("run"), preset, QStringLiteral("--db"), db});
     ASSERT_TRUE(p.waitForStarted());
     // "[b1] served 100 req/s: 151 of 151 requests in 151 batches (1/4 levels)"
-    const QRegularExpression served(
-        QStringLiteral("^\\[(\\w+)\\] served ([\\d.]+) req/s: (\\d+) of (\\d+) requests in (\\d+) batches"));
+    const QRegularExpression served(QStringLiteral(
+        "^\\[(\\w+)\\] served ([\\d.]+) req/s: (\\d+) of (\\d+) requests in (\\d+) batches"));
     struct Reported {
         std::string arm;
         double rate;
@@ -167,9 +168,9 @@ TEST(CliServingHistory, SurvivesSigkillMidLevelWithEveryReportedLevel) {
         const auto arm = std::find_if(run->arms.begin(), run->arms.end(),
                                       [&](const auto& a) { return a.name == r.arm; });
         ASSERT_NE(arm, run->arms.end());
-        const auto level = std::find_if(arm->serving.begin(), arm->serving.end(), [&](const auto& l) {
-            return l.rate_per_s == r.rate && l.complete;
-        });
+        const auto level =
+            std::find_if(arm->serving.begin(), arm->serving.end(),
+                         [&](const auto& l) { return l.rate_per_s == r.rate && l.complete; });
         ASSERT_NE(level, arm->serving.end()) << "a level the CLI had reported is missing";
         EXPECT_EQ(level->record.served(), r.served);
         EXPECT_EQ(std::int64_t(level->record.arrival_ns.size()), r.arrived);

@@ -164,7 +164,8 @@ TEST(ServingHistory, ChunksStreamedInPiecesReadBackAsOneLevel) {
         c.first_request = r;
         for (; b < cut; ++b) {
             c.batches.push_back(batches[b]);
-            for (int k = 0; k < batches[b].size; ++k) c.arrival_ns.push_back(level.record.arrival_ns[r++]);
+            for (int k = 0; k < batches[b].size; ++k)
+                c.arrival_ns.push_back(level.record.arrival_ns[r++]);
         }
         ASSERT_TRUE(s.appendServingChunk(rec->armIds[1], c)) << s.lastError().toStdString();
     }
@@ -205,10 +206,12 @@ TEST(ServingHistory, V6FileMigratesAndItsRunsHaveNoLevels) {
                 "INSERT INTO experiments (id, started_at, finished_at, name, model, preset) VALUES "
                 "(1, '2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', 'old', 'mlp', "
                 "'{\"name\": \"old\", \"model\": \"mlp\"}')")));
-            ASSERT_TRUE(q.exec(QStringLiteral(
-                "INSERT INTO arms (id, experiment, idx, name, status) VALUES (1, 1, 0, 'A', 'ok')")));
-            ASSERT_TRUE(q.exec(QStringLiteral(
-                "INSERT INTO samples (arm, block, iter, batch_size, latency_ns) VALUES (1, 0, 0, 1, 1000)")));
+            ASSERT_TRUE(
+                q.exec(QStringLiteral("INSERT INTO arms (id, experiment, idx, name, status) VALUES "
+                                      "(1, 1, 0, 'A', 'ok')")));
+            ASSERT_TRUE(
+                q.exec(QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, "
+                                      "latency_ns) VALUES (1, 0, 0, 1, 1000)")));
         }
         QSqlDatabase::removeDatabase(name);
     }

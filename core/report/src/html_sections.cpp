@@ -244,21 +244,24 @@ static QStringList servingRawCells(const results::ArmResult& a) {
 
 QString rawDataSection(const RunResult& run, Flavor flavor) {
     const bool serving = run.preset.serving.enabled;
-    QString h = serving ? QStringLiteral(
-        "<h2>Raw data</h2>\n<p>What was recorded per arm. Every served request is in the CSV "
-        "export (one row per request: its arrival, batch size, queue and formation wait, "
-        "inference and end-to-end time) and every level's batches and arrivals in the JSON "
-        "export (<code>serving.levels</code>).</p>\n") : QStringLiteral(
+    QString h = QStringLiteral(
         "<h2>Raw data</h2>\n<p>What was recorded per arm. Every measured iteration is in the CSV "
         "export (one row per iteration) and the JSON export (<code>latency_ns</code>, "
         "<code>block</code>).</p>\n");
+    if (serving)
+        h = QStringLiteral(
+            "<h2>Raw data</h2>\n<p>What was recorded per arm. Every served request is in the CSV "
+            "export (one row per request: its arrival, batch size, queue and formation wait, "
+            "inference and end-to-end time) and every level's batches and arrivals in the JSON "
+            "export (<code>serving.levels</code>).</p>\n");
     const QStringList headers = {
         QStringLiteral("<th>arm</th>"),     QStringLiteral("<th>status</th>"),
-        QStringLiteral("<th>measured</th>"),
-        serving ? QStringLiteral("<th>serving levels</th>") : QStringLiteral("<th>blocks</th>"),
+        QStringLiteral("<th>measured</th>"), QStringLiteral("<th>blocks</th>"),
         QStringLiteral("<th>batch</th>"),   QStringLiteral("<th>warmup</th>"),
         QStringLiteral("<th>metric ticks</th>"), QStringLiteral("<th>pid</th>"),
         QStringLiteral("<th>model</th>"),   QStringLiteral("<th>input</th>")};
+    QStringList headerCells = headers;
+    if (serving) headerCells[3] = QStringLiteral("<th>serving levels</th>");
     std::vector<GridRow> rows;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
@@ -295,7 +298,7 @@ QString rawDataSection(const RunResult& run, Flavor flavor) {
             rows.back().cells[3] = td(cells[1]);
         }
     }
-    return h + gridTable(QStringLiteral("grid"), headers, rows, flavor, 8);
+    return h + gridTable(QStringLiteral("grid"), headerCells, rows, flavor, 8);
 }
 
 namespace {

@@ -24,9 +24,10 @@ std::vector<ServingCurve> servingCurves(const RunResult& run) {
     std::vector<ServingCurve> out;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         auto points = results::servingPoints(run, i);
-        points.erase(std::remove_if(points.begin(), points.end(),
-                                    [](const results::ServingPoint& p) { return p.pooled.served == 0; }),
-                     points.end());
+        points.erase(
+            std::remove_if(points.begin(), points.end(),
+                           [](const results::ServingPoint& p) { return p.pooled.served == 0; }),
+            points.end());
         if (!points.empty())
             out.push_back({int(i), QString::fromStdString(run.arms[i].name), std::move(points)});
     }
@@ -45,11 +46,14 @@ QString msText(double ms) {  // "12.1 ms", "1042 ms": no exponent
 }  // namespace
 
 Chart servingLatencyChart(const RunResult& run) {
-    Chart out{QStringLiteral("serving_latency"), QStringLiteral("Latency vs offered load"), {},
-              QStringLiteral("End-to-end latency of a request (from its scheduled arrival: queueing "
-                             "counts) at each offered load. A curve that bends up steeply is "
-                             "nearing its capacity; a saturated point's latency only grows with "
-                             "the level's duration.")};
+    Chart out{
+        QStringLiteral("serving_latency"),
+        QStringLiteral("Latency vs offered load"),
+        {},
+        QStringLiteral("End-to-end latency of a request (from its scheduled arrival: queueing "
+                       "counts) at each offered load. A curve that bends up steeply is "
+                       "nearing its capacity; a saturated point's latency only grows with "
+                       "the level's duration.")};
     const auto curves = servingCurves(run);
     if (curves.empty()) return out;
     const bool closed = run.preset.serving.arrival == "closed";
@@ -71,7 +75,8 @@ Chart servingLatencyChart(const RunResult& run) {
     // Rates an order of magnitude apart (50 ... 3200 req/s) would crowd the low ones into the
     // corner of a linear axis: then the axis is logarithmic, like the batch-size sweeps'.
     const bool logX = hiX >= 10 * loX;
-    const QString xLabel = closed ? QStringLiteral("concurrent clients") : QStringLiteral("offered rate (requests/s)");
+    const QString xLabel =
+        closed ? QStringLiteral("concurrent clients") : QStringLiteral("offered rate (requests/s)");
     const double xLo = logX ? loX / 1.2 : 0, xHi = logX ? hiX * 1.2 : hiX * 1.08;
     if (logX)
         chart.setXLog(xLo, xHi, xLabel + QStringLiteral(", log scale"));
@@ -115,7 +120,9 @@ Chart servingLatencyChart(const RunResult& run) {
 }
 
 Chart servingBatchChart(const RunResult& run) {
-    Chart out{QStringLiteral("serving_batches"), QStringLiteral("Batch sizes formed"), {},
+    Chart out{QStringLiteral("serving_batches"),
+              QStringLiteral("Batch sizes formed"),
+              {},
               QStringLiteral("How many requests the dynamic batcher put in each batch, every level "
                              "of the arm pooled (per level: the mean batch column of the table). "
                              "An arm with max_batch 1 only ever runs batches of one.")};
@@ -140,8 +147,9 @@ Chart servingBatchChart(const RunResult& run) {
     }
     if (curves.empty() || top <= 0) return out;
     SvgChart chart(1000, 320, out.title);
-    chart.setX(0.5, double(largest) + 0.5, QStringLiteral("batch size (requests)"),
-               [](double v) { return std::fabs(v - std::round(v)) < 1e-9 ? tickText(v) : QString(); });
+    chart.setX(0.5, double(largest) + 0.5, QStringLiteral("batch size (requests)"), [](double v) {
+        return std::fabs(v - std::round(v)) < 1e-9 ? tickText(v) : QString();
+    });
     chart.setY(0, top * 1.1, QStringLiteral("share of batches (%)"));
     armLegend(chart, curves, armColor);
     const double groupWidth = 0.8, barWidth = groupWidth / double(curves.size());
@@ -151,7 +159,8 @@ Chart servingBatchChart(const RunResult& run) {
             const double x0 = double(k) - groupWidth / 2 + barWidth * double(a);
             chart.rect(x0, 0, x0 + barWidth * 0.92, shares[a][k], armColor(curves[a].index));
         }
-    chart.caption(QStringLiteral("one bar per arm and batch size: the share of that arm's batches"));
+    chart.caption(
+        QStringLiteral("one bar per arm and batch size: the share of that arm's batches"));
     out.svg = chart.svg(false);
     return out;
 }

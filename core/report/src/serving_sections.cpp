@@ -87,9 +87,9 @@ std::vector<GridRow> pointRows(const RunResult& run) {
         const auto points = results::servingPoints(run, i);
         if (points.empty()) {
             const auto& a = run.arms[i];
-            QStringList cells{td(armLabel(run, i)),
-                              td(a.status == results::kOk ? QStringLiteral("no level measured")
-                                                          : esc(a.status))};
+            QStringList cells{
+                td(armLabel(run, i)),
+                td(a.status == results::kOk ? QStringLiteral("no level measured") : esc(a.status))};
             for (int k = 0; k < 11; ++k) cells << td(dash, QStringLiteral("num"));
             rows.push_back({{}, cells});
             continue;
@@ -111,7 +111,8 @@ std::vector<GridRow> pointRows(const RunResult& run) {
                   td(served ? ms(s.p999_ms) : dash, QStringLiteral("num")),
                   td(served ? QString::number(s.mean_batch, 'f', 2) : dash, QStringLiteral("num")),
                   td(QString::number(s.max_queue), QStringLiteral("num")),
-                  td(s.saturated ? QStringLiteral("<b class=\"bad\">yes</b>") : QStringLiteral("no")),
+                  td(s.saturated ? QStringLiteral("<b class=\"bad\">yes</b>")
+                                 : QStringLiteral("no")),
                   td(s.slo_ms > 0 ? q(sloText(p)) : dash)}});
         }
     }
@@ -121,23 +122,26 @@ std::vector<GridRow> pointRows(const RunResult& run) {
 QString capacityTable(const RunResult& run) {
     const auto& sv = run.preset.serving;
     if (sv.slo_p99_ms <= 0 || sv.arrival == "closed") return {};
-    QString h = QStringLiteral("<h3>Capacity within the SLO (p99 &le; %1)</h3>\n")
-                    .arg(ms(sv.slo_p99_ms));
+    QString h =
+        QStringLiteral("<h3>Capacity within the SLO (p99 &le; %1)</h3>\n").arg(ms(sv.slo_p99_ms));
     h += QStringLiteral(
         "<table class=\"grid\"><tr><th>arm</th><th>batcher</th><th>highest rate meeting "
         "it</th><th>lowest rate missing it</th></tr>\n");
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto c = results::sloCapacity(results::servingPoints(run, i));
-        const QString met = !c.measured()            ? QStringLiteral("not measured")
-                            : c.max_rate_per_s <= 0   ? QStringLiteral("none measured")
-                            : c.first_failing_per_s <= 0
-                                ? QStringLiteral("at least %1&nbsp;/s").arg(q(rate(c.max_rate_per_s)))
-                                : QStringLiteral("%1&nbsp;/s").arg(q(rate(c.max_rate_per_s)));
-        const QString missed = c.first_failing_per_s > 0
-                                   ? QStringLiteral("%1&nbsp;/s").arg(q(rate(c.first_failing_per_s)))
-                                   : QStringLiteral("&mdash; (met at every rate measured)");
-        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td>"
-                            "<td class=\"num\">%4</td></tr>\n")
+        const QString met =
+            !c.measured()           ? QStringLiteral("not measured")
+            : c.max_rate_per_s <= 0 ? QStringLiteral("none measured")
+            : c.first_failing_per_s <= 0
+                ? QStringLiteral("at least %1&nbsp;/s").arg(q(rate(c.max_rate_per_s)))
+                : QStringLiteral("%1&nbsp;/s").arg(q(rate(c.max_rate_per_s)));
+        const QString missed =
+            c.first_failing_per_s > 0
+                ? QStringLiteral("%1&nbsp;/s").arg(q(rate(c.first_failing_per_s)))
+                : QStringLiteral("&mdash; (met at every rate measured)");
+        h += QStringLiteral(
+                 "<tr><td>%1</td><td>%2</td><td class=\"num\">%3</td>"
+                 "<td class=\"num\">%4</td></tr>\n")
                  .arg(armLabel(run, i), q(batcherText(run.arms[i])), met, missed);
     }
     return h + QStringLiteral(
@@ -162,13 +166,15 @@ QString comparisonsTable(const RunResult& run) {
                              .arg(lo, 0, 'f', 3)
                              .arg(hi, 0, 'f', 3);
         };
-        h += QStringLiteral("<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">%4</td>"
-                            "<td class=\"num\">%5</td><td>%6</td><td>%7</td></tr>\n")
-                 .arg(q(run.arms[c.arm].name), q(run.arms[c.baseline].name),
-                      c.clients > 0 ? QStringLiteral("%1 clients").arg(c.clients)
-                                    : QStringLiteral("%1&nbsp;/s").arg(q(rate(c.rate_per_s))),
-                      ratio(c.p99_ratio, c.p99_lo, c.p99_hi), ratio(c.p50_ratio, c.p50_lo, c.p50_hi),
-                      c.significant ? QStringLiteral("yes") : QStringLiteral("no"), q(c.text));
+        h +=
+            QStringLiteral(
+                "<tr><td>%1 vs %2</td><td class=\"num\">%3</td><td class=\"num\">%4</td>"
+                "<td class=\"num\">%5</td><td>%6</td><td>%7</td></tr>\n")
+                .arg(q(run.arms[c.arm].name), q(run.arms[c.baseline].name),
+                     c.clients > 0 ? QStringLiteral("%1 clients").arg(c.clients)
+                                   : QStringLiteral("%1&nbsp;/s").arg(q(rate(c.rate_per_s))),
+                     ratio(c.p99_ratio, c.p99_lo, c.p99_hi), ratio(c.p50_ratio, c.p50_lo, c.p50_hi),
+                     c.significant ? QStringLiteral("yes") : QStringLiteral("no"), q(c.text));
     }
     return h + QStringLiteral(
                    "</table>\n<p class=\"muted\">Ratio = the arm's percentile / the baseline's "
@@ -193,14 +199,15 @@ QString servingVerdictRows(const RunResult& run) {
     // The capacity lines are the headline; each level's p99 comparison follows in plain text,
     // coloured when it is significant (green: the arm's p99 is lower).
     for (const auto& line : lines) {
-        const auto c = std::find_if(comps.begin(), comps.end(),
-                                    [&](const results::ServingComparison& x) { return x.text == line; });
+        const auto c =
+            std::find_if(comps.begin(), comps.end(),
+                         [&](const results::ServingComparison& x) { return x.text == line; });
         if (c == comps.end()) {
             rows += QStringLiteral("<p class=\"headline neutral\">%1</p>\n").arg(q(line));
             continue;
         }
-        const bool better = c->arm_saturated != c->baseline_saturated ? c->baseline_saturated
-                                                                      : c->p99_ratio < 1;
+        const bool better =
+            c->arm_saturated != c->baseline_saturated ? c->baseline_saturated : c->p99_ratio < 1;
         rows += QStringLiteral("<p class=\"%1\">%2</p>\n")
                     .arg(!c->significant ? QStringLiteral("neutral")
                          : better        ? QStringLiteral("good")
@@ -209,11 +216,14 @@ QString servingVerdictRows(const RunResult& run) {
     }
     if (lines.empty()) {
         bool any = false;
-        for (std::size_t i = 0; i < run.arms.size(); ++i) any |= !results::servingPoints(run, i).empty();
-        rows += any ? QStringLiteral("<p class=\"headline neutral\">Serving run: the levels each "
-                                     "arm served are under Serving under load; nothing to "
-                                     "compare against.</p>\n")
-                    : QStringLiteral("<p class=\"headline bad\">No serving level was measured.</p>\n");
+        for (std::size_t i = 0; i < run.arms.size(); ++i)
+            any |= !results::servingPoints(run, i).empty();
+        rows +=
+            any ? QStringLiteral(
+                      "<p class=\"headline neutral\">Serving run: the levels each "
+                      "arm served are under Serving under load; nothing to "
+                      "compare against.</p>\n")
+                : QStringLiteral("<p class=\"headline bad\">No serving level was measured.</p>\n");
     }
     return rows;
 }
@@ -221,15 +231,18 @@ QString servingVerdictRows(const RunResult& run) {
 QString servingSection(const RunResult& run, Flavor flavor, std::vector<Chart>* images) {
     if (!run.preset.serving.enabled) return {};
     const bool closed = run.preset.serving.arrival == "closed";
-    QString h = QStringLiteral("<h2>Serving under load</h2>\n<p>%1</p>\n").arg(q(loadSentence(run)));
+    QString h =
+        QStringLiteral("<h2>Serving under load</h2>\n<p>%1</p>\n").arg(q(loadSentence(run)));
     QStringList batchers;
     for (std::size_t i = 0; i < run.arms.size(); ++i)
         batchers << QStringLiteral("%1: %2").arg(armLabel(run, i), q(batcherText(run.arms[i])));
-    h += QStringLiteral("<p>Dynamic batcher per arm: %1.</p>\n").arg(batchers.join(QStringLiteral("; ")));
+    h += QStringLiteral("<p>Dynamic batcher per arm: %1.</p>\n")
+             .arg(batchers.join(QStringLiteral("; ")));
     QStringList headers;
-    headers << th("arm") << (closed ? th("clients") : th("rate /s")) << th("offered /s") << th("achieved /s")
-            << th("served") << th("p50") << th("p90") << th("p99") << th("p99.9")
-            << th("mean batch") << th("max queue") << th("saturated") << th("SLO met (processes)");
+    headers << th("arm") << (closed ? th("clients") : th("rate /s")) << th("offered /s")
+            << th("achieved /s") << th("served") << th("p50") << th("p90") << th("p99")
+            << th("p99.9") << th("mean batch") << th("max queue") << th("saturated")
+            << th("SLO met (processes)");
     h += QStringLiteral("<h3>Latency and throughput per offered load</h3>\n") +
          gridTable(QStringLiteral("grid"), headers, pointRows(run), flavor, 8, 2);
     h += QStringLiteral(
@@ -266,9 +279,9 @@ std::string servingMarkdown(const RunResult& run) {
             auto d = [&](double x) { return v.served ? num3(x) + " ms" : std::string("-"); };
             s += "| " + markdownCell(a.name) + " | " + loadText(p) + (p.search ? " (search)" : "") +
                  " | " + rate(v.offered_per_s) + " | " + rate(v.achieved_per_s) + " | " +
-                 std::to_string(v.served) + " | " +
-                 d(v.p50_ms) + " | " + d(v.p90_ms) + " | " + d(v.p99_ms) + " | " + d(v.p999_ms) +
-                 " | " + (v.served ? formatNumber(v.mean_batch, "%.2f") : "-") + " | " +
+                 std::to_string(v.served) + " | " + d(v.p50_ms) + " | " + d(v.p90_ms) + " | " +
+                 d(v.p99_ms) + " | " + d(v.p999_ms) + " | " +
+                 (v.served ? formatNumber(v.mean_batch, "%.2f") : "-") + " | " +
                  std::to_string(v.max_queue) + " | " + (v.saturated ? "**yes**" : "no") + " | " +
                  (v.slo_ms > 0 ? sloText(p) : "-") + " |\n";
         }
@@ -285,9 +298,11 @@ std::string servingMarkdown(const RunResult& run) {
             const bool sat = c.arm_saturated || c.baseline_saturated;
             s += "| " + markdownCell(run.arms[c.arm].name) + " vs " +
                  markdownCell(run.arms[c.baseline].name) + " | " +
-                 (c.clients > 0 ? std::to_string(c.clients) + " clients" : rate(c.rate_per_s) + "/s") +
+                 (c.clients > 0 ? std::to_string(c.clients) + " clients"
+                                : rate(c.rate_per_s) + "/s") +
                  " | " + (sat ? "- (saturated)" : formatNumber(c.p99_ratio, "%.3f")) + " | " +
-                 (sat ? "-" : formatNumber(c.p99_lo, "%.3f") + "–" + formatNumber(c.p99_hi, "%.3f")) +
+                 (sat ? "-"
+                      : formatNumber(c.p99_lo, "%.3f") + "–" + formatNumber(c.p99_hi, "%.3f")) +
                  " | " + (sat ? "-" : formatNumber(c.p50_ratio, "%.3f")) + " |\n";
         }
         s += "\n_ratio = arm percentile / baseline percentile; < 1 means the arm's requests return "

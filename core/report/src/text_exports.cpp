@@ -170,7 +170,8 @@ QByteArray samplesCsv(const results::RunResult& run, const ReportOptions& o) {
         for (bool header = true; at < requests.size(); header = false) {
             qsizetype end = requests.indexOf('\n', at);
             if (end < 0) end = requests.size();
-            out += (header ? QByteArray("run") : runField) + ',' + requests.mid(at, end - at) + '\n';
+            out +=
+                (header ? QByteArray("run") : runField) + ',' + requests.mid(at, end - at) + '\n';
             at = end + 1;
         }
         return out;

@@ -294,8 +294,10 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     // block k of one run has nothing to do with block k of another.
     r.interleaved = sameRun;
     // Serving arms are summarized under the serving block (its SLO): the first run's.
-    if (x->preset.serving.enabled) r.preset.serving = x->preset.serving;
-    else if (y->preset.serving.enabled) r.preset.serving = y->preset.serving;
+    if (x->preset.serving.enabled)
+        r.preset.serving = x->preset.serving;
+    else if (y->preset.serving.enabled)
+        r.preset.serving = y->preset.serving;
     if (sameRun) {
         r.stopping = x->stopping;
         r.replication = x->replication;

@@ -200,7 +200,7 @@ void RunRecorder::syncServing(std::size_t arm) {
             s.saturated = l.record.saturated;
             s.complete = l.complete;
             post([arm, i, row = levelRow(l), kept = servingWritten_](RunStore& store,
-                                                                    const RecordedRun& ids) {
+                                                                     const RecordedRun& ids) {
                 auto& levels = (*kept)[arm];
                 if (levels.size() <= i) levels.resize(i + 1);
                 auto& k = levels[i];
@@ -218,15 +218,16 @@ void RunRecorder::syncServing(std::size_t arm) {
         chunk.level = i;
         chunk.first_batch = s.batches;
         chunk.first_request = s.arrivals;
-        chunk.batches.assign(rec.batches.begin() + std::ptrdiff_t(std::min(s.batches, rec.batches.size())),
-                             rec.batches.end());
+        chunk.batches.assign(
+            rec.batches.begin() + std::ptrdiff_t(std::min(s.batches, rec.batches.size())),
+            rec.batches.end());
         chunk.arrival_ns.assign(
             rec.arrival_ns.begin() + std::ptrdiff_t(std::min(s.arrivals, rec.arrival_ns.size())),
             rec.arrival_ns.end());
         s.batches = rec.batches.size();
         s.arrivals = rec.arrival_ns.size();
         post([arm, chunk = std::move(chunk), kept = servingWritten_](RunStore& store,
-                                                                    const RecordedRun& ids) {
+                                                                     const RecordedRun& ids) {
             auto& levels = (*kept)[arm];
             if (chunk.level < levels.size()) {
                 auto& r = levels[chunk.level].record;
@@ -343,17 +344,18 @@ void RunRecorder::runFinished() {
     for (std::size_t i = 0; i < storedServing_.size(); ++i) syncServing(i);
     recording_ = false;
     auto ids = run_;
-    post([run = runWithoutSamples(result_()), written = written_, serving = servingWritten_](
-             RunStore& store, const RecordedRun& rec) mutable {
-         for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
-             run.arms[i].samples = std::move((*written)[i]);
-         for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)
-             run.arms[i].serving = std::move((*serving)[i]);
-         return store.finishRun(rec.id, run);
-     },
-         [this, ids](bool ok, const QString&) {
-             if (ok && ids->id != 0) emit runStored(ids->id);
-         });
+    post(
+        [run = runWithoutSamples(result_()), written = written_, serving = servingWritten_](
+            RunStore& store, const RecordedRun& rec) mutable {
+            for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
+                run.arms[i].samples = std::move((*written)[i]);
+            for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)
+                run.arms[i].serving = std::move((*serving)[i]);
+            return store.finishRun(rec.id, run);
+        },
+        [this, ids](bool ok, const QString&) {
+            if (ok && ids->id != 0) emit runStored(ids->id);
+        });
 }
 
 }  // namespace pitlane::store

@@ -172,6 +172,7 @@ struct Step {
     const char* const* statements;
     std::size_t count;
 };
+// clang-format off
 const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV2, sizeof kV2 / sizeof *kV2},
                        {kV3, sizeof kV3 / sizeof *kV3},
@@ -179,6 +180,7 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV5, sizeof kV5 / sizeof *kV5},
                        {kV6, sizeof kV6 / sizeof *kV6},
                        {kV7, sizeof kV7 / sizeof *kV7}};
+// clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace
