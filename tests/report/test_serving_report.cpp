@@ -27,6 +27,11 @@ std::string g(double v, const char* f) {
     return buf;
 }
 
+// A rate as the CLI table writes it: whole requests/s from 100 up, else four digits.
+std::string rate(double v) {
+    return g(v, v >= 100 ? "%.0f" : "%.4g");
+}
+
 // The reports' figures: three significant digits, never an exponent (1042, not 1.04e+03).
 std::string ms3(double v) {
     return g(v, v >= 1000 ? "%.0f" : "%.3g");
@@ -40,9 +45,9 @@ QString ms(double v) {
 QString expectedRow(const results::ServingPoint& p) {
     const auto& s = p.pooled;
     auto num = [](const QString& v) { return QStringLiteral("<td class=\"num\">%1</td>").arg(v); };
-    return num(QString::fromStdString(g(p.rate_per_s, "%.4g"))) +
-           num(QString::fromStdString(g(s.offered_per_s, "%.4g"))) +
-           num(QString::fromStdString(g(s.achieved_per_s, "%.4g"))) +
+    return num(QString::fromStdString(rate(p.rate_per_s))) +
+           num(QString::fromStdString(rate(s.offered_per_s))) +
+           num(QString::fromStdString(rate(s.achieved_per_s))) +
            num(QString::number(s.served)) + num(ms(s.p50_ms)) + num(ms(s.p90_ms)) +
            num(ms(s.p99_ms)) + num(ms(s.p999_ms)) + num(QString::number(s.mean_batch, 'f', 2)) +
            num(QString::number(s.max_queue)) +
@@ -189,9 +194,9 @@ TEST(ServingReport, MarkdownHasTheLevelsAndTheVerdict) {
     for (std::size_t i = 0; i < run.arms.size(); ++i)
         for (const auto& p : results::servingPoints(run, i)) {
             const auto& s = p.pooled;
-            const std::string row = "| " + run.arms[i].name + " | " + g(p.rate_per_s, "%.4g") +
-                                    " | " + g(s.offered_per_s, "%.4g") + " | " +
-                                    g(s.achieved_per_s, "%.4g") + " | " + std::to_string(s.served) +
+            const std::string row = "| " + run.arms[i].name + " | " + rate(p.rate_per_s) +
+                                    " | " + rate(s.offered_per_s) + " | " +
+                                    rate(s.achieved_per_s) + " | " + std::to_string(s.served) +
                                     " | " + ms3(s.p50_ms) + " ms | " + ms3(s.p90_ms) + " ms | " +
                                     ms3(s.p99_ms) + " ms | " + ms3(s.p999_ms) + " ms | " +
                                     g(s.mean_batch, "%.2f") + " | " + std::to_string(s.max_queue) +

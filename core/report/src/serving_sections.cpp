@@ -21,10 +21,11 @@ std::string num3(double v) {
     return buf;
 }
 
-// Four significant digits, never an exponent ("81.91", "3140", "12500").
+// A rate as pitlane-cli's table writes it: whole requests/s from 100 up ("967", "12500"), else
+// four significant digits ("81.91").
 std::string rate(double v) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, std::fabs(v) >= 10000 ? "%.0f" : "%.4g", v);
+    std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.4g", v);
     return buf;
 }
 
