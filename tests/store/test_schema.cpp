@@ -378,13 +378,14 @@ TEST(Schema, FailedMigrationRollsBackToV0) {
 TEST(Schema, RefusesNewerSchemaWithoutTouchingIt) {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("future.sqlite"));
+    const int future = RunStore::kSchemaVersion + 1;
     rawExec(path, {QStringLiteral("CREATE TABLE experiments (id INTEGER)"),
-                   QStringLiteral("PRAGMA user_version = 7")});
+                   QStringLiteral("PRAGMA user_version = %1").arg(future)});
     const QString modeBefore = rawValue(path, QStringLiteral("PRAGMA journal_mode")).toString();
     RunStore s;
     EXPECT_FALSE(s.open(path));
     EXPECT_TRUE(s.lastError().contains(QStringLiteral("newer"))) << s.lastError().toStdString();
-    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 7);
+    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), future);
     EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA journal_mode")).toString(), modeBefore);
 }
 

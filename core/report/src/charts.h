@@ -21,6 +21,13 @@ std::vector<Chart> runCharts(const results::RunResult& run);
 Chart sweepThroughputChart(const results::RunResult& run);
 Chart sweepLatencyChart(const results::RunResult& run);
 
+// A serving run (serving_charts.cpp): p99 (solid, dots) and p50 (dashed) end-to-end latency
+// against the offered rate (or clients), one curve per arm, the SLO as a grey line (id
+// "serving_latency"); the share of batches of each size per arm, every level pooled (id
+// "serving_batches"). Empty svg when no arm served a request.
+Chart servingLatencyChart(const results::RunResult& run);
+Chart servingBatchChart(const results::RunResult& run);
+
 // The display unit of a latency axis for a typical value in ns ("µs", divide by 1e3).
 struct Unit {
     double div;

@@ -228,17 +228,40 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
     return h + modelDigestLine(run) + table;
 }
 
+// A serving arm's "measured" and "blocks" cells: requests served, and levels (complete of all).
+static QStringList servingRawCells(const results::ArmResult& a) {
+    std::int64_t served = 0;
+    int complete = 0;
+    for (const auto& l : a.serving) {
+        served += l.record.served();
+        complete += l.complete ? 1 : 0;
+    }
+    QString levels = QString::number(a.serving.size());
+    if (complete != int(a.serving.size()))
+        levels += QStringLiteral(" (%1 cut short)").arg(int(a.serving.size()) - complete);
+    return {QStringLiteral("%1 requests").arg(served), levels};
+}
+
 QString rawDataSection(const RunResult& run, Flavor flavor) {
+    const bool serving = run.preset.serving.enabled;
     QString h = QStringLiteral(
         "<h2>Raw data</h2>\n<p>What was recorded per arm. Every measured iteration is in the CSV "
         "export (one row per iteration) and the JSON export (<code>latency_ns</code>, "
         "<code>block</code>).</p>\n");
+    if (serving)
+        h = QStringLiteral(
+            "<h2>Raw data</h2>\n<p>What was recorded per arm. Every served request is in the CSV "
+            "export (one row per request: its arrival, batch size, queue and formation wait, "
+            "inference and end-to-end time) and every level's batches and arrivals in the JSON "
+            "export (<code>serving.levels</code>).</p>\n");
     const QStringList headers = {
         QStringLiteral("<th>arm</th>"),     QStringLiteral("<th>status</th>"),
         QStringLiteral("<th>measured</th>"), QStringLiteral("<th>blocks</th>"),
         QStringLiteral("<th>batch</th>"),   QStringLiteral("<th>warmup</th>"),
         QStringLiteral("<th>metric ticks</th>"), QStringLiteral("<th>pid</th>"),
         QStringLiteral("<th>model</th>"),   QStringLiteral("<th>input</th>")};
+    QStringList headerCells = headers;
+    if (serving) headerCells[3] = QStringLiteral("<th>serving levels</th>");
     std::vector<GridRow> rows;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
@@ -269,8 +292,13 @@ QString rawDataSection(const RunResult& run, Flavor flavor) {
               num(QString::number(a.metrics.size()) + span), num(QString::number(a.pid)),
               td(model.isEmpty() ? QStringLiteral("&mdash;") : esc(model)),
               td(input.isEmpty() ? QStringLiteral("&mdash;") : esc(input))}});
+        if (serving) {
+            const QStringList cells = servingRawCells(a);
+            rows.back().cells[2] = num(cells[0]);
+            rows.back().cells[3] = td(cells[1]);
+        }
     }
-    return h + gridTable(QStringLiteral("grid"), headers, rows, flavor, 8);
+    return h + gridTable(QStringLiteral("grid"), headerCells, rows, flavor, 8);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // A/B comparisons. In the PDF the widest tables are cut in two (gridTable) so that no column is
 // squeezed.
 #include "html_builder.h"
+#include "serving_sections.h"
 
 namespace pitlane::report::detail {
 
@@ -73,12 +74,14 @@ QString latencyTable(const RunResult& run, Flavor flavor) {
                "(Hyndman-Fan type 7, numpy's default); &mdash;: no measured samples.</p>\n");
 }
 
-// Throughput, peak RSS and cold-start costs: one row per arm.
+// Throughput, peak RSS and cold-start costs: one row per arm. A serving run has no throughput
+// per iteration (its achieved rates are in the serving table): the column is left out.
 QString resourcesTable(const RunResult& run) {
+    const bool serving = run.preset.serving.enabled;
     QStringList headers;
     for (const char* h : {"arm", "throughput (items/s)", "peak RSS", "model load",
                           "first forward", "warmup iterations"})
-        headers << th(h);
+        if (!serving || std::string(h) != "throughput (items/s)") headers << th(h);
     std::vector<GridRow> rows;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
@@ -95,7 +98,14 @@ QString resourcesTable(const RunResult& run) {
                                    : QStringLiteral("&mdash;")),
               num(ms("load_ms")), num(ms("first_forward_ms")),
               num(QString::number(a.warmup_ns.size()))}});
+        if (serving) rows.back().cells.removeAt(1);
     }
+    if (serving)
+        return QStringLiteral("<h3>Memory, cold start</h3>\n") +
+               gridTable(QStringLiteral("grid"), headers, rows, Flavor::Browser) +
+               QStringLiteral(
+                   "<p class=\"muted\">Model load and first forward: the arm's first worker "
+                   "process. Warmup iterations: batch size 1, before the first level.</p>\n");
     return QStringLiteral("<h3>Throughput, memory, cold start</h3>\n") +
            gridTable(QStringLiteral("grid"), headers, rows, Flavor::Browser) +
            QStringLiteral(
@@ -229,6 +239,10 @@ QString comparisonsTable(const RunResult& run) {
 }  // namespace
 
 QString statsSection(const RunResult& run, Flavor flavor, std::vector<Chart>* images) {
+    // A serving run's arms have no samples: per-iteration latency, page faults per iteration and
+    // sample comparisons have nothing to show, and would show zeros.
+    if (run.preset.serving.enabled)
+        return servingSection(run, flavor, images) + resourcesTable(run);
     return QStringLiteral("<h2>Comparison table</h2>\n") + latencyTable(run, flavor) +
            resourcesTable(run) + countersTable(run) + sweepSection(run, flavor, images) +
            comparisonsTable(run);

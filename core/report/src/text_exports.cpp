@@ -3,6 +3,7 @@
 
 #include "lesson_sections.h"
 #include "markdown_sections.h"
+#include "serving_sections.h"
 
 #include <QSaveFile>
 
@@ -83,6 +84,22 @@ std::string processesMarkdown(const results::RunResult& run) {
     return s;
 }
 
+// What every summary ends with: environment, settings, failures, warnings.
+std::string tail(const results::RunResult& run) {
+    std::string s = detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
+    for (const auto& a : run.arms)
+        if (a.error)
+            s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +
+                 md(a.error->message) + "\n";
+    const auto warnings = results::runWarnings(run);
+    if (!warnings.empty()) {
+        s += "\n<details><summary>" + std::to_string(warnings.size()) + " warning(s)</summary>\n\n";
+        for (const auto& w : warnings) s += "- " + md(w) + "\n";
+        s += "\n</details>\n";
+    }
+    return s;
+}
+
 QByteArray csvField(const std::string& s) {
     const bool quote = s.find_first_of(",\"\n\r") != std::string::npos;
     if (!quote) return QByteArray::fromStdString(s);
@@ -102,9 +119,16 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     s += " · " + run.started_at + "\n\n";
     const auto comps = results::compareArms(run);
     for (const auto& c : comps) s += "**" + md(c.verdict) + "**  \n";
+    const auto servingLines = results::servingVerdict(run);
+    for (const auto& line : servingLines) s += "**" + md(line) + "**  \n";
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";
-    if (!comps.empty() || !o.notes.isEmpty()) s += "\n";
+    if (!comps.empty() || !servingLines.empty() || !o.notes.isEmpty()) s += "\n";
     s += detail::lessonMarkdown(run);
+    if (run.preset.serving.enabled) {
+        // No samples: the levels instead of the per-iteration tables.
+        s += detail::servingMarkdown(run);
+        return QString::fromStdString(s + tail(run));
+    }
     s += "| arm | status | n | median | p90 | p99 | p99.9 | CoV | items/s | peak RSS | "
          "faults/iter |\n";
     s += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
@@ -130,24 +154,29 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
         if (!rep.empty()) s += "\n_" + md(rep) + "_\n";
     }
     s += processesMarkdown(run);
-    s += detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
-    for (const auto& a : run.arms)
-        if (a.error)
-            s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +
-                 md(a.error->message) + "\n";
-    const auto warnings = results::runWarnings(run);
-    if (!warnings.empty()) {
-        s += "\n<details><summary>" + std::to_string(warnings.size()) + " warning(s)</summary>\n\n";
-        for (const auto& w : warnings) s += "- " + md(w) + "\n";
-        s += "\n</details>\n";
-    }
-    return QString::fromStdString(s);
+    return QString::fromStdString(s + tail(run));
 }
 
 QByteArray samplesCsv(const results::RunResult& run, const ReportOptions& o) {
     const std::string id = !o.runId.isEmpty() ? o.runId.toStdString() : run.started_at;
-    QByteArray out = "run,arm,block,iteration,batch_size,latency_ns,process\n";
     const QByteArray runField = csvField(id);
+    if (run.preset.serving.enabled) {
+        // A serving run: one row per served request (results::servingRequestsCsv), each with
+        // the run column first like the samples'.
+        const QByteArray requests = QByteArray::fromStdString(results::servingRequestsCsv(run));
+        QByteArray out;
+        out.reserve(requests.size() + (requests.count('\n') + 1) * (runField.size() + 1));
+        qsizetype at = 0;
+        for (bool header = true; at < requests.size(); header = false) {
+            qsizetype end = requests.indexOf('\n', at);
+            if (end < 0) end = requests.size();
+            out +=
+                (header ? QByteArray("run") : runField) + ',' + requests.mid(at, end - at) + '\n';
+            at = end + 1;
+        }
+        return out;
+    }
+    QByteArray out = "run,arm,block,iteration,batch_size,latency_ns,process\n";
     for (const auto& a : run.arms) {
         const QByteArray arm = csvField(a.name);
         for (const auto& s : a.samples) {

@@ -1,6 +1,7 @@
 // Reading runs back as results::RunResult, and comparing arms of two runs.
 #include "pitlane/store/run_store.h"
 
+#include "serving_rows.h"
 #include "sql_util.h"
 
 #include <QSqlError>
@@ -35,6 +36,15 @@ void fillPreset(results::RunResult& r) {
         r.preset.run.iters = run.value("iters", r.preset.run.iters);
         r.preset.run.block_iters = run.value("block_iters", r.preset.run.block_iters);
     } catch (const std::exception&) {
+    }
+    // The serving block decides how the arms' levels are summarized (the SLO, closed or open
+    // loop): without it a serving run would read as a closed-loop run with no samples.
+    if (p.contains("serving")) {
+        std::vector<spec::SpecError> errors;  // the stored block was valid when it ran
+        try {
+            r.preset.serving = spec::parseServing(p["serving"], "history", errors);
+        } catch (const std::exception&) {
+        }
     }
 }
 
@@ -154,7 +164,8 @@ results::ProcessInfo processFromRow(const QSqlQuery& q) {
 // and warnings. Prepared once per run, executed once per arm.
 class ArmRows {
 public:
-    explicit ArmRows(const QSqlDatabase& db) : samples_(db), metrics_(db), events_(db), processes_(db) {
+    explicit ArmRows(const QSqlDatabase& db)
+        : samples_(db), metrics_(db), events_(db), processes_(db), serving_(db) {
         samples_.prepare(
             QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                            "WHERE arm = ? ORDER BY rowid"));
@@ -194,7 +205,7 @@ public:
         if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
         if (!exec(events_, armId, error)) return false;
         while (events_.next()) a.warnings.push_back(events_.value(0).toString().toStdString());
-        return true;
+        return serving_.read(armId, &a.serving, error);
     }
 
 private:
@@ -206,6 +217,7 @@ private:
     }
 
     QSqlQuery samples_, metrics_, events_, processes_;
+    detail::ServingRows serving_;
 };
 
 }  // namespace
@@ -281,6 +293,11 @@ std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, q
     // Arms of one run were interleaved block by block, and their blocks pair as in the run;
     // block k of one run has nothing to do with block k of another.
     r.interleaved = sameRun;
+    // Serving arms are summarized under the serving block (its SLO): the first run's.
+    if (x->preset.serving.enabled)
+        r.preset.serving = x->preset.serving;
+    else if (y->preset.serving.enabled)
+        r.preset.serving = y->preset.serving;
     if (sameRun) {
         r.stopping = x->stopping;
         r.replication = x->replication;

@@ -58,8 +58,8 @@ results::RunResult runRows(const results::RunResult& run) {
     return r;
 }
 
-// The finished run but its measured samples (the writer has its own copy of those, gathered
-// from the sample writes): everything else is small.
+// The finished run but its measured samples and serving levels (the writer has its own copy of
+// those, gathered from their writes): everything else is small.
 results::RunResult runWithoutSamples(const results::RunResult& run) {
     results::RunResult r = runRows(run);
     r.stopping = run.stopping;
@@ -88,6 +88,8 @@ bool RunRecorder::ensureBegun() {
     run_ = std::make_shared<RecordedRun>();
     const std::size_t n = result_().arms.size();
     written_ = std::make_shared<std::vector<std::vector<results::Sample>>>(n);
+    servingWritten_ = std::make_shared<std::vector<std::vector<results::ServingLevel>>>(n);
+    storedServing_.assign(n, {});
     dirty_.assign(n, false);
     workerErrorSeen_.assign(n, false);
     warmupStored_.assign(n, 0);
@@ -163,6 +165,81 @@ void RunRecorder::syncProcesses(std::size_t arm) {
     stored = live;
 }
 
+namespace {
+// A level's row: everything but its record's arrays.
+results::ServingLevel levelRow(const results::ServingLevel& l) {
+    results::ServingLevel r;
+    r.level = l.level;
+    r.process = l.process;
+    r.worker = l.worker;
+    r.rate_per_s = l.rate_per_s;
+    r.clients = l.clients;
+    r.load = l.load;
+    r.complete = l.complete;
+    r.record.scheduled = l.record.scheduled;
+    r.record.max_queue = l.record.max_queue;
+    r.record.saturated = l.record.saturated;
+    r.record.failed = l.record.failed;
+    return r;
+}
+}  // namespace
+
+void RunRecorder::syncServing(std::size_t arm) {
+    if (!hasSource() || arm >= storedServing_.size() || arm >= result_().arms.size()) return;
+    const auto& live = result_().arms[arm].serving;
+    auto& stored = storedServing_[arm];
+    if (stored.size() < live.size()) stored.resize(live.size());
+    for (std::size_t i = 0; i < live.size(); ++i) {
+        const auto& l = live[i];
+        auto& s = stored[i];
+        if (!s.written || s.scheduled != l.record.scheduled || s.max_queue != l.record.max_queue ||
+            s.saturated != l.record.saturated || s.complete != l.complete) {
+            s.written = true;
+            s.scheduled = l.record.scheduled;
+            s.max_queue = l.record.max_queue;
+            s.saturated = l.record.saturated;
+            s.complete = l.complete;
+            post([arm, i, row = levelRow(l), kept = servingWritten_](RunStore& store,
+                                                                     const RecordedRun& ids) {
+                auto& levels = (*kept)[arm];
+                if (levels.size() <= i) levels.resize(i + 1);
+                auto& k = levels[i];
+                auto batches = std::move(k.record.batches);
+                auto arrivals = std::move(k.record.arrival_ns);
+                k = row;
+                k.record.batches = std::move(batches);
+                k.record.arrival_ns = std::move(arrivals);
+                return store.updateServingLevel(ids.armIds[arm], i, row);
+            });
+        }
+        const auto& rec = l.record;
+        if (rec.batches.size() <= s.batches && rec.arrival_ns.size() <= s.arrivals) continue;
+        ServingChunk chunk;
+        chunk.level = i;
+        chunk.first_batch = s.batches;
+        chunk.first_request = s.arrivals;
+        chunk.batches.assign(
+            rec.batches.begin() + std::ptrdiff_t(std::min(s.batches, rec.batches.size())),
+            rec.batches.end());
+        chunk.arrival_ns.assign(
+            rec.arrival_ns.begin() + std::ptrdiff_t(std::min(s.arrivals, rec.arrival_ns.size())),
+            rec.arrival_ns.end());
+        s.batches = rec.batches.size();
+        s.arrivals = rec.arrival_ns.size();
+        post([arm, chunk = std::move(chunk), kept = servingWritten_](RunStore& store,
+                                                                     const RecordedRun& ids) {
+            auto& levels = (*kept)[arm];
+            if (chunk.level < levels.size()) {
+                auto& r = levels[chunk.level].record;
+                r.batches.insert(r.batches.end(), chunk.batches.begin(), chunk.batches.end());
+                r.arrival_ns.insert(r.arrival_ns.end(), chunk.arrival_ns.begin(),
+                                    chunk.arrival_ns.end());
+            }
+            return store.appendServingChunk(ids.armIds[arm], chunk);
+        });
+    }
+}
+
 void RunRecorder::armChanged(int arm) {
     if (!ensureBegun()) return;
     markDirty(arm);
@@ -187,6 +264,11 @@ void RunRecorder::event(int arm, const json& ev) {
     // event (pitlane-cli's "block done" line): only its row, not the arm's.
     if (type == EventType::Hello || type == EventType::Loaded || type == EventType::BlockDone)
         syncProcesses(a);
+    // A serving level's batches, and its block_done's figures: committed before anyone else
+    // hears of the event, like samples.
+    if (ev.value("type", std::string()) == protocol::kServeBatches ||
+        (type == EventType::BlockDone && ev.contains("serving")))
+        syncServing(a);
 }
 
 void RunRecorder::postEvent(int arm, json ev) {
@@ -244,6 +326,7 @@ void RunRecorder::armFinished(int arm) {
         return store.updateArm(ids.armIds[a], row);
     });
     syncProcesses(a);
+    syncServing(a);
     // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
     if (live.error && !workerErrorSeen_[a])
         postEvent(arm, {{"type", "error"},
@@ -258,17 +341,21 @@ void RunRecorder::armFinished(int arm) {
 // samples (a copy of 400 000 held the UI thread ~50 ms).
 void RunRecorder::runFinished() {
     if (!recording_ || !hasSource()) return;
+    for (std::size_t i = 0; i < storedServing_.size(); ++i) syncServing(i);
     recording_ = false;
     auto ids = run_;
-    post([run = runWithoutSamples(result_()), written = written_](
-             RunStore& store, const RecordedRun& rec) mutable {
-         for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
-             run.arms[i].samples = std::move((*written)[i]);
-         return store.finishRun(rec.id, run);
-     },
-         [this, ids](bool ok, const QString&) {
-             if (ok && ids->id != 0) emit runStored(ids->id);
-         });
+    post(
+        [run = runWithoutSamples(result_()), written = written_, serving = servingWritten_](
+            RunStore& store, const RecordedRun& rec) mutable {
+            for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
+                run.arms[i].samples = std::move((*written)[i]);
+            for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)
+                run.arms[i].serving = std::move((*serving)[i]);
+            return store.finishRun(rec.id, run);
+        },
+        [this, ids](bool ok, const QString&) {
+            if (ok && ids->id != 0) emit runStored(ids->id);
+        });
 }
 
 }  // namespace pitlane::store

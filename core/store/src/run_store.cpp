@@ -364,6 +364,9 @@ bool migrateSchema(const QString& path, int version, QString* error) {
 QString verdictSummary(const results::RunResult& run) {
     QStringList parts;
     for (const auto& c : results::compareArms(run)) parts << QString::fromStdString(c.verdict);
+    // A serving run has no samples to compare: its verdict is the capacity within the SLO and
+    // the p99 comparisons per level.
+    for (const auto& line : results::servingVerdict(run)) parts << QString::fromStdString(line);
     for (const auto& a : run.arms)
         if (a.status != results::kOk && a.status != results::kPending)
             parts << QString::fromStdString(a.name + " " + a.status);

@@ -3,6 +3,7 @@
 
 #include "pitlane/results/lesson.h"
 
+#include "serving_rows.h"
 #include "sql_util.h"
 
 #include <QDateTime>
@@ -298,6 +299,27 @@ bool RunStore::updateProcesses(qint64 armId, const std::vector<results::ProcessI
     return true;
 }
 
+bool RunStore::updateServingLevel(qint64 armId, std::size_t index,
+                                  const results::ServingLevel& level) {
+    QSqlDatabase db = database(connection_);
+    Transaction tx(db);
+    if (!tx.began()) return fail(QStringLiteral("record serving level"), tx.error());
+    QString error;
+    if (!detail::writeServingLevel(db, armId, index, level, &error) || !tx.commit())
+        return fail(QStringLiteral("record serving level"), error.isEmpty() ? tx.error() : error);
+    return true;
+}
+
+bool RunStore::appendServingChunk(qint64 armId, const ServingChunk& chunk) {
+    QSqlDatabase db = database(connection_);
+    Transaction tx(db);
+    if (!tx.began()) return fail(QStringLiteral("record serving batches"), tx.error());
+    QString error;
+    if (!detail::writeServingChunk(db, armId, chunk, &error) || !tx.commit())
+        return fail(QStringLiteral("record serving batches"), error.isEmpty() ? tx.error() : error);
+    return true;
+}
+
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
@@ -347,6 +369,9 @@ std::optional<qint64> RunStore::importRun(const results::RunResult& run, const Q
             !ins.warmup(*armId, a.warmup_ns, 0, a.batch_size) ||
             !ins.processes(*armId, a.processes, 0))
             return failed();
+        for (std::size_t l = 0; l < a.serving.size(); ++l)
+            if (!detail::writeServingLevelWithRecord(ins.db, *armId, l, a.serving[l], &ins.error))
+                return failed();
         for (const auto& m : a.metrics)
             if (!ins.metric(*armId, m)) return failed();
         for (const auto& w : a.warnings)

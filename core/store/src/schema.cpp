@@ -134,16 +134,53 @@ const char* const kV6[] = {
     "ALTER TABLE experiments ADD COLUMN model_sha256 TEXT NOT NULL DEFAULT ''",
 };
 
+// v6 -> v7: serving runs (issue 13), everything results::ServingLevel holds. One row per level
+// each worker process served (idx: its place in ArmResult::serving): what it was asked (`load`,
+// serving::LoadSpec as JSON: the seed is a full 64-bit number) and what its block_done reported.
+// Its batches and the arrivals of their requests as they streamed in: one serving_batches row
+// per serve_batches event (JSON arrays, read back in rowid order; first_batch / first_request
+// say where the row continues the level). Runs written by v6 have no serving rows.
+const char* const kV7[] = {
+    R"(CREATE TABLE serving_levels (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        level INTEGER NOT NULL DEFAULT 0,
+        process INTEGER NOT NULL DEFAULT 0,
+        worker INTEGER NOT NULL DEFAULT 0,
+        rate_per_s REAL NOT NULL DEFAULT 0,
+        clients INTEGER NOT NULL DEFAULT 0,
+        load TEXT NOT NULL DEFAULT '{}',
+        scheduled INTEGER NOT NULL DEFAULT 0,
+        max_queue INTEGER NOT NULL DEFAULT 0,
+        stopped_early INTEGER NOT NULL DEFAULT 0,
+        complete INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (arm, idx)))",
+    R"(CREATE TABLE serving_batches (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        level_idx INTEGER NOT NULL,
+        first_batch INTEGER NOT NULL,
+        first_request INTEGER NOT NULL,
+        size TEXT NOT NULL DEFAULT '[]',
+        free_ns TEXT NOT NULL DEFAULT '[]',
+        start_ns TEXT NOT NULL DEFAULT '[]',
+        end_ns TEXT NOT NULL DEFAULT '[]',
+        arrival_ns TEXT NOT NULL DEFAULT '[]'))",
+    "CREATE INDEX serving_batches_by_arm ON serving_batches (arm, level_idx)",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
 };
+// clang-format off
 const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV2, sizeof kV2 / sizeof *kV2},
                        {kV3, sizeof kV3 / sizeof *kV3},
                        {kV4, sizeof kV4 / sizeof *kV4},
                        {kV5, sizeof kV5 / sizeof *kV5},
-                       {kV6, sizeof kV6 / sizeof *kV6}};
+                       {kV6, sizeof kV6 / sizeof *kV6},
+                       {kV7, sizeof kV7 / sizeof *kV7}};
+// clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 }  // namespace

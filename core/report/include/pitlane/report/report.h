@@ -29,7 +29,8 @@ QColor armColor(int index);
 QString htmlReport(const results::RunResult& run, const ReportOptions& options = {});
 QString markdownSummary(const results::RunResult& run, const ReportOptions& options = {});
 // run,arm,block,iteration,batch_size,latency_ns,process: one row per measured iteration
-// (RFC 4180); process = the replicate whose worker process measured it.
+// (RFC 4180); process = the replicate whose worker process measured it. A serving run (no
+// samples): run, then results::servingRequestsCsv's columns, one row per served request.
 QByteArray samplesCsv(const results::RunResult& run, const ReportOptions& options = {});
 QByteArray resultsJson(const results::RunResult& run, const ReportOptions& options = {});
 

@@ -3,6 +3,7 @@
 // ExperimentRunner in pitlane-cli and the window): the experiment and arm rows when it starts,
 // every samples event in its own transaction the moment it is appended, metric ticks, warnings
 // and errors, arm statuses, each worker process (pid, cold costs, page faults) as it reports,
+// a serving run's levels and their batches as each serve_batches / block_done event arrives,
 // and the verdict when it finishes. A SIGKILL of the process loses nothing already committed.
 // The writes go through a HistoryWriter: inline on a store the caller owns (pitlane-cli), or on
 // a thread of its own (the window), where they are copies of what the run reported, committed in
@@ -68,6 +69,10 @@ private:
     void scheduleFlush();
     void flushDirty();
     void syncProcesses(std::size_t arm);
+    // Writes what is new in the arm's serving levels (ArmResult::serving, where the runner folds
+    // each serve_batches and block_done event): a level's row when it appears or its block_done
+    // figures change, and the batches and arrivals added since the last write, as one chunk.
+    void syncServing(std::size_t arm);
     // Posts a write about the current run: `write` gets the store and the run's row ids (a
     // write of a run whose rows could not be created is skipped: that failure was reported).
     void post(std::function<bool(RunStore&, const RecordedRun&)> write,
@@ -85,6 +90,8 @@ private:
     std::shared_ptr<RecordedRun> run_;  // filled by the writer when the rows are committed
     // Every sample posted, per arm, gathered on the writer's side (the finished run's verdict).
     std::shared_ptr<std::vector<std::vector<results::Sample>>> written_;
+    // Every serving level written, per arm, gathered on the writer's side (the serving verdict).
+    std::shared_ptr<std::vector<std::vector<results::ServingLevel>>> servingWritten_;
     qint64 runId_ = 0;
     bool recording_ = false;
     bool errorSent_ = false;
@@ -94,6 +101,13 @@ private:
     std::vector<std::size_t> warmupStored_;
     std::vector<int> warmupBatch_;
     std::vector<std::vector<results::ProcessInfo>> storedProcesses_;  // as last written, per arm
+    struct StoredLevel {
+        std::size_t batches = 0, arrivals = 0;
+        bool written = false;
+        std::int64_t scheduled = 0, max_queue = 0;
+        bool saturated = false, complete = false;
+    };
+    std::vector<std::vector<StoredLevel>> storedServing_;  // per arm, per level
 };
 
 template <class Runner>

@@ -56,6 +56,16 @@ struct CrossRunComparison {
     std::string note;
 };
 
+// A piece of a serving level as it streamed in (one serve_batches event, or the arrivals a
+// level's block_done adds without batches): the batches [first_batch, + batches.size()) and the
+// arrivals [first_request, + arrival_ns.size()) of ArmResult::serving[level].
+struct ServingChunk {
+    std::size_t level = 0;
+    std::size_t first_batch = 0, first_request = 0;
+    std::vector<serving::BatchRecord> batches;
+    std::vector<std::int64_t> arrival_ns;
+};
+
 // What SQLite's full integrity_check found in a history file (RunStore::checkIntegrity).
 struct IntegrityReport {
     bool readable = false;  // false: `error` says why the check could not run at all
@@ -68,7 +78,7 @@ struct IntegrityReport {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 6;
+    static constexpr int kSchemaVersion = 7;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -102,7 +112,8 @@ public:
     QList<RunInfo> listRuns() const;
     std::optional<RunInfo> runInfo(qint64 id) const;
     // The run as recorded. Arms still "pending" in a run whose recorder died are reported as
-    // "cancelled" with error code "interrupted"; every sample stored is kept. An arm with samples
+    // "cancelled" with error code "interrupted"; every sample and serving batch stored is kept
+    // (a serving level whose block_done never came stays incomplete). An arm with samples
     // but no process rows (written before schema v3, or imported from a results JSON without
     // "processes") gets one process per worker (replicate 0, the worker's pid): one round of
     // workers is all such runs had.
@@ -130,6 +141,11 @@ public:
     // pid, cold costs and page faults arrive over its life, and only the current round changes.
     bool updateProcesses(qint64 armId, const std::vector<results::ProcessInfo>& processes,
                          std::size_t first = 0);
+    // A serving level's row (schema v7), inserted or replaced by its index in ArmResult::serving:
+    // what it was asked and what its block_done reported. Its record's arrays are not written
+    // here: they come in chunks (appendServingChunk), as the worker streams them.
+    bool updateServingLevel(qint64 armId, std::size_t index, const results::ServingLevel& level);
+    bool appendServingChunk(qint64 armId, const ServingChunk& chunk);
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
     bool finishRun(qint64 runId, const results::RunResult& run);
@@ -153,7 +169,8 @@ private:
 // store: for tools, and for tests of the migration path. Creates the file when missing.
 bool migrateSchema(const QString& path, int version, QString* error);
 
-// The comparisons' verdicts of a run, "; "-joined (the experiments.verdict column).
+// The comparisons' verdicts of a run, "; "-joined (the experiments.verdict column); for a serving
+// run, results::servingVerdict's lines.
 QString verdictSummary(const results::RunResult& run);
 
 }  // namespace pitlane::store
