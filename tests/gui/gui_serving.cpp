@@ -224,6 +224,12 @@ private slots:
         // b8 batches more than one request at 1000 req/s; the queue plot shows the last level.
         QCOMPARE(panel.batchSizes()->shownLevel()->second, 1000.0);
         QVERIFY(panel.batchSizes()->bars(1)->dataCount() > 1);
+        // The level picked in the plot's menu, then back to the highest.
+        panel.batchSizes()->selectLevel(widgets::BatchSizePlot::LevelKey{0, 100.0});
+        QCOMPARE(panel.batchSizes()->shownLevel()->second, 100.0);
+        QCOMPARE(panel.batchSizes()->bars(0)->dataCount(), 1);  // b1: batches of one only
+        panel.batchSizes()->selectLevel(std::nullopt);
+        QCOMPARE(panel.batchSizes()->shownLevel()->second, 1000.0);
         QVERIFY(panel.queueLength()->graph(0)->dataCount() > 0);
         // b1's queue at 1000 req/s climbed well beyond b8's.
         double maxB1 = 0, maxB8 = 0;
@@ -234,6 +240,15 @@ private slots:
              it != panel.queueLength()->graph(1)->data()->constEnd(); ++it)
             maxB8 = std::max(maxB8, it->value);
         QVERIFY2(maxB1 > 3 * maxB8, qPrintable(QStringLiteral("%1 vs %2").arg(maxB1).arg(maxB8)));
+
+        // A finished run without any level says so instead of waiting for one.
+        auto none = run;
+        for (auto& a : none.arms) a.serving.clear();
+        panel.showRun(std::make_shared<const results::RunResult>(none));
+        panel.setServingSnapshot(
+            std::make_shared<const widgets::ServingSnapshot>(widgets::servingSnapshot(none, false)));
+        QCOMPARE(latency->p99Graph(0)->dataCount(), 0);
+        QCOMPARE(panel.queueLength()->graph(0)->dataCount(), 0);
 
         // A non-serving run afterwards gives the per-iteration plots back.
         panel.showRun(std::make_shared<const results::RunResult>(results::RunResult()));

@@ -66,7 +66,7 @@ void BatchSizePlot::resetRun(const results::RunResult& run) {
     empty_->setPositionAlignment(Qt::AlignCenter);
     empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
     empty_->position->setCoords(0.5, 0.5);
-    empty_->setText(run.preset.serving.enabled ? tr("no level complete yet") : QString());
+    empty_->setText(QString::fromStdString(servingEmptyText(run, "no level complete yet")));
     setTitle(tr("Batch sizes"));
     restyle();
 }

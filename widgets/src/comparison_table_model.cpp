@@ -64,7 +64,7 @@ QString ComparisonTableModel::servingText(const ComparisonRow& r, int column) co
         case Ratio:
             return r.baseline ? tr("baseline") : kNone;
         case Verdict: {
-            if (r.serving_levels == 0) return tr("no level served yet");
+            if (r.serving_levels == 0) return tr("no serving level complete");
             if (r.baseline) return tr("the other arms are compared to this one at each level");
             if (r.serving_comparisons.empty()) return tr("no level compared yet");
             QStringList parts;

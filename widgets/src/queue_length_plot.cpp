@@ -51,7 +51,7 @@ void QueueLengthPlot::resetRun(const results::RunResult& run) {
     empty_->setPositionAlignment(Qt::AlignCenter);
     empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
     empty_->position->setCoords(0.5, 0.5);
-    empty_->setText(run.preset.serving.enabled ? tr("no level served yet") : QString());
+    empty_->setText(QString::fromStdString(servingEmptyText(run, "no level served yet")));
     setTitle(tr("Queue length"));
     restyle();
 }

@@ -40,7 +40,12 @@ void ServingLatencyPlot::restyle() {
     LivePlot::restyle();
     const bool dark = isDarkPalette(palette());
     if (sloLine_) sloLine_->setPen(QPen(sloColor(dark), 1.5, Qt::DashDotLine));
-    if (sloLabel_) sloLabel_->setColor(sloColor(dark));
+    if (sloLabel_) {
+        sloLabel_->setColor(sloColor(dark));
+        QColor backdrop = baseColor();
+        backdrop.setAlpha(210);
+        sloLabel_->setBrush(backdrop);
+    }
     if (saturated_) {
         saturated_->setPen(QPen(textColor(), 2));
         saturated_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, textColor(), 13));
@@ -88,8 +93,11 @@ void ServingLatencyPlot::resetRun(const results::RunResult& run) {
         sloLabel_ = new QCPItemText(this);
         sloLabel_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
         sloLabel_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-        sloLabel_->position->setCoords(0.01, slo_);
-        sloLabel_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);  // below the line
+        // Above the line at the right: low rates (left) sit near or below the SLO, and what is
+        // above it on the right is far above (saturated levels); a backdrop keeps it readable.
+        sloLabel_->position->setCoords(0.99, slo_);
+        sloLabel_->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        sloLabel_->setPadding(QMargins(3, 0, 3, 1));
         sloLabel_->setText(tr("SLO: p99 ≤ %1 ms").arg(slo_, 0, 'g', 4));
     } else {
         sloLine_ = nullptr;
@@ -99,8 +107,8 @@ void ServingLatencyPlot::resetRun(const results::RunResult& run) {
     empty_->setPositionAlignment(Qt::AlignCenter);
     empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
     empty_->position->setCoords(0.5, 0.5);
-    empty_->setText(run.preset.serving.enabled ? tr("waiting for the first serving level to complete")
-                                               : QString());
+    empty_->setText(
+        QString::fromStdString(servingEmptyText(run, "waiting for the first serving level to complete")));
     restyle();
 }
 
@@ -163,7 +171,7 @@ void ServingLatencyPlot::fitView() {
             }
     if (slo_ > 0) {
         yLo = any ? std::min(yLo, slo_) : slo_;
-        yHi = any ? std::max(yHi, slo_) : slo_;
+        yHi = any ? std::max(yHi, slo_ * 1.8) : slo_ * 1.8;  // room for its label
     }
     if (!any && slo_ <= 0) return;
     // Room around the points: a factor on the log axes; the linear rate axis starts at 0.

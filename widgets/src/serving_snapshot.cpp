@@ -29,6 +29,13 @@ ServingSnapshot servingSnapshot(const results::RunResult& run, bool live) {
     return s;
 }
 
+std::string servingEmptyText(const results::RunResult& run, const std::string& waiting) {
+    if (!run.preset.serving.enabled) return {};
+    for (const auto& a : run.arms)
+        if (!a.finished()) return waiting;
+    return "no serving level recorded for this run";
+}
+
 std::string servingLevelName(double rate, int clients) {
     if (clients > 0) return std::to_string(clients) + (clients == 1 ? " client" : " clients");
     char buf[64];

@@ -33,6 +33,10 @@ struct ServingSnapshot {
 // whose running arms are marked ok (what they served so far is what is compared).
 ServingSnapshot servingSnapshot(const results::RunResult& run, bool live);
 
+// What an empty serving plot says: waiting for a level while the run goes, or that a finished
+// run (a stored one) has none.
+std::string servingEmptyText(const results::RunResult& run, const std::string& waiting);
+
 // "400 req/s" or "8 clients".
 std::string servingLevelName(double rate_per_s, int clients);
 
