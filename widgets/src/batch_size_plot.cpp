@@ -150,7 +150,7 @@ void BatchSizePlot::draw() {
     means << tr("Every process pooled. Right-click to pick the level.") << QString() << hint_;
     setToolTip(means.join(QLatin1Char('\n')));
     setTitle(key ? tr("Batch sizes at %1").arg(levelText(*key)) : tr("Batch sizes"));
-    empty_->setVisible(drawnBars == 0);
+    if (empty_) empty_->setVisible(drawnBars == 0);
     fitView();
 }
 

@@ -98,7 +98,7 @@ void QueueLengthPlot::refresh(const results::RunResult& run) {
         if (run.preset.run.processes > 1) name += tr(" · r%1").arg(l.process + 1);
         graphs_[i]->setName(name);
     }
-    if (!changed && any == !empty_->visible()) return;
+    if (!empty_ || (!changed && any == !empty_->visible())) return;  // no run yet, or nothing new
     empty_->setVisible(!any);
     fitView();
 }

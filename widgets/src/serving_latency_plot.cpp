@@ -28,11 +28,6 @@ ServingLatencyPlot::ServingLatencyPlot(QWidget* parent)
                   "line is the SLO.") +
                QStringLiteral("\n\n") + toolTip());
     placeLegendInTitleRow();
-    empty_ = new QCPItemText(this);
-    empty_->setPositionAlignment(Qt::AlignCenter);
-    empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
-    empty_->position->setCoords(0.5, 0.5);
-    empty_->setText(tr("waiting for the first serving level to complete"));
     restyle();
 }
 
@@ -144,7 +139,7 @@ void ServingLatencyPlot::refresh(const results::RunResult& run) {
         saturated_->removeFromLegend();
     else if (!legend->hasItemWithPlottable(saturated_))
         saturated_->addToLegend();
-    empty_->setVisible(points == 0);
+    if (empty_) empty_->setVisible(points == 0);
     fitView();
 }
 
