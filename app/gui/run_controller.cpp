@@ -36,6 +36,12 @@ RunController::RunController(const WindowViews& views, QObject* parent)
     connect(verdict_, &W::VerdictCalculator::warningsReady, this, [this](const QStringList& ws) {
         for (const auto& w : ws) views_.log->append(-1, QString(), QStringLiteral("warning"), w);
     });
+    // A serving run's points, capacity and comparisons: plots first, then the verdict's text.
+    connect(verdict_, &W::VerdictCalculator::servingReady, this,
+            [this](std::shared_ptr<const W::ServingSnapshot> s, bool) {
+                serving_ = s;
+                views_.plots->setServingSnapshot(std::move(s));
+            });
     connect(lessonJudge_, &W::LessonJudge::judged, this, &RunController::onLessonJudged);
     connect(views_.plots, &W::PlotPanel::flushed, this, [this] {
         plotsPending_ = false;
@@ -64,7 +70,10 @@ void RunController::connectRunner() {
 
 void RunController::onLiveVerdictTick() {
     std::size_t n = 0;
-    for (const auto& a : runner_->result().arms) n += a.samples.size();
+    for (const auto& a : runner_->result().arms) {
+        n += a.samples.size();
+        for (const auto& l : a.serving) n += l.complete ? 1 : 0;
+    }
     if (n == samplesAtLastVerdict_ || verdict_->busy()) return;
     samplesAtLastVerdict_ = n;
     verdict_->request(runner_->result(), false);
@@ -82,6 +91,7 @@ void RunController::start(const spec::Preset& preset) {
     views_.comparison->setRows({});
     views_.verdictLine->setWrappedText(QString());
     samplesAtLastVerdict_ = 0;
+    serving_.reset();
     views_.setup->modelPanel()->clearLoaded();
     runner_->start(preset);
     views_.plots->beginRun();
@@ -157,6 +167,7 @@ void RunController::leaveLiveRun(const QString& verdictLine) {
     liveVerdict_.stop();
     verdict_->reset();  // answers for the previous run are dropped
     lessonJudge_->reset();
+    serving_.reset();
     views_.comparison->setRows({});
     views_.verdictLine->setWrappedText(verdictLine);
 }
@@ -190,6 +201,10 @@ QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bo
     QStringList lines;
     for (const auto& r : rows)
         if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
+    // A serving run: the capacity within the SLO, then each arm against the baseline per level.
+    if (serving_)
+        for (const auto& line : serving_->verdict)
+            lines << QString::fromStdString(line).toHtmlEscaped();
     const bool stored = shown_.isStored();
     const QString prefix = final || stored ? QString() : tr("(live) ");
     QString text =

@@ -9,11 +9,14 @@
 
 #include "pitlane/widgets/comparison_rows.h"
 #include "pitlane/widgets/knob_form.h"
+#include "pitlane/widgets/serving_snapshot.h"
 
 #include <QObject>
 #include <QTimer>
 
 #include <nlohmann/json.hpp>
+
+#include <memory>
 
 namespace pitlane::spec {
 struct Preset;
@@ -80,7 +83,11 @@ private:
     widgets::LessonJudge* lessonJudge_;
     ShownRun shown_;
     QTimer liveVerdict_;
+    // Samples plus complete serving levels at the last live request: a serving run's verdict is
+    // recomputed when a level completes, never in between.
     std::size_t samplesAtLastVerdict_ = 0;
+    // A serving run's latest figures (its verdict lines); null for other runs.
+    std::shared_ptr<const widgets::ServingSnapshot> serving_;
     // The live run is over and runFinished() is owed: it follows the final verdict and the
     // lesson's judgement (each pending while computed).
     bool endPending_ = false, verdictPending_ = false, lessonPending_ = false;

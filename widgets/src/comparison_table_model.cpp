@@ -46,7 +46,38 @@ int ComparisonTableModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
+// A serving run has no per-iteration samples: n is the requests served, the verdict column the
+// arm's comparisons per level; the latency columns stay empty (the serving plots and the verdict
+// above the table carry the percentiles per level), never zeros.
+QString ComparisonTableModel::servingText(const ComparisonRow& r, int column) const {
+    switch (column) {
+        case Arm:
+            return q(r.arm);
+        case Status:
+            return q(r.status);
+        case Samples:
+            return QString::number(qlonglong(r.served_requests));
+        case PeakRss:
+            return r.peak_rss_bytes > 0 ? q(results::formatBytes(double(r.peak_rss_bytes))) : kNone;
+        case Processes:
+            return r.processes.empty() ? kNone : QString::number(r.processes.size());
+        case Ratio:
+            return r.baseline ? tr("baseline") : kNone;
+        case Verdict: {
+            if (r.serving_levels == 0) return tr("no serving level complete");
+            if (r.baseline) return tr("the other arms are compared to this one at each level");
+            if (r.serving_comparisons.empty()) return tr("no level compared yet");
+            QStringList parts;
+            for (const auto& c : r.serving_comparisons) parts << q(c);
+            return parts.join(QStringLiteral("; "));
+        }
+        default:
+            return kNone;
+    }
+}
+
 QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
+    if (r.serving) return servingText(r, column);
     const bool have = r.n > 0;
     const auto& c = r.comparison;
     switch (column) {
@@ -135,6 +166,20 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const {
 
 QString ComparisonTableModel::toolTip(const ComparisonRow& r, int column) const {
     if (column == Status && !r.error.empty()) return q(r.error);
+    if (r.serving) {
+        if (column == Samples)
+            return tr("requests %1 served in %2 complete serving levels (every process)")
+                .arg(q(r.arm))
+                .arg(r.serving_levels);
+        if (column == Verdict && !r.serving_comparisons.empty()) {
+            QStringList paragraphs;
+            for (const auto& c : r.serving_comparisons) paragraphs << q(c);
+            paragraphs << tr("p99 ratio with a 95 % CI from a bootstrap over processes and "
+                             "blocks of consecutive requests");
+            return richTip(paragraphs);
+        }
+        return {};
+    }
     if (column == FaultsPerIter) {
         if (r.minor_faults_per_iter < 0)
             return tr("page faults not reported for %1 (none of its processes finished a "

@@ -1,11 +1,14 @@
 #include "pitlane/widgets/plot_panel.h"
 
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/widgets/batch_size_plot.h"
 #include "pitlane/widgets/cpu_util_plot.h"
 #include "pitlane/widgets/gpu_util_plot.h"
 #include "pitlane/widgets/latency_distribution_plot.h"
 #include "pitlane/widgets/latency_timeline_plot.h"
 #include "pitlane/widgets/memory_plot.h"
+#include "pitlane/widgets/queue_length_plot.h"
+#include "pitlane/widgets/serving_latency_plot.h"
 #include "pitlane/widgets/throughput_plot.h"
 
 #include <QGridLayout>
@@ -29,21 +32,22 @@ PlotPanel::PlotPanel(QWidget* parent)
       throughput_(new ThroughputPlot(this)),
       memory_(new MemoryPlot(this)),
       cpu_(new CpuUtilPlot(this)),
-      gpu_(new GpuUtilPlot(this)) {
-    byId_ = {timeline_, distribution_, throughput_, memory_, cpu_, gpu_};
-    const char* names[] = {"latencyPlot", "distributionPlot", "throughputPlot",
-                           "memoryPlot",  "cpuPlot",          "gpuPlot"};
+      gpu_(new GpuUtilPlot(this)),
+      servingLatency_(new ServingLatencyPlot(this)),
+      batchSizes_(new BatchSizePlot(this)),
+      queueLength_(new QueueLengthPlot(this)) {
+    byId_ = {timeline_, distribution_, throughput_,    memory_,     cpu_,
+             gpu_,      servingLatency_, batchSizes_, queueLength_};
+    const char* names[] = {"latencyPlot", "distributionPlot",   "throughputPlot",
+                           "memoryPlot",  "cpuPlot",            "gpuPlot",
+                           "servingLatencyPlot", "batchSizePlot", "queueLengthPlot"};
     for (int p = 0; p < PlotCount; ++p) byId_[std::size_t(p)]->setObjectName(names[p]);
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->setSpacing(4);
-    grid->addWidget(timeline_, 0, 0, 1, 2);
-    grid->addWidget(distribution_, 0, 2, 1, 2);
-    grid->addWidget(throughput_, 1, 0);
-    grid->addWidget(memory_, 1, 1);
     grid_ = grid;
-    setGpuAvailable(true);
+    layOut();
     for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
@@ -54,12 +58,53 @@ PlotPanel::PlotPanel(QWidget* parent)
     linkTimeAxes();
 }
 
+void PlotPanel::setServingMode(bool serving) {
+    serving_ = serving;
+    layOut();
+}
+
+void PlotPanel::setServingSnapshot(std::shared_ptr<const ServingSnapshot> snapshot) {
+    servingLatency_->setSnapshot(snapshot);
+    batchSizes_->setSnapshot(snapshot);
+    refreshPlot(ServingLatency, false);
+    refreshPlot(BatchSizes, false);
+}
+
 void PlotPanel::setGpuAvailable(bool available) {
-    // On a machine whose workers report no CUDA device the GPU plot would be an empty frame:
-    // it goes, and the CPU plot takes its column.
-    gpu_->setVisible(available);
-    grid_->addWidget(cpu_, 1, 2, 1, available ? 1 : 2);
-    if (available) grid_->addWidget(gpu_, 1, 3);
+    gpuAvailable_ = available;
+    layOut();
+}
+
+// Per-iteration runs: timeline and distribution on top; throughput, memory, CPU, GPU below.
+// Serving runs: latency vs rate and the queue on top; the batch sizes, memory, CPU, GPU below.
+// On a machine whose workers report no CUDA device the GPU plot would be an empty frame: it
+// goes, and the CPU plot takes its column (a serving run gives it to the batch sizes, whose
+// labels need the room more than the CPU's).
+void PlotPanel::layOut() {
+    for (auto* w : byId_) {
+        grid_->removeWidget(w);
+        w->hide();
+    }
+    auto place = [this](QWidget* w, int row, int column, int span) {
+        grid_->addWidget(w, row, column, 1, span);
+        w->show();
+    };
+    place(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, 2);
+    place(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, 2, 2);
+    if (gpuAvailable_) {
+        place(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 1);
+        place(memory_, 1, 1, 1);
+        place(cpu_, 1, 2, 1);
+        place(gpu_, 1, 3, 1);
+    } else if (serving_) {
+        place(batchSizes_, 1, 0, 2);
+        place(memory_, 1, 2, 1);
+        place(cpu_, 1, 3, 1);
+    } else {
+        place(throughput_, 1, 0, 1);
+        place(memory_, 1, 1, 1);
+        place(cpu_, 1, 2, 2);
+    }
 }
 
 std::vector<LivePlot*> PlotPanel::plots() const {
@@ -88,6 +133,14 @@ void PlotPanel::attach(const session::ExperimentRunner* runner) {
     });
     connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
     connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
+    // A serving level's batches (every ~50 ms) and its end: the queue of the level being served.
+    connect(runner, &R::armEvent, this, [this](int, const nlohmann::json& event) {
+        if (!serving_) return;
+        const auto type = event.find("type");
+        if (type != event.end() && type->is_string() &&
+            (*type == "serve_batches" || *type == "block_done"))
+            markDirty({QueueLength});
+    });
     connect(runner, &R::armPhaseChanged, this,
             [this](int arm, ArmPhase phase) { onPhase(arm, int(phase)); });
 }
@@ -104,6 +157,7 @@ void PlotPanel::beginRun() {
     activity_.clear();
     dirty_.fill(false);
     nextAllowedMs_.fill(0);
+    setServingMode(runner_->result().preset.serving.enabled);
     for (auto* plot : byId_) {
         plot->resetRun(runner_->result());
         plot->followData();  // a view the user zoomed belonged to the previous run
@@ -120,6 +174,7 @@ void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
     activity_.clear();
     dirty_.fill(false);
     nextAllowedMs_.fill(0);
+    setServingMode(shown_->preset.serving.enabled);
     for (auto* plot : byId_) {
         plot->resetRun(*shown_);
         plot->followData();
@@ -161,7 +216,7 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
     plot->refresh(*run);
     plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
-    const bool fullRecompute = p == Distribution || p == Throughput;
+    const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength;
     // The queued replot happens later: its cost is the one measured by the previous replot.
     const qint64 spent = cost.elapsed() + qint64(plot->replotTime());
     nextAllowedMs_[std::size_t(p)] =

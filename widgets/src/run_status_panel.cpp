@@ -39,6 +39,7 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     for (int c = 0; c < headers.size(); ++c) {
         auto* h = new QLabel(QStringLiteral("<b>%1</b>").arg(headers[c]), this);
         grid_->addWidget(h, 0, c);
+        if (c == 2) itersHeader_ = h;
     }
     grid_->setColumnStretch(5, 3);
     grid_->setColumnStretch(6, 2);
@@ -97,11 +98,20 @@ void RunStatusPanel::addRow(int arm, const QString& name) {
     rows_.push_back(r);
 }
 
+// A serving run counts levels served (one serve command per arm and level), not iterations.
+void RunStatusPanel::setServingHeader(bool serving) {
+    itersHeader_->setText(QStringLiteral("<b>%1</b>").arg(serving ? tr("Levels") : tr("Iterations")));
+    itersHeader_->setToolTip(serving ? tr("serving levels completed / planned (each offered rate "
+                                          "in each round, and the SLO search's steps)")
+                                     : QString());
+}
+
 void RunStatusPanel::beginRun() {
     clearRows();
     showsStored_ = false;
     if (!runner_) return;
     const auto& result = runner_->result();
+    setServingHeader(result.preset.serving.enabled);
     for (std::size_t i = 0; i < result.arms.size(); ++i) {
         addRow(int(i), QString::fromStdString(result.arms[i].name));
         rows_.back().startMs = runner_->elapsedMs();
@@ -114,6 +124,7 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
     clockTimer_.stop();
     clearRows();
     showsStored_ = true;
+    setServingHeader(run.preset.serving.enabled);
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         addRow(int(i), QString::fromStdString(a.name));
@@ -121,8 +132,15 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
         const bool ok = a.status == results::kOk;
         // Its status as stored: done, cancelled (stopped by the user), failed, killed, crashed.
         r.phase->setText(ok ? tr("done") : QString::fromStdString(a.status));
-        r.iters->setText(QString::number(qulonglong(a.samples.size())));
-        r.iters->setToolTip(tr("measured iterations stored"));
+        if (run.preset.serving.enabled) {
+            int complete = 0;
+            for (const auto& l : a.serving) complete += l.complete ? 1 : 0;
+            r.iters->setText(QString::number(complete));
+            r.iters->setToolTip(tr("serving levels stored (every worker of every round)"));
+        } else {
+            r.iters->setText(QString::number(qulonglong(a.samples.size())));
+            r.iters->setToolTip(tr("measured iterations stored"));
+        }
         r.elapsed->setText(QStringLiteral("—"));
         r.remaining->setText(QStringLiteral("—"));
         // Full bar in the arm's colour: nothing is in progress in a stored run.

@@ -126,6 +126,11 @@ SetupPanel::SetupPanel(QWidget* parent)
         runLayout->addWidget(l, 0, column);
         runLayout->addWidget(spin, 1, column++);
     }
+    servingNote_ = new QLabel(runBox);
+    servingNote_->setObjectName(QStringLiteral("servingNote"));
+    servingNote_->setWordWrap(true);
+    servingNote_->hide();
+    runLayout->addWidget(servingNote_, 2, 0, 1, column);
 
     auto* armsBox = new QGroupBox(tr("Arms"), this);
     auto* armsLayout = new QVBoxLayout(armsBox);
@@ -204,9 +209,45 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
     arms_->setArms(raw_.value("arms", json::array()));
     updateInputPlaceholder();
+    showServing();
     loading_ = false;
     emit changed();
     validate();
+}
+
+// Issue 13: a serving preset runs its levels (rates or clients, each for duration_ms) in every
+// round of processes; the iteration counts are not used. What it will run, in one line.
+void SetupPanel::showServing() {
+    const json sv = raw_.value("serving", json());
+    const bool serving = sv.is_object();
+    const QString unused = tr("not used by a serving preset: it serves its levels for "
+                              "serving.duration_ms each");
+    iters_->setEnabled(!serving);
+    blockIters_->setEnabled(!serving);
+    iters_->setToolTip(serving ? unused : tr("Measured iterations per arm"));
+    blockIters_->setToolTip(serving ? unused : tr("Iterations per interleaved block (A B A B ...)"));
+    servingNote_->setVisible(serving);
+    if (!serving) return;
+    auto list = [&sv](const char* key) {
+        QStringList out;
+        if (sv.contains(key) && sv[key].is_array())
+            for (const auto& v : sv[key]) out << QString::fromStdString(v.dump());
+        return out.join(QStringLiteral(", "));
+    };
+    const std::string arrival = sv.value("arrival", std::string("poisson"));
+    QString text = arrival == "closed"
+                       ? tr("Serving: closed loop, %1 clients").arg(list("clients"))
+                       : tr("Serving: %1 arrivals at %2 req/s")
+                             .arg(QString::fromStdString(arrival), list("rates"));
+    if (sv.contains("duration_ms") && sv["duration_ms"].is_number())
+        text += tr(", %1 ms per level").arg(sv["duration_ms"].get<double>());
+    if (sv.contains("slo_p99_ms") && sv["slo_p99_ms"].is_number() && sv["slo_p99_ms"].get<double>() > 0)
+        text += tr("; SLO p99 ≤ %1 ms (then a search for the highest rate within it)")
+                    .arg(sv["slo_p99_ms"].get<double>());
+    servingNote_->setText(text + QLatin1Char('.'));
+    servingNote_->setToolTip(tr("The preset's serving block, kept as written; edit it in the "
+                                "preset file. The batcher's knobs (max batch, max wait) are "
+                                "each arm's, under Serving."));
 }
 
 json SetupPanel::presetJson() const {

@@ -9,6 +9,11 @@
 
 namespace pitlane::widgets {
 
+namespace {
+void mirrorServing(const std::vector<results::ServingLevel>& live,
+                   std::vector<results::ServingLevel>& copy);
+}  // namespace
+
 VerdictCalculator::VerdictCalculator(QObject* parent) : QObject(parent) {}
 
 VerdictCalculator::~VerdictCalculator() {
@@ -44,14 +49,18 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
         mirrorStale_ = false;
     }
     mirror_.comparison_memo.reset();
+    mirror_.preset = run.preset;  // kilobytes; the serving block and seed are read from it
     mirror_.interleaved = run.interleaved;
     mirror_.stopping = run.stopping;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         auto& c = mirror_.arms[i];
         auto samples = std::move(c.samples);  // kept with their reserved capacity
+        auto serving = std::move(c.serving);
         c = results::armSettings(a);
         c.samples = std::move(samples);
+        c.serving = std::move(serving);
+        mirrorServing(a.serving, c.serving);
         c.processes = a.processes;
         c.warmup_ns = a.warmup_ns;
         if (a.samples.size() < c.samples.size()) c.samples.clear();  // not the same samples
@@ -62,6 +71,28 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
 }
 
 namespace {
+// Serving levels are append-only and each is written until its block_done: a level is copied
+// once, when it is complete; until then the mirror holds its settings only (runWarnings counts
+// the levels that stay incomplete: cut short).
+void mirrorServing(const std::vector<results::ServingLevel>& live,
+                   std::vector<results::ServingLevel>& copy) {
+    if (copy.size() > live.size()) copy.clear();  // not the same run
+    for (std::size_t i = 0; i < live.size(); ++i) {
+        const auto& l = live[i];
+        if (i == copy.size()) {
+            results::ServingLevel settings;
+            settings.level = l.level;
+            settings.process = l.process;
+            settings.worker = l.worker;
+            settings.rate_per_s = l.rate_per_s;
+            settings.clients = l.clients;
+            settings.load = l.load;
+            copy.push_back(std::move(settings));
+        }
+        if (l.complete && !copy[i].complete) copy[i] = l;
+    }
+}
+
 // Maps the pages of the mirror's reserved, still unused sample capacity (without writing to
 // them): the next update copies the new samples into memory that is already there, instead of
 // taking a page fault every 4 KiB on the UI thread (~25 us each on this VM: ~40 ms per second
@@ -78,6 +109,30 @@ void prefaultSpareCapacity(const std::vector<results::Sample>& v) {
 #endif
 }
 }  // namespace
+
+// On the thread. compareServing compares finished arms only; while the run goes, arms still
+// pending are compared on the levels they completed (marked ok for the computation).
+ServingSnapshot VerdictCalculator::liveServingSnapshot(bool final) {
+    std::vector<std::size_t> pending;
+    for (std::size_t i = 0; i < mirror_.arms.size(); ++i)
+        if (!final && mirror_.arms[i].status == results::kPending) {
+            pending.push_back(i);
+            mirror_.arms[i].status = results::kOk;
+        }
+    ServingSnapshot s = servingSnapshot(mirror_, !final);
+    for (std::size_t i : pending) mirror_.arms[i].status = results::kPending;
+    return s;
+}
+
+// The table's rows of a serving run: requests served for n, and the arm's comparisons.
+void VerdictCalculator::addServing(const ServingSnapshot& s, std::vector<ComparisonRow>& rows) {
+    for (std::size_t i = 0; i < rows.size() && i < s.arms.size(); ++i) {
+        rows[i].serving = true;
+        rows[i].served_requests = s.arms[i].served;
+        rows[i].serving_levels = s.arms[i].levels;
+        rows[i].serving_comparisons = s.arms[i].comparisons;
+    }
+}
 
 void VerdictCalculator::launch(bool final) {
     if (thread_.joinable()) thread_.join();
@@ -96,21 +151,28 @@ void VerdictCalculator::launch(bool final) {
         if (final)
             for (const auto& w : results::runWarnings(mirror_))
                 warnings << QString::fromStdString(w);
+        std::shared_ptr<const ServingSnapshot> serving;
+        if (mirror_.preset.serving.enabled) {
+            serving = std::make_shared<const ServingSnapshot>(liveServingSnapshot(final));
+            addServing(*serving, rows);
+        }
         QMetaObject::invokeMethod(
             this,
-            [this, rows = std::move(rows), warnings, final, gen]() mutable {
-                onDone(std::move(rows), warnings, final, gen);
+            [this, rows = std::move(rows), warnings, serving, final, gen]() mutable {
+                onDone(std::move(rows), warnings, std::move(serving), final, gen);
             },
             Qt::QueuedConnection);
     });
 }
 
-void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warnings, bool final,
+void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warnings,
+                               std::shared_ptr<const ServingSnapshot> serving, bool final,
                                int generation) {
     if (thread_.joinable()) thread_.join();
     busy_ = false;
     if (generation == generation_) {
         if (final) emit warningsReady(warnings);
+        if (serving) emit servingReady(serving, final);
         emit ready(rows, final);
     }
     if (pending_) {

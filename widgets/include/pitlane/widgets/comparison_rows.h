@@ -27,6 +27,12 @@ struct ComparisonRow {
     std::optional<stats::Comparison>
         comparison;  // absent for the baseline or an arm without samples
     std::string not_compared;  // why an arm with samples has no comparison (results::notComparedReason)
+    // A serving run (issue 13; VerdictCalculator fills these): no samples, but requests served
+    // in complete levels, and this arm against the baseline at each level.
+    bool serving = false;
+    std::int64_t served_requests = 0;
+    int serving_levels = 0;
+    std::vector<std::string> serving_comparisons;
 };
 
 // Summaries for every arm; comparisons against the first arm when `withComparisons`.

@@ -43,6 +43,7 @@ public:
 
 private:
     QString text(const ComparisonRow& r, int column) const;
+    QString servingText(const ComparisonRow& r, int column) const;
     QString toolTip(const ComparisonRow& r, int column) const;
     std::vector<ComparisonRow> rows_;
 };

@@ -5,6 +5,10 @@
 // thousands of samples per second costs at most 25 cheap refreshes a second. Plots that recompute
 // from all samples (distribution, throughput) refresh less often, and back off further when a
 // refresh gets expensive, so the window stays responsive on huge runs.
+// A serving run (issue 13) has no per-iteration samples: the latency timeline, distribution and
+// throughput give way to latency vs offered rate, the queue length and the batch sizes; memory,
+// CPU and GPU stay.
+#include "pitlane/widgets/serving_snapshot.h"
 #include "pitlane/widgets/time_plot.h"
 
 #include <QElapsedTimer>
@@ -30,6 +34,9 @@ class ThroughputPlot;
 class MemoryPlot;
 class CpuUtilPlot;
 class GpuUtilPlot;
+class ServingLatencyPlot;
+class BatchSizePlot;
+class QueueLengthPlot;
 
 class PlotPanel : public QWidget {
     Q_OBJECT
@@ -55,6 +62,10 @@ public:
     // False once the workers report no CUDA device: the GPU plot is hidden (the CPU plot takes
     // its place) instead of an empty frame.
     void setGpuAvailable(bool available);
+    // The serving figures computed off the UI thread (VerdictCalculator::servingReady): the
+    // latency and batch-size plots redraw from them at once (a few points per arm).
+    void setServingSnapshot(std::shared_ptr<const ServingSnapshot> snapshot);
+    bool servingMode() const { return serving_; }
 
     LatencyTimelinePlot* timeline() const { return timeline_; }
     LatencyDistributionPlot* distribution() const { return distribution_; }
@@ -62,6 +73,10 @@ public:
     MemoryPlot* memory() const { return memory_; }
     CpuUtilPlot* cpu() const { return cpu_; }
     GpuUtilPlot* gpu() const { return gpu_; }
+    ServingLatencyPlot* servingLatency() const { return servingLatency_; }
+    BatchSizePlot* batchSizes() const { return batchSizes_; }
+    QueueLengthPlot* queueLength() const { return queueLength_; }
+    // Every plot, shown or not (the serving plots are hidden unless the run serves).
     std::vector<LivePlot*> plots() const;
     int refreshCount() const { return refreshes_; }
 
@@ -69,13 +84,26 @@ signals:
     void flushed();
 
 private:
-    enum Plot { Timeline, Distribution, Throughput, Memory, Cpu, Gpu, PlotCount };
+    enum Plot {
+        Timeline,
+        Distribution,
+        Throughput,
+        Memory,
+        Cpu,
+        Gpu,
+        ServingLatency,
+        BatchSizes,
+        QueueLength,
+        PlotCount
+    };
     void markDirty(std::initializer_list<Plot> plots);
     void flushStep(int plot);
     void onPhase(int arm, int phase);
     void onTick();
     void refreshPlot(Plot p, bool replotNow);
     void linkTimeAxes();
+    void setServingMode(bool serving);
+    void layOut();
     void syncTimeAxes(bool replotNow);
     // The run the plots show: the one given to showRun(), else the runner's live one.
     const results::RunResult* source() const;
@@ -88,7 +116,12 @@ private:
     MemoryPlot* memory_;
     CpuUtilPlot* cpu_;
     GpuUtilPlot* gpu_;
+    ServingLatencyPlot* servingLatency_;
+    BatchSizePlot* batchSizes_;
+    QueueLengthPlot* queueLength_;
     QGridLayout* grid_ = nullptr;
+    bool serving_ = false;
+    bool gpuAvailable_ = true;
     std::array<LivePlot*, PlotCount> byId_{};
     std::array<bool, PlotCount> dirty_{};
     std::array<qint64, PlotCount> nextAllowedMs_{};

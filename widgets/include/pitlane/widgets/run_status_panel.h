@@ -62,6 +62,8 @@ private:
 
     QPointer<const session::ExperimentRunner> runner_;
     QGridLayout* grid_;
+    QLabel* itersHeader_ = nullptr;  // "Iterations", or "Levels" for a serving run
+    void setServingHeader(bool serving);
     std::vector<Row> rows_;
     QTimer clockTimer_;
     bool showsStored_ = false;

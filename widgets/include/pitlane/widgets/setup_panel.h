@@ -69,6 +69,10 @@ private:
     QSpinBox *warmup_, *iters_, *blockIters_, *processes_;
     ArmEditor* arms_;
     QLabel* validation_;
+    // A serving preset's levels (its `serving` block, kept as written: no editor for it here);
+    // Measured and Block do not apply to it.
+    QLabel* servingNote_ = nullptr;
+    void showServing();
     QTimer validateTimer_;
     nlohmann::json raw_ = nlohmann::json::object();
     QString file_, modelDir_;

@@ -6,11 +6,16 @@
 // what is new (samples are append-only), so a request costs the UI thread microseconds per new
 // sample, not a copy of the whole run. A final request also gets the run's warnings
 // (results::runWarnings: noise, process spread, warmup, drift), computed on the same thread.
+// A serving run (issue 13) has no samples: the mirror copies each serving level once it is
+// complete, and the thread computes the ServingSnapshot (points, SLO capacity, the bootstrap
+// comparisons, the verdict's lines) beside the rows.
 #include "pitlane/widgets/comparison_rows.h"
+#include "pitlane/widgets/serving_snapshot.h"
 
 #include <QObject>
 #include <QStringList>
 
+#include <memory>
 #include <thread>
 
 namespace pitlane::widgets {
@@ -31,13 +36,17 @@ public:
 signals:
     // Before ready() of a final request: the run's warnings.
     void warningsReady(const QStringList& warnings);
+    // Before ready(), for a serving run only.
+    void servingReady(std::shared_ptr<const pitlane::widgets::ServingSnapshot> snapshot, bool final);
     void ready(const std::vector<pitlane::widgets::ComparisonRow>& rows, bool final);
 
 private:
     void updateMirror(const results::RunResult& run);
     void launch(bool final);
-    void onDone(std::vector<ComparisonRow> rows, QStringList warnings, bool final,
-                int generation);
+    ServingSnapshot liveServingSnapshot(bool final);
+    static void addServing(const ServingSnapshot& s, std::vector<ComparisonRow>& rows);
+    void onDone(std::vector<ComparisonRow> rows, QStringList warnings,
+                std::shared_ptr<const ServingSnapshot> serving, bool final, int generation);
 
     std::thread thread_;
     bool busy_ = false;

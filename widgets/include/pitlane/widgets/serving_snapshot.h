@@ -1,0 +1,43 @@
+#pragma once
+// A serving run's figures for the window (issue 13), as one value type: each arm's points per
+// offered rate (or clients), its highest rate within the SLO, the comparisons against the
+// baseline and the verdict's lines. Computed off the UI thread (VerdictCalculator: the pooled
+// percentiles of every level, and compareServing's bootstrap), handed to the plots and the
+// verdict as a shared snapshot. No widgets here.
+#include "pitlane/results/run_result.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pitlane::widgets {
+
+struct ServingSnapshot {
+    struct Arm {
+        std::string name;
+        std::vector<results::ServingPoint> points;  // increasing rate (or clients)
+        results::SloCapacity capacity;
+        std::vector<std::string> comparisons;  // this arm against the baseline, per level
+        std::int64_t served = 0;               // requests served in its complete levels
+        int levels = 0;                        // complete levels (every process and worker)
+    };
+    bool closedLoop = false;  // levels are client counts, not offered rates
+    double slo_ms = 0;        // 0: none
+    bool live = false;        // arms still running were compared as if they had finished
+    std::vector<Arm> arms;
+    std::vector<std::string> verdict;  // results::servingVerdict
+};
+
+// The snapshot of `run` (a serving run; empty arms otherwise). `live`: the run is still going.
+// compareServing only compares arms that finished; for a live snapshot the caller passes a run
+// whose running arms are marked ok (what they served so far is what is compared).
+ServingSnapshot servingSnapshot(const results::RunResult& run, bool live);
+
+// What an empty serving plot says: waiting for a level while the run goes, or that a finished
+// run (a stored one) has none.
+std::string servingEmptyText(const results::RunResult& run, const std::string& waiting);
+
+// "400 req/s" or "8 clients".
+std::string servingLevelName(double rate_per_s, int clients);
+
+}  // namespace pitlane::widgets
