@@ -241,9 +241,16 @@ void SetupPanel::showServing() {
                              .arg(QString::fromStdString(arrival), list("rates"));
     if (sv.contains("duration_ms") && sv["duration_ms"].is_number())
         text += tr(", %1 ms per level").arg(sv["duration_ms"].get<double>());
-    if (sv.contains("slo_p99_ms") && sv["slo_p99_ms"].is_number() && sv["slo_p99_ms"].get<double>() > 0)
-        text += tr("; SLO p99 ≤ %1 ms (then a search for the highest rate within it)")
-                    .arg(sv["slo_p99_ms"].get<double>());
+    if (sv.contains("slo_p99_ms") && sv["slo_p99_ms"].is_number() && sv["slo_p99_ms"].get<double>() > 0) {
+        // The search runs only in an open loop with search_steps > 0 (default 4).
+        const json steps = sv.value("search_steps", json(4));
+        const int n = steps.is_number_integer() ? steps.get<int>() : 0;
+        text += arrival != "closed" && n > 0
+                    ? tr("; SLO p99 ≤ %1 ms (then %2 search steps for the highest rate within it)")
+                          .arg(sv["slo_p99_ms"].get<double>())
+                          .arg(n)
+                    : tr("; SLO p99 ≤ %1 ms").arg(sv["slo_p99_ms"].get<double>());
+    }
     servingNote_->setText(text + QLatin1Char('.'));
     servingNote_->setToolTip(tr("The preset's serving block, kept as written; edit it in the "
                                 "preset file. The batcher's knobs (max batch, max wait) are "
