@@ -102,15 +102,8 @@ void lessonChecks(std::ostream& os, const RunResult& run) {
 
 }  // namespace
 
-// A serving run: one row per arm and level, the verdict, then what every run ends with.
-static std::string servingRunTable(std::ostringstream& os, const RunResult& run) {
-    const auto& sv = run.preset.serving;
-    os << "Serving: " << sv.arrival << " arrivals, " << sv.duration_ms << " ms per level"
-       << (sv.slo_p99_ms > 0 ? ", SLO p99 <= " + num(sv.slo_p99_ms, "%g") + " ms" : std::string()) << "\n";
-    for (const auto& a : run.arms)
-        os << "  " << a.name << ": max_batch " << a.knobs.value("max_batch", 1) << ", max_wait_ms "
-           << a.knobs.value("max_wait_ms", 0) << ", status " << a.status << "\n";
-    os << "\n" << servingTable(run);
+// What every table ends with: the lesson's checks, each arm's error, the run's warnings.
+static std::string endOfTable(std::ostringstream& os, const RunResult& run) {
     lessonChecks(os, run);
     for (const auto& a : run.arms)
         if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";
@@ -120,6 +113,18 @@ static std::string servingRunTable(std::ostringstream& os, const RunResult& run)
         for (const auto& w : warnings) os << "  - " << w << "\n";
     }
     return os.str();
+}
+
+// A serving run: one row per arm and level, the verdict, then what every run ends with.
+static std::string servingRunTable(std::ostringstream& os, const RunResult& run) {
+    const auto& sv = run.preset.serving;
+    os << "Serving: " << sv.arrival << " arrivals, " << sv.duration_ms << " ms per level"
+       << (sv.slo_p99_ms > 0 ? ", SLO p99 <= " + num(sv.slo_p99_ms, "%g") + " ms" : std::string()) << "\n";
+    for (const auto& a : run.arms)
+        os << "  " << a.name << ": max_batch " << a.knobs.value("max_batch", 1) << ", max_wait_ms "
+           << a.knobs.value("max_wait_ms", 0) << ", status " << a.status << "\n";
+    os << "\n" << servingTable(run);
+    return endOfTable(os, run);
 }
 
 std::string comparisonTable(const RunResult& run) {
@@ -185,15 +190,7 @@ std::string comparisonTable(const RunResult& run) {
     }
     for (std::size_t i = 1; i < run.arms.size(); ++i)
         if (const auto why = notComparedReason(run, i); !why.empty()) os << "\n" << why << "\n";
-    lessonChecks(os, run);
-    for (const auto& a : run.arms)
-        if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";
-    const auto warnings = runWarnings(run);
-    if (!warnings.empty()) {
-        os << "\nwarnings:\n";
-        for (const auto& w : warnings) os << "  - " << w << "\n";
-    }
-    return os.str();
+    return endOfTable(os, run);
 }
 
 }  // namespace pitlane::results

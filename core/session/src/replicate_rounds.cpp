@@ -17,6 +17,23 @@ namespace pitlane::session {
 using json = nlohmann::json;
 namespace R = results;
 
+std::vector<int> ExperimentRunner::roundOrder(int round) const {
+    const int n = int(result_.preset.arms.size());
+    std::vector<int> order(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
+    return order;
+}
+
+// Later replicates on CPU configure and warm up all arms at once: their cold costs are not
+// reported (the first round's, measured one arm at a time, are), and warmup only has to bring
+// each process to its steady state. On CUDA they stay one at a time (cudnn.benchmark picks
+// algorithms by timing them during the first forwards).
+bool ExperimentRunner::setUpConcurrently(int round) const {
+    for (const auto& a : result_.preset.arms)
+        if (a.knobs.device != "cpu") return false;
+    return round > 0;
+}
+
 // Queue round `round`: fresh processes for every arm, configured one at a time, warmed up, then
 // the given blocks (ids firstBlock.. within each sweep point) interleaved. Odd rounds take the
 // arms in reverse order, so no arm is always first after a start or always last (order balance).
@@ -24,17 +41,8 @@ void ExperimentRunner::queueRound(int round, int firstBlock,
                                   const std::vector<std::vector<int>>& blockIters,
                                   bool allSweepPoints) {
     const auto& preset = result_.preset;
-    const int n = int(preset.arms.size());
-    std::vector<int> order(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
-    // Later replicates on CPU configure and warm up all arms at once: their cold costs are not
-    // reported (the first round's, measured one arm at a time, are), and warmup only has to
-    // bring each process to its steady state. On CUDA they stay one at a time (cudnn.benchmark
-    // picks algorithms by timing them during the first forwards).
-    bool cpuOnly = true;
-    for (const auto& a : preset.arms)
-        if (a.knobs.device != "cpu") cpuOnly = false;
-    const bool concurrent = round > 0 && cpuOnly;
+    const std::vector<int> order = roundOrder(round);
+    const bool concurrent = setUpConcurrently(round);
     queueTask({Task::StartRound, -1, -1, 0, 1, round});
     for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
     std::size_t maxSweep = 0;

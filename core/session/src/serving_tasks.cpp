@@ -34,13 +34,8 @@ std::uint64_t levelSeed(std::uint64_t runSeed, int round, int level, int worker)
 
 void ExperimentRunner::queueServingRound(int round) {
     const auto& preset = result_.preset;
-    const int n = int(preset.arms.size());
-    std::vector<int> order(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
-    bool cpuOnly = true;
-    for (const auto& a : preset.arms)
-        if (a.knobs.device != "cpu") cpuOnly = false;
-    const bool concurrent = round > 0 && cpuOnly;
+    const std::vector<int> order = roundOrder(round);
+    const bool concurrent = setUpConcurrently(round);
     queueTask({Task::StartRound, -1, -1, 0, 1, round});
     for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
     if (preset.run.warmup_iters > 0)

@@ -147,6 +147,10 @@ private:
     void activate(int arm, int round);
     bool startupSettled() const;
     static void quitWorkers(std::vector<WorkerState>& workers);
+    // Arms in round order (reversed in odd rounds: order balance), and whether the round's
+    // configure and warmup run for every arm at once (later rounds on CPU).
+    std::vector<int> roundOrder(int round) const;
+    bool setUpConcurrently(int round) const;
     void queueRound(int round, int firstBlock, const std::vector<std::vector<int>>& blockIters,
                     bool allSweepPoints);
     // Queues a task; a measured block's iterations (times the arm's workers) join its total.
