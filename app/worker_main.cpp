@@ -93,11 +93,13 @@ bool dispatch(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampl
     try {
         if (name == protocol::kConfigure) {
             eng.configure(cmd);
-        } else if (name == protocol::kRun || name == protocol::kServe) {
+        } else if (name == protocol::kRun || name == protocol::kServe || name == protocol::kProfileCmd) {
             if (name == protocol::kRun)
                 eng.runBlock(cmd);
-            else
+            else if (name == protocol::kServe)
                 eng.serveLevel(cmd);
+            else
+                eng.profileBlock(cmd);
             sampler.tickNow();
             if (engine::stopRequested()) return false;
         } else if (name == protocol::kQuit) {

@@ -17,7 +17,7 @@ mkdir -p "$stub/c10/cuda/impl"
 echo '#define C10_CUDA_BUILD_SHARED_LIBS' > "$stub/c10/cuda/impl/cuda_cmake_macros.h"
 # The CUDA module, and the engine's torch TUs whose #ifdef PITLANE_WITH_CUDA branches call it
 # (CUDA events and graph replay in the timed loop, capture and the allocator hook in configure).
-for tu in cuda_support.cpp engine_run.cpp engine_configure.cpp; do
+for tu in cuda_support.cpp engine_run.cpp engine_configure.cpp engine_profile.cpp; do
   "${CXX:-g++}" -std=c++17 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -DPITLANE_WITH_CUDA \
     -I"$stub" -I"$CUDA_INC" -I/usr/include/torch/csrc/api/include \
     -I"$SRC_DIR/core/engine/include" -I"$SRC_DIR/core/spec/include" \

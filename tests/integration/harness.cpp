@@ -156,6 +156,14 @@ json WorkerDriver::serve(int block, const json& load, int timeoutMs) {
     return waitFor({protocol::kBlockDone, protocol::kError}, from, timeoutMs);
 }
 
+json WorkerDriver::profile(int iters, int timeoutMs) {
+    auto cmd = protocol::makeCommand(protocol::kProfileCmd);
+    cmd["iters"] = iters;
+    const auto from = events_.size();
+    if (!process_->send(cmd)) return json();
+    return waitFor({protocol::kProfile, protocol::kError}, from, timeoutMs);
+}
+
 bool WorkerDriver::quit(int timeoutMs) {
     process_->send(protocol::makeCommand(protocol::kQuit));
     spinUntil([&] { return exited_; }, timeoutMs);

@@ -55,6 +55,9 @@ public:
     // Sends serve (one serving level) with the fields of `load`; returns the block_done or error
     // event. The batches arrive before it as serve_batches events.
     json serve(int block, const json& load, int timeoutMs = 60000);
+    // Sends profile (`iters` iterations under libtorch's profiler); returns the profile or error
+    // event.
+    json profile(int iters, int timeoutMs = 60000);
     // Sends quit and waits for the process to end; true when it said bye and exited 0.
     bool quit(int timeoutMs = 10000);
 

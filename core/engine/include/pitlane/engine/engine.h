@@ -27,6 +27,10 @@ public:
     // One level of a serving experiment (serving::runLevel with the real clock and the model):
     // serve_batches events as batches complete, then block_done with the level's counts.
     bool serveLevel(const nlohmann::json& cmd);
+    // {"cmd": "profile", "iters": n, "batch_size": bs} (engine_profile.cpp): n iterations under
+    // libtorch's profiler, never timed; one "profile" event with the operator table and a
+    // Chrome trace.
+    bool profileBlock(const nlohmann::json& cmd);
 
 private:
     struct Impl;

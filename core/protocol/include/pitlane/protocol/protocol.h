@@ -26,12 +26,16 @@ inline constexpr const char* kWarning = "warning";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kBye = "bye";
 inline constexpr const char* kServeBatches = "serve_batches";  // a serving level's batches so far
+inline constexpr const char* kProfile = "profile";  // an operator profile (and its trace)
 
 // Command names ("cmd" field).
 inline constexpr const char* kConfigure = "configure";
 inline constexpr const char* kRun = "run";
 inline constexpr const char* kQuit = "quit";
 inline constexpr const char* kServe = "serve";  // one serving level (docs/ARCHITECTURE.md)
+// {"cmd": "profile", "iters": n, "batch_size": bs}: n iterations under libtorch's profiler, after
+// the measured blocks; answered by a "profile" event (ops table, Chrome trace).
+inline constexpr const char* kProfileCmd = "profile";
 
 // Stable error codes.
 namespace code {
