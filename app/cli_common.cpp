@@ -97,7 +97,10 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
 
 const std::string& usage() {
     static const std::string text =
-        "usage:\n" + usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]"}) +
+        "usage:\n" +
+        usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]", "[--profile [N]]"}) +
+        "      --profile: after the measured blocks, N (default 10) iterations of each arm under\n"
+        "      libtorch's profiler, never timed: the operator table (and a Chrome trace in the JSON)\n" +
         "      --quiet: no progress, info or worker output on stderr (warnings and errors stay);\n"
         "      the results table and run id still go to stdout (redirect it if unwanted)\n"
         "  pitlane-cli validate PRESET.json...\n"
@@ -160,6 +163,18 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             const auto row = std::size_t(format - report::exportFormats().data());
             if (!value(out.files[row])) return false;
         } else if (a == "--quiet" || a == "-q") quiet = true;
+        else if (a == "--profile") {
+            out.profileIters = 10;
+            if (i + 1 < args.size() && !args[i + 1].startsWith("--")) {
+                bool ok = false;
+                const int n = args[i + 1].toInt(&ok);
+                if (ok) {
+                    if (n < 1 || n > 1000) return err = "--profile takes 1..1000 iterations", false;
+                    out.profileIters = n;
+                    ++i;
+                }
+            }
+        }
         else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {

@@ -27,6 +27,7 @@ struct Outputs {
     // The file asked for in each export format, in report::exportFormats() order ("" = none).
     std::vector<QString> files = std::vector<QString>(report::exportFormats().size());
     QString db;  // --db as given ("" = not given)
+    int profileIters = 0;  // --profile [N]: run.profile_iters (default 10)
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });

@@ -100,6 +100,7 @@ int cmdRun(const QStringList& args) {
             std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
         return kExitUsage;
     }
+    if (out.profileIters > 0) preset.run.profile_iters = out.profileIters;
     QString historyProblem;
     const auto history = openHistory(out.db, &historyProblem);
     const auto outcome = runPreset(preset, history.get(), QStringLiteral("cli"), quiet);

@@ -4,6 +4,7 @@
 // json module, as chrome://tracing and Perfetto read it); train mode shows batch norm's
 // bookkeeping: at least one aten::add_ (num_batches_tracked += 1) per batch-norm layer and
 // iteration more than eval.
+#include "cli.h"
 #include "harness.h"
 
 #include "pitlane/protocol/protocol.h"
@@ -101,4 +102,40 @@ TEST(Profile, TrainModeShowsBatchNormBookkeeping) {
     // updates add more; python3-torch's profiler on a first forward of the same file counts 23).
     EXPECT_GE(calls(train, "aten::add_") - calls(eval, "aten::add_"), 20 * iters);
     EXPECT_EQ(calls(train, "aten::batch_norm"), calls(eval, "aten::batch_norm"));
+}
+
+// Through pitlane-cli: --profile adds each arm's operator table (and trace) after the measured
+// blocks; the measured samples are exactly those asked for (the profiled iterations are not
+// among them); the table says where the time goes.
+TEST(Profile, CliProfileFlagAddsEachArmsOperatorsAfterTheMeasuredBlocks) {
+    QTemporaryDir dir;
+    const json preset = {{"name", "profiled"},
+                         {"model", "mlp"},
+                         {"run", {{"warmup_iters", 2}, {"iters", 20}, {"block_iters", 10}, {"processes", 2}}},
+                         {"arms",
+                          {{{"name", "grad"}, {"knobs", {{"grad", "enabled"}, {"intra_op_threads", 1}}}},
+                           {{"name", "nograd"}, {"knobs", {{"grad", "no_grad"}, {"intra_op_threads", 1}}}}}}};
+    const QString path = writeJson(dir.filePath("p.json"), preset);
+    const QString out = dir.filePath("r.json");
+    const auto r = runCli({"run", path, "--db", "none", "--quiet", "--profile", "4", "--json", out}, 120000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("Where the time goes"), std::string::npos) << r.out;
+    const json j = readJson(out);
+    for (const auto& arm : j["arms"]) {
+        SCOPED_TRACE(arm["name"].get<std::string>());
+        EXPECT_EQ(arm["latency_ns"].size(), 20u) << "profiled iterations are never samples";
+        ASSERT_TRUE(arm.contains("profile"));
+        EXPECT_EQ(arm["profile"]["iters"], 4);
+        bool linear = false;
+        for (const auto& o : arm["profile"]["ops"]) linear |= o["name"] == "aten::linear";
+        EXPECT_TRUE(linear);
+        EXPECT_FALSE(arm["profile"]["trace"]["traceEvents"].empty());
+    }
+    // The preset field is validated like every other.
+    json bad = preset;
+    bad["run"]["profile_iters"] = 5000;
+    const auto v = runCli({"validate", writeJson(dir.filePath("bad.json"), bad)}, 30000);
+    EXPECT_NE(v.exitCode, 0);
+    EXPECT_NE((v.out + v.err).find("run.profile_iters"), std::string::npos) << v.out << v.err;
 }

@@ -205,6 +205,7 @@ json armJson(const ArmResult& a) {
         arm["aggregate_throughput_per_s"] = aggregateThroughput(a);
     }
     if (a.error) arm["error"] = errorJson(*a.error);
+    if (!a.profile.is_null()) arm["profile"] = a.profile;
     arm["warnings"] = a.warnings;
     arm["metrics"] = metricsJson(a.metrics);
     arm["pid"] = a.pid;
@@ -358,6 +359,11 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
                                  ": field \"error\" must be an object with code and message");
     if (ja.contains("error")) a.error = errorFromResults(ja["error"]);
     a.warnings = ja.value("warnings", std::vector<std::string>{});
+    if (ja.contains("profile")) {
+        if (!ja["profile"].is_object() || !ja["profile"].value("ops", json()).is_array())
+            throw std::runtime_error(where + ": field \"profile\" must be an object with a list \"ops\"");
+        a.profile = ja["profile"];
+    }
     a.peak_rss_bytes = ja.value("summary", json::object()).value("peak_rss_bytes", std::int64_t{0});
     for (const auto& m : ja.value("metrics", json::array())) a.metrics.push_back(metricFromJson(m));
     a.pid = ja.value("pid", 0L);

@@ -102,8 +102,9 @@ void lessonChecks(std::ostream& os, const RunResult& run) {
 
 }  // namespace
 
-// What every table ends with: the lesson's checks, each arm's error, the run's warnings.
+// What every table ends with: the profile, the lesson's checks, each arm's error, the warnings.
 static std::string endOfTable(std::ostringstream& os, const RunResult& run) {
+    if (const auto prof = profileTable(run); !prof.empty()) os << "\n" << prof;
     lessonChecks(os, run);
     for (const auto& a : run.arms)
         if (a.error) os << "\n" << a.name << " " << a.status << ": [" << a.error->code << "] " << a.error->message << "\n";

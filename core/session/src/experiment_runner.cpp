@@ -160,6 +160,12 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         share[0].assign(blockIters.begin() + first, blockIters.begin() + last);
         queueRound(r, first, share, true);
     }
+    // The profile runs in the last round's processes once their blocks are measured: never
+    // inside a timed block (a round added later for replication comes after it).
+    if (run.profile_iters > 0)
+        for (int i = 0; i < int(preset.arms.size()); ++i)
+            queueTask({Task::Profile, i, -1, run.profile_iters, preset.arms[std::size_t(i)].knobs.batch_size.front(),
+                       processes - 1});
     next();
 }
 
@@ -306,6 +312,18 @@ void ExperimentRunner::sendTask(Task& t) {
         sendServe(t);
         return;
     }
+    if (t.kind == Task::Profile) {
+        json cmd = protocol::makeCommand(protocol::kProfileCmd);
+        cmd["iters"] = t.iters;
+        cmd["batch_size"] = t.batchSize;
+        for (auto& ws : st.workers)
+            if (!ws.sent && ws.helloSeen) {
+                ws.sent = true;
+                ws.taskDone = false;
+                ws.process->send(cmd);
+            }
+        return;
+    }
     const auto& p = result_.preset;
     json cmd;
     if (t.kind == Task::Configure) {
@@ -408,7 +426,7 @@ void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
 // Whether the arm still has something to measure in the tasks planned so far.
 bool ExperimentRunner::hasWorkLeft(int arm) const {
     auto pending = [arm](const Task& t) {
-        return (t.arm == arm || t.arm < 0) && t.kind != Task::Configure;
+        return (t.arm == arm || t.arm < 0) && t.kind != Task::Configure && t.kind != Task::Profile;
     };
     if (std::any_of(tasks_.begin(), tasks_.end(), pending)) return true;
     return std::any_of(active_.begin(), active_.end(),

@@ -46,6 +46,7 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
         // A serving level's events (serving_tasks.cpp); its block_done then ends the task below.
         const std::string typeName = ev.value("type", std::string());
         if (typeName == protocol::kServeBatches) onServeBatches(arm, worker, ev);
+        if (typeName == protocol::kProfile) onProfile(arm, worker, ev);
         if (type == protocol::EventType::BlockDone && ev.contains("serving")) onServeDone(arm, worker, ev);
         const auto event = protocol::decodeEvent(ev);
         if (event) std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
@@ -153,9 +154,28 @@ void ExperimentRunner::handle(int arm, int, const protocol::Warning& e) {
     emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + e.message));
 }
 
+void ExperimentRunner::onProfile(int arm, int worker, const json& ev) {
+    if (worker == 0) {
+        json p = ev;
+        p.erase("v");
+        p.erase("type");
+        result_.arms[arm].profile = std::move(p);
+    }
+    const Task* task = activeFor(arm);
+    if (task && task->kind == Task::Profile) taskDoneBy(arm, worker);
+}
+
 void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
     auto& a = result_.arms[arm];
     const Task* task = activeFor(arm);
+    if (task && task->kind == Task::Profile) {
+        // The measurements stand: a profile that cannot be taken is a warning, not a failure.
+        const std::string msg = "profile not taken: " + (e.message.empty() ? e.code : e.message);
+        if (std::find(a.warnings.begin(), a.warnings.end(), msg) == a.warnings.end()) a.warnings.push_back(msg);
+        emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
+        taskDoneBy(arm, worker);
+        return;
+    }
     if (task && task->kind != Task::Configure && a.batch_sizes.size() > 1 &&
         e.code == protocol::code::kOutOfMemory) {
         // One point of the sweep failed: record it, the sweep goes on.

@@ -239,12 +239,13 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
     static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
                                                   "event_timeout_ms", "seed", "min_time_ms",
                                                   "max_time_ms", "target_ci_pct",
-                                                  "processes", "max_processes"};
+                                                  "processes", "max_processes", "profile_iters"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
             errs.add("run." + key,
                      "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
-                     "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes)");
+                     "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes, "
+                     "profile_iters)");
     std::set<std::string> bad;  // fields whose value was refused
     auto field = [&](const char* key, auto&& parse) {
         if (!errs.step(std::string("run.") + key, parse)) bad.insert(key);
@@ -268,6 +269,12 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
         atMost64("processes", run.processes);
     });
     field("min_time_ms", [&] { run.min_time_ms = intField(r, "min_time_ms", 0, 0, where, "run"); });
+    field("profile_iters", [&] {
+        run.profile_iters = intField(r, "profile_iters", 0, 0, where, "run");
+        if (run.profile_iters > 1000)
+            throw SpecError(where, "run.profile_iters", "at most 1000 profiled iterations, got " +
+                                                            std::to_string(run.profile_iters));
+    });
     field("max_time_ms", [&] { run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run"); });
     field("target_ci_pct", [&] {
         if (!r.contains("target_ci_pct")) return;
@@ -552,6 +559,7 @@ json presetToJson(const Preset& p) {
     if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;
     if (p.run.max_time_ms > 0) j["run"]["max_time_ms"] = p.run.max_time_ms;
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
+    if (p.run.profile_iters > 0) j["run"]["profile_iters"] = p.run.profile_iters;
     if (p.serving.enabled) j["serving"] = servingToJson(p.serving);
     j["arms"] = json::array();
     for (const auto& a : p.arms)

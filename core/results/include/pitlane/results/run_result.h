@@ -92,6 +92,10 @@ struct ArmResult {
     // A serving run (preset.serving): every level each worker served, in the order measured.
     // `samples` stays empty: a request's latency depends on the load, so they are not pooled.
     std::vector<ServingLevel> serving;
+    // The worker's profile event (run.profile_iters; first worker of the last round): iters,
+    // batch_size, wall_ms, profiler, ops[] (name, calls, self_us, total_us, input_shapes), trace
+    // (Chrome Trace Event Format). Null when none was taken.
+    json profile;
 
     // Samples of one batch size (and one worker, or all when worker < 0).
     std::vector<double> latencies(int batchSize, int worker = -1) const;
@@ -176,6 +180,10 @@ RunResult fromResultsJson(const json& j);
 
 // CSV: arm,block,iteration,batch_size,latency_ns,process (one row per measured sample).
 std::string samplesCsv(const RunResult& run);
+// "Where the time goes" (profile_text.cpp): the arms' profiled operators side by side, self time
+// per iteration, the operators whose time differs most from the baseline's first ("" when no arm
+// was profiled). At most `rows` operators.
+std::string profileTable(const RunResult& run, std::size_t rows = 12);
 // The comparison table printed by pitlane-cli.
 std::string comparisonTable(const RunResult& run);
 

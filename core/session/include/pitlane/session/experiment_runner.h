@@ -91,7 +91,7 @@ signals:
 
 private:
     struct Task {
-        enum Kind { StartRound, Configure, Warmup, Block, Serve } kind;
+        enum Kind { StartRound, Configure, Warmup, Block, Serve, Profile } kind;
         int arm;  // -1 for StartRound (every arm)
         int block = -1;
         int iters = 0;
@@ -183,6 +183,8 @@ private:
     void sendServe(Task& t);
     void onServeBatches(int arm, int worker, const nlohmann::json& ev);
     void onServeDone(int arm, int worker, const nlohmann::json& ev);
+    // The profile task's answer (run.profile_iters): the first worker's kept in ArmResult::profile.
+    void onProfile(int arm, int worker, const nlohmann::json& ev);
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;

@@ -101,6 +101,9 @@ struct RunSettings {
     double target_ci_pct = 0;
     bool adaptive() const { return min_time_ms > 0 || max_time_ms > 0 || target_ci_pct > 0; }
     std::uint64_t seed = 0;
+    // After the last round's measured blocks, this many iterations of each arm under libtorch's
+    // profiler (never timed; ArmResult::profile). 0: no profile. `pitlane-cli run --profile`.
+    int profile_iters = 0;
 };
 
 // A serving experiment (issue 13; docs/KNOBS.md "Serving"): instead of timing batches back to
