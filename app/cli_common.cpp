@@ -148,7 +148,8 @@ bool checkOutputFolders(const Outputs& out, std::string& err) {
 }
 }  // namespace
 
-bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err) {
+bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err,
+                  bool allowProfile) {
     for (int i = from; i < args.size(); ++i) {
         const QString a = args[i];
         auto value = [&](QString& dst) {
@@ -164,6 +165,7 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             if (!value(out.files[row])) return false;
         } else if (a == "--quiet" || a == "-q") quiet = true;
         else if (a == "--profile") {
+            if (!allowProfile) return err = "--profile applies to `run` only (it profiles a run's arms)", false;
             out.profileIters = 10;
             if (i + 1 < args.size() && !args[i + 1].startsWith("--")) {
                 bool ok = false;

@@ -35,7 +35,9 @@ struct Outputs {
 };
 
 // Parses "--flag VALUE" pairs (export formats, --db, --quiet) after the positional argument.
-bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err);
+// --profile is refused unless `allowProfile` (only `run` measures).
+bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err,
+                  bool allowProfile = false);
 // Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
 // none) and names the run in the CSV and the reports.
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {});

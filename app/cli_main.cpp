@@ -91,7 +91,7 @@ int cmdRun(const QStringList& args) {
     Outputs out;
     bool quiet = false;
     std::string err;
-    if (!parseOutputs(args, 3, out, quiet, err)) return usageError(err);
+    if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/true)) return usageError(err);
     spec::Preset preset;
     try {
         preset = spec::loadPresetFile(args[2].toStdString(), modelDir());
