@@ -9,6 +9,7 @@
 
 #include "pitlane/protocol/protocol.h"
 
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -117,7 +118,10 @@ TEST(Profile, CliProfileFlagAddsEachArmsOperatorsAfterTheMeasuredBlocks) {
                            {{"name", "nograd"}, {"knobs", {{"grad", "no_grad"}, {"intra_op_threads", 1}}}}}}};
     const QString path = writeJson(dir.filePath("p.json"), preset);
     const QString out = dir.filePath("r.json");
-    const auto r = runCli({"run", path, "--db", "none", "--quiet", "--profile", "4", "--json", out}, 120000);
+    const QString md = dir.filePath("r.md"), html = dir.filePath("r.html");
+    const auto r = runCli({"run", path, "--db", "none", "--quiet", "--profile", "4", "--json", out,
+                           "--md", md, "--report", html},
+                          120000);
     ASSERT_TRUE(r.finished);
     ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("Where the time goes"), std::string::npos) << r.out;
@@ -132,6 +136,16 @@ TEST(Profile, CliProfileFlagAddsEachArmsOperatorsAfterTheMeasuredBlocks) {
         EXPECT_TRUE(linear);
         EXPECT_FALSE(arm["profile"]["trace"]["traceEvents"].empty());
     }
+    // The reports carry the same table: the operator the mlp spends most in, in both arms' rows.
+    auto readText = [](const QString& f) {
+        QFile file(f);
+        return file.open(QIODevice::ReadOnly) ? file.readAll().toStdString() : std::string();
+    };
+    const std::string mdText = readText(md), htmlText = readText(html);
+    EXPECT_NE(mdText.find("## Where the time goes"), std::string::npos);
+    EXPECT_NE(mdText.find("| `aten::linear` |"), std::string::npos) << mdText.substr(0, 3000);
+    EXPECT_NE(htmlText.find("<h2>Where the time goes</h2>"), std::string::npos);
+    EXPECT_NE(htmlText.find("<code>aten::linear</code>"), std::string::npos);
     // The preset field is validated like every other.
     json bad = preset;
     bad["run"]["profile_iters"] = 5000;

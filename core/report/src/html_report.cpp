@@ -215,6 +215,42 @@ QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor
     return h;
 }
 
+// "Where the time goes": the arms' profiles side by side (results::profileRows), when a run was
+// profiled (run.profile_iters, pitlane-cli run --profile).
+QString profileSection(const RunResult& run, Flavor flavor) {
+    const results::ProfileRows p = results::profileRows(run, 20);
+    if (p.empty()) return {};
+    QStringList headers = {QStringLiteral("<th>operator</th>")};
+    for (std::size_t i : p.arms) headers << QStringLiteral("<th>%1</th>").arg(armLabel(run, i));
+    auto msCell = [](double v) {
+        return QStringLiteral("<td class=\"num\">%1&nbsp;ms</td>").arg(v, 0, 'f', v >= 100 ? 0 : 3);
+    };
+    std::vector<GridRow> rows;
+    for (const auto& [name, v] : p.ops) {
+        GridRow r;
+        r.cells << QStringLiteral("<td><code>%1</code></td>").arg(esc(name));
+        for (double x : v) r.cells << msCell(x);
+        rows.push_back(r);
+    }
+    GridRow total;
+    total.cells << QStringLiteral("<td><b>total</b> (every operator's self time)</td>");
+    for (double x : p.totals) total.cells << msCell(x);
+    rows.push_back(total);
+    const nlohmann::json& first = run.arms[p.arms.front()].profile;
+    return QStringLiteral("<h2>Where the time goes</h2>\n<p>Self time per profiled iteration of each "
+                          "operator (libtorch's profiler: %1; %2 iterations at batch %3, run after "
+                          "the measured blocks and never timed)%4. The full trace of each arm is in "
+                          "the results JSON (<code>arms[].profile.trace</code>, Chrome Trace Event "
+                          "Format: Perfetto, chrome://tracing).</p>\n")
+               .arg(esc(first.value("profiler", std::string("?"))))
+               .arg(first.value("iters", 0))
+               .arg(first.value("batch_size", 1))
+               .arg(p.arms.size() > 1 ? QStringLiteral("; the operators whose time differs most from ") +
+                                            esc(run.arms[p.arms.front()].name) + QStringLiteral("'s first")
+                                      : QString()) +
+           gridTable(QStringLiteral("grid"), headers, rows, flavor, 6, 1);
+}
+
 QString warningsSection(const RunResult& run) {
     QStringList items;
     for (const auto& w : results::runWarnings(run)) items << esc(w);
@@ -301,6 +337,7 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += knobsSection(run, flavor);
     h += appliedSection(run, flavor);
     h += environmentSection(run, flavor);
+    h += profileSection(run, flavor);
     h += warningsSection(run);
     h += rawDataSection(run, flavor);
     const QString footer =

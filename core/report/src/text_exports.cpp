@@ -84,9 +84,26 @@ std::string processesMarkdown(const results::RunResult& run) {
     return s;
 }
 
-// What every summary ends with: environment, settings, failures, warnings.
+// What every summary ends with: the profile, environment, settings, failures, warnings.
 std::string tail(const results::RunResult& run) {
-    std::string s = detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
+    std::string s;
+    if (const auto p = results::profileRows(run, 20); !p.empty()) {
+        s += "\n## Where the time goes\n\nSelf time per profiled iteration (ms; run after the measured "
+             "blocks, never timed; the full trace is in the results JSON).\n\n| operator |";
+        for (std::size_t i : p.arms) s += " " + md(run.arms[i].name) + " |";
+        s += "\n|---|";
+        for (std::size_t k = 0; k < p.arms.size(); ++k) s += "---:|";
+        s += "\n";
+        for (const auto& [name, v] : p.ops) {
+            s += "| `" + name + "` |";
+            for (double x : v) s += " " + fmt(x, "%.3f") + " |";
+            s += "\n";
+        }
+        s += "| **total** |";
+        for (double x : p.totals) s += " " + fmt(x, "%.3f") + " |";
+        s += "\n";
+    }
+    s += detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
     for (const auto& a : run.arms)
         if (a.error)
             s += "\n> **" + md(a.name) + " " + a.status + "**: [" + md(a.error->code) + "] " +

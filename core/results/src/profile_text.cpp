@@ -30,65 +30,74 @@ std::string ms(double v) {
 
 }  // namespace
 
-std::string profileTable(const RunResult& run, std::size_t rows) {
-    std::vector<std::size_t> arms;
+ProfileRows profileRows(const RunResult& run, std::size_t rows) {
+    ProfileRows out;
     for (std::size_t i = 0; i < run.arms.size(); ++i)
-        if (run.arms[i].profile.is_object()) arms.push_back(i);
-    if (arms.empty()) return {};
+        if (run.arms[i].profile.is_object()) out.arms.push_back(i);
+    if (out.arms.empty()) return out;
     std::vector<std::map<std::string, double>> self;
     std::set<std::string> names;
-    for (std::size_t i : arms) {
+    for (std::size_t i : out.arms) {
         self.push_back(selfPerIter(run.arms[i].profile));
-        for (const auto& [n, v] : self.back()) names.insert(n);
+        double total = 0;
+        for (const auto& [n, v] : self.back()) {
+            names.insert(n);
+            total += v;
+        }
+        out.totals.push_back(total);
     }
     auto at = [&](std::size_t k, const std::string& n) {
         const auto it = self[k].find(n);
         return it == self[k].end() ? 0.0 : it->second;
     };
     // With one arm: the most time first. With several: the largest difference from the first
-    // profiled arm first (what changed between the arms), then the most time.
+    // profiled arm first (what changed between the arms).
     std::vector<std::pair<double, std::string>> order;
     for (const auto& n : names) {
         double key = at(0, n);
-        if (arms.size() > 1) {
+        if (out.arms.size() > 1) {
             key = 0;
-            for (std::size_t k = 1; k < arms.size(); ++k) key = std::max(key, std::fabs(at(k, n) - at(0, n)));
+            for (std::size_t k = 1; k < out.arms.size(); ++k) key = std::max(key, std::fabs(at(k, n) - at(0, n)));
         }
         order.push_back({key, n});
     }
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
+    for (std::size_t r = 0; r < order.size() && r < rows; ++r) {
+        std::vector<double> v;
+        for (std::size_t k = 0; k < out.arms.size(); ++k) v.push_back(at(k, order[r].second));
+        out.ops.push_back({order[r].second, std::move(v)});
+    }
+    return out;
+}
+
+std::string profileTable(const RunResult& run, std::size_t rows) {
+    const ProfileRows p = profileRows(run, rows);
+    if (p.empty()) return {};
     std::ostringstream os;
     os << "Where the time goes (self time per profiled iteration, ms"
-       << (arms.size() > 1 ? "; largest differences from " + run.arms[arms[0]].name + " first" : std::string())
+       << (p.arms.size() > 1 ? "; largest differences from " + run.arms[p.arms[0]].name + " first" : std::string())
        << "; profiled after the measured blocks, not timed):\n";
     char line[256];
     std::snprintf(line, sizeof line, "%-34s", "operator");
     os << line;
-    for (std::size_t i : arms) {
+    for (std::size_t i : p.arms) {
         std::snprintf(line, sizeof line, " %12s", run.arms[i].name.substr(0, 12).c_str());
         os << line;
     }
     os << "\n";
-    for (std::size_t r = 0; r < order.size() && r < rows; ++r) {
-        std::snprintf(line, sizeof line, "%-34s", order[r].second.substr(0, 34).c_str());
+    auto row = [&](const std::string& name, const std::vector<double>& v) {
+        std::snprintf(line, sizeof line, "%-34s", name.substr(0, 34).c_str());
         os << line;
-        for (std::size_t k = 0; k < arms.size(); ++k) {
-            std::snprintf(line, sizeof line, " %12s", ms(at(k, order[r].second)).c_str());
+        for (double x : v) {
+            std::snprintf(line, sizeof line, " %12s", ms(x).c_str());
             os << line;
         }
         os << "\n";
-    }
-    std::snprintf(line, sizeof line, "%-34s", "total (every operator's self time)");
-    os << line;
-    for (std::size_t k = 0; k < arms.size(); ++k) {
-        double sum = 0;
-        for (const auto& [n, v] : self[k]) sum += v;
-        std::snprintf(line, sizeof line, " %12s", ms(sum).c_str());
-        os << line;
-    }
-    os << "\n";
+    };
+    for (const auto& [name, v] : p.ops) row(name, v);
+    row("total (every operator's self time)", p.totals);
     return os.str();
 }
 

@@ -184,6 +184,15 @@ std::string samplesCsv(const RunResult& run);
 // per iteration, the operators whose time differs most from the baseline's first ("" when no arm
 // was profiled). At most `rows` operators.
 std::string profileTable(const RunResult& run, std::size_t rows = 12);
+// The same rows for the reports: the profiled arms (indices), each operator's self ms per
+// iteration in those arms, in the table's order, and each arm's total.
+struct ProfileRows {
+    std::vector<std::size_t> arms;
+    std::vector<std::pair<std::string, std::vector<double>>> ops;
+    std::vector<double> totals;
+    bool empty() const { return arms.empty(); }
+};
+ProfileRows profileRows(const RunResult& run, std::size_t rows = 12);
 // The comparison table printed by pitlane-cli.
 std::string comparisonTable(const RunResult& run);
 
