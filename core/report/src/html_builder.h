@@ -63,6 +63,12 @@ QString inputsText(const results::ArmResult& arm);
 // optional class. In the PDF a table wider than the page squeezes its columns down to single
 // characters, so with `maxColumns` > 0 in RichText it is cut into several tables of at most that
 // many columns, each repeating the first `keep` columns (the arm).
+// The cells of a grid table: a header cell, a cell (with an optional class), a number cell
+// (right-aligned: class "num").
+QString th(const char* name);
+QString td(const QString& v, const QString& cls = {});
+QString num(const QString& v);
+
 struct GridRow {
     QString cls;
     QStringList cells;

@@ -220,20 +220,18 @@ QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor
 QString profileSection(const RunResult& run, Flavor flavor) {
     const results::ProfileRows p = results::profileRows(run, 20);
     if (p.empty()) return {};
-    QStringList headers = {QStringLiteral("<th>operator</th>")};
+    QStringList headers = {th("operator")};
     for (std::size_t i : p.arms) headers << QStringLiteral("<th>%1</th>").arg(armLabel(run, i));
-    auto msCell = [](double v) {
-        return QStringLiteral("<td class=\"num\">%1&nbsp;ms</td>").arg(v, 0, 'f', v >= 100 ? 0 : 3);
-    };
+    auto msCell = [](double v) { return num(QStringLiteral("%1&nbsp;ms").arg(v, 0, 'f', v >= 100 ? 0 : 3)); };
     std::vector<GridRow> rows;
     for (const auto& [name, v] : p.ops) {
         GridRow r;
-        r.cells << QStringLiteral("<td><code>%1</code></td>").arg(esc(name));
+        r.cells << td(QStringLiteral("<code>%1</code>").arg(esc(name)));
         for (double x : v) r.cells << msCell(x);
         rows.push_back(r);
     }
     GridRow total;
-    total.cells << QStringLiteral("<td><b>total</b> (every operator's self time)</td>");
+    total.cells << td(QStringLiteral("<b>total</b> (every operator's self time)"));
     for (double x : p.totals) total.cells << msCell(x);
     rows.push_back(total);
     const nlohmann::json& first = run.arms[p.arms.front()].profile;

@@ -131,6 +131,17 @@ SettingsTable collectSettings(const RunResult& run,
     return t;
 }
 
+QString th(const char* name) {
+    return QStringLiteral("<th>%1</th>").arg(QString::fromUtf8(name));
+}
+QString td(const QString& v, const QString& cls) {
+    return cls.isEmpty() ? QStringLiteral("<td>%1</td>").arg(v)
+                         : QStringLiteral("<td class=\"%1\">%2</td>").arg(cls, v);
+}
+QString num(const QString& v) {
+    return td(v, QStringLiteral("num"));
+}
+
 QString gridTable(const QString& cls, const QStringList& headers, const std::vector<GridRow>& rows,
                   Flavor flavor, int maxColumns, int keep) {
     const int n = int(headers.size());

@@ -70,13 +70,6 @@ QString q(const std::string& s) {
     return esc(s);
 }
 
-QString th(const char* name) {
-    return QStringLiteral("<th>%1</th>").arg(QString::fromUtf8(name));
-}
-QString td(const QString& v, const QString& cls = {}) {
-    return cls.isEmpty() ? QStringLiteral("<td>%1</td>").arg(v)
-                         : QStringLiteral("<td class=\"%1\">%2</td>").arg(cls, v);
-}
 QString ms(double v) {
     return QStringLiteral("%1&nbsp;ms").arg(q(num3(v)));
 }

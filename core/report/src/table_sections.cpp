@@ -37,15 +37,6 @@ QString pValue(double p) {
 
 namespace {
 
-QString th(const char* name) {
-    return QStringLiteral("<th>%1</th>").arg(QString::fromUtf8(name));
-}
-QString td(const QString& v) {
-    return QStringLiteral("<td>%1</td>").arg(v);
-}
-QString num(const QString& v) {
-    return QStringLiteral("<td class=\"num\">%1</td>").arg(v);
-}
 QString perSecond(double v) {
     return v > 0 ? QStringLiteral("%1&nbsp;/s").arg(v, 0, 'f', 1) : QStringLiteral("&mdash;");
 }
