@@ -1,12 +1,14 @@
 // pitlane-cli's shared parts (cli_common.h).
 #include "cli_common.h"
 
+#include "pitlane/results/advice.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/store/run_recorder.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QTimer>
 
 #include <algorithm>
@@ -98,14 +100,18 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
 const std::string& usage() {
     static const std::string text =
         "usage:\n" +
-        usageLines("run PRESET.json", true, {"[--db PATH|none]", "[--quiet]", "[--profile [N]]"}) +
+        usageLines("run PRESET.json", true,
+                   {"[--db PATH|none]", "[--quiet]", "[--profile [N]]", "[--advise]", "[--advice-preset FILE]"}) +
         "      --profile: after the measured blocks, N (default 10) iterations of each arm under\n"
-        "      libtorch's profiler, never timed: the operator table (and a Chrome trace in the JSON)\n" +
+        "      libtorch's profiler, never timed: the operator table (and a Chrome trace in the JSON)\n"
+        "      --advise: what to try next per arm, ranked by the measured evidence (implies\n"
+        "      --profile); --advice-preset FILE also writes the preset with each arm's first\n"
+        "      advice added as an arm (run it to measure the advice)\n" +
         "      --quiet: no progress, info or worker output on stderr (warnings and errors stay);\n"
         "      the results table and run id still go to stdout (redirect it if unwanted)\n"
         "  pitlane-cli validate PRESET.json...\n"
         "      every error of each preset, one 'file: field: reason' line each\n" +
-        usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]"}) +
+        usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]", "[--advise]", "[--advice-preset FILE]"}) +
         "  pitlane-cli lessons [--run] [--only TEXT] [--markdown FILE] [--db PATH|none] [--quiet]\n"
         "      list the lessons (their status on this machine from the history), or run them\n"
         "      all: one verdict line each; exit 1 only when a lesson could not run (a lesson\n"
@@ -149,7 +155,7 @@ bool checkOutputFolders(const Outputs& out, std::string& err) {
 }  // namespace
 
 bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err,
-                  bool allowProfile) {
+                  bool allowProfile, bool allowAdvise) {
     for (int i = from; i < args.size(); ++i) {
         const QString a = args[i];
         auto value = [&](QString& dst) {
@@ -177,6 +183,12 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
                 }
             }
         }
+        else if (a == "--advise" || a == "--advice-preset") {
+            if (!allowAdvise)
+                return err = a.toStdString() + " applies to `run` and `report` only (it reads a run's measurements)", false;
+            out.advise = true;
+            if (a == "--advice-preset" && !value(out.advicePreset)) return false;
+        }
         else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {
@@ -184,7 +196,34 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             return false;
         }
     }
+    if (!out.advicePreset.isEmpty()) {
+        const QFileInfo file(out.advicePreset);
+        if (file.isDir()) return err = "--advice-preset " + out.advicePreset.toStdString() + ": is a folder; name a file", false;
+        if (!QFileInfo(file.absolutePath()).isDir())
+            return err = "--advice-preset " + out.advicePreset.toStdString() + ": the folder " +
+                         file.absolutePath().toStdString() + " does not exist", false;
+    }
     return checkOutputFolders(out, err);
+}
+
+bool adviseOutputs(const results::RunResult& run, const Outputs& out) {
+    if (!out.advise) return true;
+    const auto advice = results::advise(run);
+    const auto text = results::adviceText(run, advice);
+    std::cout << "\n" << (text.empty() ? "Advice: none (no rule's evidence crossed its threshold; docs/ADVISOR.md)\n" : text)
+              << std::flush;
+    if (out.advicePreset.isEmpty()) return true;
+    QSaveFile f(out.advicePreset);
+    const auto doc = results::presetWithSuggestedArms(run, advice).dump(2) + "\n";
+    if (!f.open(QIODevice::WriteOnly) || f.write(doc.data(), qint64(doc.size())) != qint64(doc.size()) ||
+        !f.commit()) {
+        std::cerr << "pitlane-cli: cannot write --advice-preset " << out.advicePreset.toStdString() << ": "
+                  << f.errorString().toStdString() << "\n";
+        return false;
+    }
+    std::cout << "advice preset: " << out.advicePreset.toStdString() << " (the run's arms, and each arm's first "
+              << "advice that is a knob change as an arm of its own)\n" << std::flush;
+    return true;
 }
 
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId) {

@@ -28,6 +28,8 @@ struct Outputs {
     std::vector<QString> files = std::vector<QString>(report::exportFormats().size());
     QString db;  // --db as given ("" = not given)
     int profileIters = 0;  // --profile [N]: run.profile_iters (default 10)
+    bool advise = false;   // --advise: the advisor's ranked advice after the table
+    QString advicePreset;  // --advice-preset FILE: the preset with each arm's first advice added
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });
@@ -35,9 +37,13 @@ struct Outputs {
 };
 
 // Parses "--flag VALUE" pairs (export formats, --db, --quiet) after the positional argument.
-// --profile is refused unless `allowProfile` (only `run` measures).
+// --profile is refused unless `allowProfile` (only `run` measures); --advise and
+// --advice-preset unless `allowAdvise` (`run` and `report`).
 bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err,
-                  bool allowProfile = false);
+                  bool allowProfile = false, bool allowAdvise = false);
+// --advise / --advice-preset: prints the advice, writes the preset; false when the preset could
+// not be written (said on stderr).
+bool adviseOutputs(const results::RunResult& run, const Outputs& out);
 // Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
 // none) and names the run in the CSV and the reports.
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {});

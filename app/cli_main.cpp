@@ -56,7 +56,8 @@ int cmdReport(const QStringList& args) {
     Outputs out;
     bool quiet = false;
     std::string err;
-    if (!parseOutputs(args, 3, out, quiet, err)) return usageError(err);
+    if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/false, /*allowAdvise=*/true))
+        return usageError(err);
     const QString source = args[2];
     bool isId = false;
     const qint64 runId = source.toLongLong(&isId);
@@ -68,8 +69,9 @@ int cmdReport(const QStringList& args) {
                               ": no run history to read it from (--db none, or it cannot be opened)");
         const auto run = db->loadRun(runId);
         if (!run) return usageError(db->lastError().toStdString() + " in " + db->path().toStdString());
-        if (!out.any()) std::cout << results::comparisonTable(*run);
-        return writeOutputs(*run, out, QString::number(runId)) ? kExitOk : kExitArmFailed;
+        if (!out.any() || out.advise) std::cout << results::comparisonTable(*run);
+        const bool advised = adviseOutputs(*run, out);
+        return writeOutputs(*run, out, QString::number(runId)) && advised ? kExitOk : kExitArmFailed;
     }
     nlohmann::json j;
     std::string why;
@@ -77,9 +79,10 @@ int cmdReport(const QStringList& args) {
         return usageError(source.toStdString() + ": " + why);
     try {
         const auto run = results::fromResultsJson(j);
-        if (!out.any()) std::cout << results::comparisonTable(run);
+        if (!out.any() || out.advise) std::cout << results::comparisonTable(run);
+        const bool advised = adviseOutputs(run, out);
         const QString id = QString::fromStdString(j.value("history_id", std::string()));
-        return writeOutputs(run, out, id) ? kExitOk : kExitArmFailed;
+        return writeOutputs(run, out, id) && advised ? kExitOk : kExitArmFailed;
     } catch (const std::exception& e) {
         std::cerr << "pitlane-cli: " << source.toStdString() << ": " << e.what() << "\n";
         return kExitUsage;
@@ -91,7 +94,8 @@ int cmdRun(const QStringList& args) {
     Outputs out;
     bool quiet = false;
     std::string err;
-    if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/true)) return usageError(err);
+    if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/true, /*allowAdvise=*/true))
+        return usageError(err);
     spec::Preset preset;
     try {
         preset = spec::loadPresetFile(args[2].toStdString(), modelDir());
@@ -101,6 +105,8 @@ int cmdRun(const QStringList& args) {
         return kExitUsage;
     }
     if (out.profileIters > 0) preset.run.profile_iters = out.profileIters;
+    // Most rules read the operator profile: --advise takes one unless the preset or --profile did.
+    if (out.advise && preset.run.profile_iters == 0 && !preset.serving.enabled) preset.run.profile_iters = 10;
     QString historyProblem;
     const auto history = openHistory(out.db, &historyProblem);
     const auto outcome = runPreset(preset, history.get(), QStringLiteral("cli"), quiet);
@@ -109,7 +115,8 @@ int cmdRun(const QStringList& args) {
     if (!runId.isEmpty())
         std::cout << "\nrun id: " << runId.toStdString() << " (history " << history->path().toStdString()
                   << ")\n" << std::flush;
-    const bool wrote = writeOutputs(outcome.result, out, runId);
+    const bool advised = adviseOutputs(outcome.result, out);
+    const bool wrote = writeOutputs(outcome.result, out, runId) && advised;
     return reportStorage(outcome, historyProblem,
                          outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed);
 }

@@ -51,8 +51,8 @@ namespace {
 // The block_done event. Page faults: the whole process (every thread) during the block; per
 // iteration = block / iters.
 json blockDone(int block, const std::string& phase, std::size_t iters, int batchSize,
-               Clock::time_point blockStart, const PageFaults& faults0,
-               const PageFaults& faults1) {
+               Clock::time_point blockStart, const ProcessCounters& faults0,
+               const ProcessCounters& faults1) {
     auto done = protocol::makeEvent(protocol::kBlockDone);
     done["block"] = block;
     done["phase"] = phase;
@@ -65,6 +65,10 @@ json blockDone(int block, const std::string& phase, std::size_t iters, int batch
     const double n = iters == 0 ? 1.0 : double(iters);
     done["minor_faults_per_iter"] = iters == 0 ? 0.0 : double(minor) / n;
     done["major_faults_per_iter"] = iters == 0 ? 0.0 : double(major) / n;
+    // CPU time of the whole process across the timed loop (every thread; the sampler's few
+    // microseconds included): against wall_ms, how many cores the block kept busy.
+    done["cpu_ms"] = (faults1.cpu_s - faults0.cpu_s) * 1e3;
+    done["involuntary_switches"] = faults1.involuntary - faults0.involuntary;
     if (stopRequested()) done["stopped"] = true;
     return done;
 }
@@ -88,10 +92,10 @@ bool Engine::runBlock(const json& cmd) {
     const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
     SampleBuffer samples(d.sink, block, phase, bs, capacity, d.device.is_cuda());
     // Page faults of the block: read once before and once after the timed loop, never inside it.
-    const PageFaults faults0 = readPageFaults();
+    const ProcessCounters faults0 = readProcessCounters();
     const auto blockStart = Clock::now();
     if (!d.timedLoop(block, iters, timeMs, bs, *variants, samples, blockStart)) return false;
-    const PageFaults faults1 = readPageFaults();
+    const ProcessCounters faults1 = readProcessCounters();
     if (!samples.flush()) return false;
     return d.sink.emit(
         blockDone(block, phase, samples.lat.size(), bs, blockStart, faults0, faults1));
@@ -300,7 +304,7 @@ bool Engine::serveLevel(const json& cmd) {
         if (!byBatch[std::size_t(b)] || !runBatch(b)) return false;
     }
     BatchFlusher flusher(d.sink, block);
-    const PageFaults faults0 = readPageFaults();
+    const ProcessCounters faults0 = readProcessCounters();
     const auto blockStart = Clock::now();
     auto lastFlush = blockStart;
     serving::SteadyLoopClock clock(spec.idle);
@@ -312,7 +316,7 @@ bool Engine::serveLevel(const json& cmd) {
             return flusher.flush(r);
         },
         [] { return stopRequested(); });
-    const PageFaults faults1 = readPageFaults();
+    const ProcessCounters faults1 = readProcessCounters();
     if (!flusher.flush(rec)) return false;
     if (rec.failed) return false;
     auto done = blockDone(block, "measure", std::size_t(rec.served()), 0, blockStart, faults0,

@@ -148,10 +148,11 @@ ProcCpu readCpu() {
     return c;
 }
 
-PageFaults readPageFaults() {
+ProcessCounters readProcessCounters() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    return {ru.ru_minflt, ru.ru_majflt};
+    return {ru.ru_minflt, ru.ru_majflt, ru.ru_nivcsw,
+            double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6};
 }
 
 std::vector<CoreTimes> readCoreTimes() {
@@ -204,22 +205,40 @@ json mappedBlas() {
             file.find("blis") != std::string::npos || file.find("lapack") != std::string::npos)
             paths.insert(path);
     }
+    auto kind = [](const std::string& p) -> std::string {
+        if (p.find("openblas") != std::string::npos) return "openblas";
+        if (p.find("mkl") != std::string::npos) return "mkl";
+        if (p.find("blis") != std::string::npos) return "blis";
+        if (p.find("atlas") != std::string::npos) return "atlas";
+        if (p.find("/blas/") != std::string::npos || p.find("libblas") != std::string::npos) return "reference";
+        return "";
+    };
     std::string name = "none";
     std::string chosen;
-    for (const auto& p : paths) {
-        std::string n;
-        if (p.find("openblas") != std::string::npos) n = "openblas";
-        else if (p.find("mkl") != std::string::npos) n = "mkl";
-        else if (p.find("blis") != std::string::npos) n = "blis";
-        else if (p.find("atlas") != std::string::npos) n = "atlas";
-        else if (p.find("/blas/") != std::string::npos || p.find("libblas") != std::string::npos)
-            n = "reference";
-        else continue;
-        if (name == "none" || name == "reference") {
-            name = n;
-            chosen = p;
+    // The library that really serves a matrix product: the one the dynamic linker resolves
+    // sgemm_ to (several can be mapped: e.g. OpenBLAS's LAPACK next to the reference BLAS when
+    // LD_LIBRARY_PATH points libblas.so.3 elsewhere).
+    for (const char* sym : {"sgemm_", "cblas_sgemm"}) {
+        Dl_info info{};
+        if (void* f = dlsym(RTLD_DEFAULT, sym); f && dladdr(f, &info) && info.dli_fname) {
+            // The file itself, not the name it was loaded by (Debian's libblas.so.3 is an
+            // update-alternatives link to the BLAS chosen).
+            char real[PATH_MAX];
+            chosen = realpath(info.dli_fname, real) ? real : info.dli_fname;
+            name = kind(chosen);
+            if (name.empty()) name = "other";
+            break;
         }
     }
+    if (chosen.empty())
+        for (const auto& p : paths) {
+            const std::string n = kind(p);
+            if (n.empty()) continue;
+            if (name == "none" || name == "reference") {
+                name = n;
+                chosen = p;
+            }
+        }
     return {{"name", name}, {"path", chosen}, {"mapped", std::vector<std::string>(paths.begin(), paths.end())}};
 }
 
@@ -373,13 +392,28 @@ bool stopRequested() { return g_stop != 0; }
 json systemManifest() {
     json m;
     std::string model;
+    std::vector<std::string> flags;
     std::set<std::pair<int, int>> physical;
     {
         std::ifstream f("/proc/cpuinfo");
         std::string line;
         while (std::getline(f, line))
+        {
             if (model.empty() && line.rfind("model name", 0) == 0)
                 model = line.substr(line.find(':') + 2);
+            if (flags.empty() && line.rfind("flags", 0) == 0) {
+                // The instruction sets that decide which kernels oneDNN and ATen can use (the
+                // advisor's "no native bf16" rule reads them).
+                static const std::set<std::string> wanted = {
+                    "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+                    "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"};
+                std::istringstream words(line.substr(line.find(':') + 1));
+                std::string w;
+                while (words >> w)
+                    if (wanted.count(w)) flags.push_back(w);
+                if (flags.empty()) flags.push_back("none");
+            }
+        }
     }
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     std::vector<int> all;
@@ -388,6 +422,7 @@ json systemManifest() {
     std::set<int> packages;
     for (const auto& p : physical) packages.insert(p.first);
     m["cpu"] = model;
+    m["cpu_flags"] = flags;
     m["cores"] = online;  // logical CPUs online
     m["physical_cores"] = physical.size();
     m["sockets"] = packages.size();

@@ -86,6 +86,8 @@ BlockDone blockDoneFromJson(const json& j) {
     e.wall_ms = j.value("wall_ms", e.wall_ms);
     if (j.contains("minor_faults")) e.minor_faults = j["minor_faults"].get<std::int64_t>();
     if (j.contains("major_faults")) e.major_faults = j["major_faults"].get<std::int64_t>();
+    if (j.contains("cpu_ms")) e.cpu_ms = j["cpu_ms"].get<double>();
+    if (j.contains("involuntary_switches")) e.involuntary_switches = j["involuntary_switches"].get<std::int64_t>();
     e.stopped = j.value("stopped", false);
     return e;
 }
@@ -174,6 +176,8 @@ json toJson(const BlockDone& e) {
     j["wall_ms"] = e.wall_ms;
     put(j, "minor_faults", e.minor_faults);
     put(j, "major_faults", e.major_faults);
+    put(j, "cpu_ms", e.cpu_ms);
+    put(j, "involuntary_switches", e.involuntary_switches);
     if (e.stopped) j["stopped"] = true;
     return j;
 }

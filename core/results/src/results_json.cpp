@@ -1,6 +1,7 @@
 // The results JSON of CONTRACT.md (schema 1): writing a RunResult out, section by section
 // (environment and cold costs, samples, processes, variance, sweep, workers, metrics,
 // comparisons), and reading one back.
+#include "pitlane/results/advice.h"
 #include "pitlane/results/lesson.h"
 #include "pitlane/results/run_result.h"
 
@@ -108,6 +109,11 @@ json processJson(const ProcessSummary& p) {
         pj["fault_iters"] = p.info.fault_iters;
         pj["minor_faults_per_iter"] = p.info.minorFaultsPerIter();
         pj["major_faults_per_iter"] = p.info.majorFaultsPerIter();
+    }
+    if (p.info.cpu_wall_ms > 0) {
+        pj["cpu_ms"] = p.info.cpu_ms;
+        pj["cpu_wall_ms"] = p.info.cpu_wall_ms;
+        pj["involuntary_switches"] = p.info.involuntary_switches;
     }
     return pj;
 }
@@ -302,6 +308,9 @@ void readProcesses(const json& ja, const std::string& where, ArmResult& a) {
         p.minor_faults = pj.value("minor_faults", std::int64_t{0});
         p.major_faults = pj.value("major_faults", std::int64_t{0});
         p.fault_iters = pj.value("fault_iters", std::int64_t{0});
+        p.cpu_ms = pj.value("cpu_ms", 0.0);
+        p.cpu_wall_ms = pj.value("cpu_wall_ms", 0.0);
+        p.involuntary_switches = pj.value("involuntary_switches", std::int64_t{0});
         a.processes.push_back(p);
     }
 }
@@ -397,6 +406,8 @@ json toResultsJson(const RunResult& run) {
         if (const auto why = notComparedReason(run, i); !why.empty())
             j["not_compared"].push_back({{"arm", run.arms[i].name}, {"reason", why}});
     j["warnings"] = runWarnings(run);
+    // The advisor's ranked advice (derived from the fields above; re-read results recompute it).
+    j["advice"] = adviceToJson(run, advise(run));
     const auto lesson = checkLesson(run);
     if (!lesson.empty()) j["lesson"] = toJson(lesson);
     return j;

@@ -86,8 +86,7 @@ double faultsPerIter(const ArmResult& arm, bool major) {
 double minorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, false); }
 double majorFaultsPerIter(const ArmResult& arm) { return faultsPerIter(arm, true); }
 
-double contextSwitchesPerIter(const ArmResult& arm, bool voluntary) {
-    const char* key = voluntary ? "ctx_voluntary" : "ctx_involuntary";
+double metricGrowthPerIter(const ArmResult& arm, const char* key) {
     // Per process (replicate x worker): the growth of its cumulative count over its ticks.
     std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>> span;
     for (const auto& t : arm.metrics) {
@@ -100,6 +99,10 @@ double contextSwitchesPerIter(const ArmResult& arm, bool voluntary) {
     double total = 0;
     for (const auto& [key, s] : span) total += double(s.second - s.first);
     return total / double(arm.samples.size());
+}
+
+double contextSwitchesPerIter(const ArmResult& arm, bool voluntary) {
+    return metricGrowthPerIter(arm, voluntary ? "ctx_voluntary" : "ctx_involuntary");
 }
 
 stats::VarianceShares varianceShares(const ArmResult& arm) { return stats::varianceShares(arm.blocked()); }

@@ -141,6 +141,11 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::BlockDone& e)
         proc.minor_faults += *e.minor_faults;
         proc.major_faults += e.major_faults.value_or(0);
         proc.fault_iters += e.iters;
+        if (e.cpu_ms) {
+            proc.cpu_ms += *e.cpu_ms;
+            proc.cpu_wall_ms += e.wall_ms;
+            proc.involuntary_switches += e.involuntary_switches.value_or(0);
+        }
     }
     const Task* task = activeFor(arm);
     if (task && task->kind != Task::Configure) taskDoneBy(arm, worker);

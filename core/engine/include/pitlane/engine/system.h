@@ -43,10 +43,12 @@ ProcCpu readCpu();
 
 // Page faults of the whole process so far (getrusage RUSAGE_SELF, every thread): minor = a page
 // mapped without I/O (e.g. fresh zero pages after an mmap), major = one that needed I/O.
-struct PageFaults {
+struct ProcessCounters {
     std::int64_t minor = 0, major = 0;
+    std::int64_t involuntary = 0;  // involuntary context switches (preempted)
+    double cpu_s = 0;  // user + system CPU time of the whole process so far (the same getrusage)
 };
-PageFaults readPageFaults();
+ProcessCounters readProcessCounters();
 
 // Per-core busy/total jiffies from /proc/stat ("cpuN" lines).
 struct CoreTimes {

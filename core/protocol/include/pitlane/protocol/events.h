@@ -47,6 +47,8 @@ struct BlockDone {
     double wall_ms = 0;
     // getrusage around the timed loop; absent from workers that predate page-fault counting.
     std::optional<std::int64_t> minor_faults, major_faults;
+    std::optional<double> cpu_ms;  // CPU time of the process across the timed loop
+    std::optional<std::int64_t> involuntary_switches;  // the process preempted, same span
     bool stopped = false;
 };
 

@@ -46,6 +46,10 @@ struct ProcessInfo {
     // Page faults across the timed loops of its measured blocks (block_done), and the
     // iterations they cover.
     std::int64_t minor_faults = 0, major_faults = 0, fault_iters = 0;
+    // CPU time of the process across those timed loops, and their wall time (0: not reported):
+    // cpu_ms / cpu_wall_ms = the cores it kept busy while measuring.
+    double cpu_ms = 0, cpu_wall_ms = 0;
+    std::int64_t involuntary_switches = 0;  // preemptions of the process across those loops
     double minorFaultsPerIter() const { return fault_iters > 0 ? double(minor_faults) / double(fault_iters) : -1; }
     double majorFaultsPerIter() const { return fault_iters > 0 ? double(major_faults) / double(fault_iters) : -1; }
 };
@@ -142,6 +146,10 @@ double majorFaultsPerIter(const ArmResult& arm);
 // cumulative count (metric ticks, whole process) grows over its ticks; the sum over the arm's
 // processes divided by the arm's measured iterations (-1: no tick carried the count).
 double contextSwitchesPerIter(const ArmResult& arm, bool voluntary);
+// The same for any cumulative per-process count a metrics tick carries (e.g. "migrations": the
+// CPU migrations of every thread, which can shrink when threads end; each process counts from its
+// lowest to its highest value).
+double metricGrowthPerIter(const ArmResult& arm, const char* key);
 // How the arm's variance splits between processes, blocks and samples (first batch size).
 stats::VarianceShares varianceShares(const ArmResult& arm);
 // Warnings about the process level of one arm: processes that disagree (naming the likely cause
