@@ -65,11 +65,16 @@ TEST(Profile, Resnet18OperatorsAndAChromeTrace) {
         self += o["self_us"].get<double>();
     }
     EXPECT_LE(self / 1e3, p["wall_ms"].get<double>() * 1.05);
-    // The trace: complete events with a name, start and duration; written out and read back by
-    // Python's json module as a trace viewer would.
+    // The trace: thread names, then complete events with a name, start and duration; written
+    // out and read back by Python's json module (test ChromeTraceLoadsInDevToolsTraceEngine loads
+    // it with a trace viewer's model).
     const auto& events = p["trace"]["traceEvents"];
     ASSERT_GT(events.size(), 100u);
     for (const auto& e : events) {
+        if (e["ph"] == "M") {
+            EXPECT_TRUE(e["name"] == "thread_name" || e["name"] == "thread_sort_index") << e.dump();
+            continue;
+        }
         ASSERT_EQ(e["ph"], "X");
         ASSERT_TRUE(e["name"].is_string() && e["ts"].is_number() && e["dur"].is_number());
         ASSERT_GE(e["dur"].get<double>(), 0);
@@ -81,8 +86,8 @@ TEST(Profile, Resnet18OperatorsAndAChromeTrace) {
     py.start("/usr/bin/python3",
              {"-c",
               "import json,sys; t=json.load(open(sys.argv[1])); ev=t['traceEvents']; "
-              "assert all(e['ph']=='X' and e['dur']>=0 for e in ev); "
-              "print(sum(1 for e in ev if e['name']=='aten::conv2d'))",
+              "assert all(e['ph']=='M' or (e['ph']=='X' and e['dur']>=0) for e in ev); "
+              "print(sum(1 for e in ev if e['ph']=='X' and e['name']=='aten::conv2d'))",
               QString::fromStdString(path)});
     ASSERT_TRUE(py.waitForFinished(30000));
     EXPECT_EQ(py.exitCode(), 0) << py.readAllStandardError().toStdString();
