@@ -109,7 +109,8 @@ int cmdRun(const QStringList& args) {
     if (!runId.isEmpty())
         std::cout << "\nrun id: " << runId.toStdString() << " (history " << history->path().toStdString()
                   << ")\n" << std::flush;
-    const bool wrote = writeOutputs(outcome.result, out, runId);
+    const bool wroteFiles = writeOutputs(outcome.result, out, runId);
+    const bool wrote = writeTraces(outcome.result, out, quiet) && wroteFiles;
     return reportStorage(outcome, historyProblem,
                          outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed);
 }
