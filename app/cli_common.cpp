@@ -6,9 +6,11 @@
 #include "pitlane/store/run_recorder.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QSaveFile>
+#include <QSet>
 #include <QTimer>
 
 #include <algorithm>
@@ -101,9 +103,12 @@ const std::string& usage() {
     static const std::string text =
         "usage:\n" +
         usageLines("run PRESET.json", true,
-                   {"[--db PATH|none]", "[--quiet]", "[--profile [N]]", "[--advise]", "[--advice-preset FILE]"}) +
+                   {"[--db PATH|none]", "[--quiet]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
+                    "[--advice-preset FILE]"}) +
         "      --profile: after the measured blocks, N (default 10) iterations of each arm under\n"
-        "      libtorch's profiler, never timed: the operator table (and a Chrome trace in the JSON)\n"
+        "      libtorch's profiler, never timed: the operator table (a Chrome trace in the JSON)\n"
+        "      --trace DIR: each profiled arm's Chrome trace as DIR/<arm>.trace.json (made if\n"
+        "      missing), for ui.perfetto.dev or chrome://tracing; implies --profile\n"
         "      --advise: what to try next per arm, ranked by the measured evidence (implies\n"
         "      --profile); --advice-preset FILE also writes the preset with each arm's first\n"
         "      advice added as an arm (run it to measure the advice)\n" +
@@ -182,14 +187,18 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
                     ++i;
                 }
             }
-        }
-        else if (a == "--advise" || a == "--advice-preset") {
+        } else if (a == "--advise" || a == "--advice-preset") {
             if (!allowAdvise)
                 return err = a.toStdString() + " applies to `run` and `report` only (it reads a run's measurements)", false;
             out.advise = true;
             if (a == "--advice-preset" && !value(out.advicePreset)) return false;
-        }
-        else if (a == "--db") {
+        } else if (a == "--trace") {
+            if (!allowProfile)
+                return err = "--trace applies to `run` only (it profiles a run's arms)", false;
+            if (i + 1 >= args.size() || args[i + 1].startsWith("--"))
+                return err = "--trace needs a folder", false;
+            out.traceDir = args[++i];
+        } else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {
             err = "unknown option " + a.toStdString();
@@ -202,6 +211,16 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
         if (!QFileInfo(file.absolutePath()).isDir())
             return err = "--advice-preset " + out.advicePreset.toStdString() + ": the folder " +
                          file.absolutePath().toStdString() + " does not exist", false;
+    }
+    if (!out.traceDir.isEmpty()) {
+        if (out.profileIters == 0) out.profileIters = 10;
+        const QFileInfo dir(out.traceDir);
+        const std::string what = "--trace " + out.traceDir.toStdString() + ": ";
+        if (dir.exists() && !dir.isDir()) return err = what + "is not a folder", false;
+        if (!dir.exists() && !QDir().mkpath(out.traceDir))
+            return err = what + "cannot create the folder", false;
+        if (!QFileInfo(out.traceDir).isWritable())
+            return err = what + "the folder is not writable", false;
     }
     return checkOutputFolders(out, err);
 }
@@ -224,6 +243,55 @@ bool adviseOutputs(const results::RunResult& run, const Outputs& out) {
     std::cout << "advice preset: " << out.advicePreset.toStdString() << " (the run's arms, and each arm's first "
               << "advice that is a knob change as an arm of its own)\n" << std::flush;
     return true;
+}
+
+std::vector<QString> traceFileNames(const results::RunResult& run) {
+    std::vector<QString> names;
+    QSet<QString> taken;
+    for (const auto& arm : run.arms) {
+        QString base;
+        for (const QChar c : QString::fromStdString(arm.name))
+            base += (c.isLetterOrNumber() && c.unicode() < 128) || c == '.' || c == '-' || c == '_'
+                        ? c
+                        : QChar('_');
+        while (base.startsWith('.')) base.remove(0, 1);
+        base = base.left(100);
+        if (base.isEmpty()) base = QStringLiteral("arm");
+        QString name = base;
+        for (int k = 2; taken.contains(name.toLower()); ++k) name = base + "-" + QString::number(k);
+        taken.insert(name.toLower());
+        names.push_back(name + ".trace.json");
+    }
+    return names;
+}
+
+bool writeTraces(const results::RunResult& run, const Outputs& out, bool quiet) {
+    if (out.traceDir.isEmpty()) return true;
+    const auto names = traceFileNames(run);
+    bool ok = true;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& arm = run.arms[i];
+        const std::string doc = results::profileTraceJson(arm);
+        if (doc.empty()) {
+            std::cerr
+                << "pitlane-cli: --trace: arm " << arm.name
+                << " has no profile (it did not finish, or its profile was not taken): no trace\n";
+            continue;
+        }
+        const QString path = QDir(out.traceDir).filePath(names[i]);
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) ||
+            file.write(doc.data(), qint64(doc.size())) != qint64(doc.size()) || !file.commit()) {
+            std::cerr << "pitlane-cli: cannot write the trace of arm " << arm.name << " to "
+                      << path.toStdString() << ": " << file.errorString().toStdString() << "\n";
+            ok = false;
+            continue;
+        }
+        if (!quiet)
+            std::cerr << "pitlane-cli: trace of arm " << arm.name << ": " << path.toStdString()
+                      << " (ui.perfetto.dev, chrome://tracing)\n";
+    }
+    return ok;
 }
 
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId) {

@@ -30,6 +30,7 @@ struct Outputs {
     int profileIters = 0;  // --profile [N]: run.profile_iters (default 10)
     bool advise = false;   // --advise: the advisor's ranked advice after the table
     QString advicePreset;  // --advice-preset FILE: the preset with each arm's first advice added
+    QString traceDir;      // --trace DIR: one Chrome trace per profiled arm (implies --profile)
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });
@@ -37,13 +38,21 @@ struct Outputs {
 };
 
 // Parses "--flag VALUE" pairs (export formats, --db, --quiet) after the positional argument.
-// --profile is refused unless `allowProfile` (only `run` measures); --advise and
-// --advice-preset unless `allowAdvise` (`run` and `report`).
+// --profile and --trace are refused unless `allowProfile` (only `run` measures); --trace's
+// folder is created here, before anything is measured. --advise and --advice-preset are refused
+// unless `allowAdvise` (`run` and `report`).
 bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, std::string& err,
                   bool allowProfile = false, bool allowAdvise = false);
 // --advise / --advice-preset: prints the advice, writes the preset; false when the preset could
 // not be written (said on stderr).
 bool adviseOutputs(const results::RunResult& run, const Outputs& out);
+// --trace DIR: DIR/<arm name>.trace.json (results::profileTraceJson; the name made safe for a
+// file name) for every arm that was profiled, each written atomically; an arm without a profile
+// is named on stderr. False when a file could not be written (the message names it).
+bool writeTraces(const results::RunResult& run, const Outputs& out, bool quiet);
+// The file name an arm's trace gets in --trace's folder: letters, digits, '.', '-' and '_' kept,
+// anything else '_', no leading '.'; "-2", "-3" … when two arms would share one.
+std::vector<QString> traceFileNames(const results::RunResult& run);
 // Every file asked for, each written atomically; `runId` is the run's id in the history ("" if
 // none) and names the run in the CSV and the reports.
 bool writeOutputs(const results::RunResult& run, const Outputs& out, const QString& runId = {});

@@ -116,7 +116,8 @@ int cmdRun(const QStringList& args) {
         std::cout << "\nrun id: " << runId.toStdString() << " (history " << history->path().toStdString()
                   << ")\n" << std::flush;
     const bool advised = adviseOutputs(outcome.result, out);
-    const bool wrote = writeOutputs(outcome.result, out, runId) && advised;
+    const bool wroteFiles = writeOutputs(outcome.result, out, runId);
+    const bool wrote = writeTraces(outcome.result, out, quiet) && wroteFiles && advised;
     return reportStorage(outcome, historyProblem,
                          outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed);
 }

@@ -12,6 +12,12 @@ PACKAGES=(
   python3-torch python3-torchvision
   xvfb xauth imagemagick poppler-utils chromium fonts-dejavu-core
 )
+# node and npm for tools/trace_check (the trace parser of test integration_profile). Checked by
+# command, not by package: a node installed another way (NodeSource's nodejs bundles npm and
+# conflicts with Debian's npm package) is used as it is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -25,6 +31,14 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# Chrome DevTools' trace engine from npm, exactly as tools/trace_check/package-lock.json pins it,
+# into tools/trace_check/node_modules (git-ignored); again only when the lock file changed.
+if [ ! -f tools/trace_check/node_modules/.package-lock.json ] ||
+   [ tools/trace_check/package-lock.json -nt tools/trace_check/node_modules/.package-lock.json ]; then
+  echo "bootstrap: npm ci in tools/trace_check"
+  (cd tools/trace_check && npm ci --no-audit --no-fund)
 fi
 
 if [ ! -f build/build.ninja ]; then

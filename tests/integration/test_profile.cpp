@@ -9,13 +9,17 @@
 
 #include "pitlane/protocol/protocol.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 using namespace pitlane;
 using namespace pitlane::itest;
@@ -65,11 +69,16 @@ TEST(Profile, Resnet18OperatorsAndAChromeTrace) {
         self += o["self_us"].get<double>();
     }
     EXPECT_LE(self / 1e3, p["wall_ms"].get<double>() * 1.05);
-    // The trace: complete events with a name, start and duration; written out and read back by
-    // Python's json module as a trace viewer would.
+    // The trace: thread names, then complete events with a name, start and duration; written
+    // out and read back by Python's json module (test ChromeTraceLoadsInDevToolsTraceEngine loads
+    // it with a trace viewer's model).
     const auto& events = p["trace"]["traceEvents"];
     ASSERT_GT(events.size(), 100u);
     for (const auto& e : events) {
+        if (e["ph"] == "M") {
+            EXPECT_TRUE(e["name"] == "thread_name" || e["name"] == "thread_sort_index") << e.dump();
+            continue;
+        }
         ASSERT_EQ(e["ph"], "X");
         ASSERT_TRUE(e["name"].is_string() && e["ts"].is_number() && e["dur"].is_number());
         ASSERT_GE(e["dur"].get<double>(), 0);
@@ -81,8 +90,8 @@ TEST(Profile, Resnet18OperatorsAndAChromeTrace) {
     py.start("/usr/bin/python3",
              {"-c",
               "import json,sys; t=json.load(open(sys.argv[1])); ev=t['traceEvents']; "
-              "assert all(e['ph']=='X' and e['dur']>=0 for e in ev); "
-              "print(sum(1 for e in ev if e['name']=='aten::conv2d'))",
+              "assert all(e['ph']=='M' or (e['ph']=='X' and e['dur']>=0) for e in ev); "
+              "print(sum(1 for e in ev if e['ph']=='X' and e['name']=='aten::conv2d'))",
               QString::fromStdString(path)});
     ASSERT_TRUE(py.waitForFinished(30000));
     EXPECT_EQ(py.exitCode(), 0) << py.readAllStandardError().toStdString();
@@ -152,4 +161,245 @@ TEST(Profile, CliProfileFlagAddsEachArmsOperatorsAfterTheMeasuredBlocks) {
     const auto v = runCli({"validate", writeJson(dir.filePath("bad.json"), bad)}, 30000);
     EXPECT_NE(v.exitCode, 0);
     EXPECT_NE((v.out + v.err).find("run.profile_iters"), std::string::npos) << v.out << v.err;
+}
+
+namespace {
+
+QString readAll(const QString& f) {
+    QFile file(f);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+// Complete events on one thread must nest (a child inside its parent) or follow each other:
+// what a trace viewer needs. Events in file order: start ascending, the longer first.
+std::string nestingProblem(const json& events) {
+    std::map<std::pair<long, long>, std::vector<std::pair<double, double>>>
+        open;  // thread -> stack
+    double lastTs = -1;
+    for (const auto& e : events) {
+        if (e["ph"] != "X") continue;
+        const double ts = e["ts"].get<double>(), end = ts + e["dur"].get<double>();
+        if (ts < lastTs) return "out of order at " + e.dump();
+        lastTs = ts;
+        auto& stack = open[{e["pid"].get<long>(), e["tid"].get<long>()}];
+        while (!stack.empty() && ts >= stack.back().second) stack.pop_back();
+        if (!stack.empty() && end > stack.back().second + 1e-9)
+            return "overlaps its parent: " + e.dump();
+        stack.push_back({ts, end});
+    }
+    return {};
+}
+
+}  // namespace
+
+// pitlane-cli run --trace DIR: one Chrome trace per profiled arm, named after the arm (made safe
+// for a file name), with the arm's name on its process, named threads, an iteration span around
+// each profiled forward and its operators nested inside; --trace alone profiles 10 iterations;
+// its folder is created; a folder that cannot be made is refused before anything runs, and so is
+// --trace outside `run`.
+TEST(Profile, CliTraceWritesOneChromeTracePerArm) {
+    QTemporaryDir dir;
+    const json preset = {
+        {"name", "traced"},
+        {"model", "mlp"},
+        {"run", {{"warmup_iters", 2}, {"iters", 10}, {"block_iters", 10}, {"processes", 1}}},
+        {"arms",
+         {{{"name", "grad / A"}, {"knobs", {{"grad", "enabled"}, {"intra_op_threads", 1}}}},
+          {{"name", "no grad"}, {"knobs", {{"grad", "no_grad"}, {"intra_op_threads", 1}}}}}}};
+    const QString path = writeJson(dir.filePath("p.json"), preset);
+    const QString traces = dir.filePath("traces/new");  // created by pitlane-cli
+    const auto r = runCli(
+        {"run", path, "--db", "none", "--trace", traces, "--json", dir.filePath("r.json")}, 120000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("Where the time goes"), std::string::npos) << "--trace implies --profile";
+    const json results = readJson(dir.filePath("r.json"));
+    const std::map<std::string, QString> files = {{"grad / A", "grad___A.trace.json"},
+                                                  {"no grad", "no_grad.trace.json"}};
+    for (const auto& arm : results["arms"]) {
+        const std::string name = arm["name"];
+        SCOPED_TRACE(name);
+        EXPECT_EQ(arm["profile"]["iters"], 10)
+            << "--trace alone profiles the default 10 iterations";
+        const QString file = QDir(traces).filePath(files.at(name));
+        EXPECT_NE(r.err.find(file.toStdString()), std::string::npos) << r.err;
+        const json t = json::parse(readAll(file).toStdString(), nullptr, false);
+        ASSERT_TRUE(t.is_object()) << file.toStdString();
+        EXPECT_EQ(t["displayTimeUnit"], "ms");
+        EXPECT_EQ(t["otherData"]["pitlane_arm"], name);
+        const auto& ev = t["traceEvents"];
+        ASSERT_GT(ev.size(), 10u);
+        EXPECT_EQ(ev[0]["ph"], "M");
+        EXPECT_EQ(ev[0]["name"], "process_name");
+        EXPECT_EQ(ev[0]["args"]["name"], name);
+        const long pid = ev[0]["pid"];
+        int iterations = 0, linear = 0, threadNames = 0;
+        for (const auto& e : ev) {
+            EXPECT_EQ(e["pid"], pid) << e.dump();
+            if (e["ph"] == "M") threadNames += e["name"] == "thread_name";
+            if (e["ph"] != "X") continue;
+            EXPECT_GT(e["ts"].get<double>(), 0) << e.dump();
+            EXPECT_GE(e["dur"].get<double>(), 0) << e.dump();
+            iterations += e["name"].get<std::string>().rfind("pitlane: iteration ", 0) == 0;
+            linear += e["name"] == "aten::linear";
+        }
+        EXPECT_GE(threadNames, 1);
+        EXPECT_EQ(iterations, 10);
+        EXPECT_EQ(linear, 3 * 10) << "the mlp's three linear layers per iteration";
+        EXPECT_EQ(nestingProblem(ev), "");
+    }
+    // A trace file that cannot be written (a folder stands in its place): the message names it,
+    // the other arm's trace is still written, and the run exits 1.
+    const QString crowded = dir.filePath("crowded");
+    ASSERT_TRUE(QDir().mkpath(crowded + "/no_grad.trace.json"));
+    const auto w = runCli({"run", path, "--db", "none", "--quiet", "--trace", crowded}, 120000);
+    EXPECT_EQ(w.exitCode, 1) << w.err;
+    EXPECT_NE(w.err.find("cannot write the trace of arm no grad to " + crowded.toStdString() +
+                         "/no_grad.trace.json"),
+              std::string::npos)
+        << w.err;
+    EXPECT_TRUE(QFileInfo(crowded + "/grad___A.trace.json").isFile());
+    // The folder cannot be made: refused before anything is measured, naming the path.
+    const QString blocker = writeJson(dir.filePath("a_file"), json::object());
+    for (const QString& bad : {blocker, blocker + "/sub"}) {
+        const auto b = runCli({"run", path, "--db", "none", "--trace", bad}, 30000);
+        EXPECT_EQ(b.exitCode, 2) << b.err;
+        EXPECT_NE(b.err.find("--trace " + bad.toStdString() + ": "), std::string::npos) << b.err;
+        EXPECT_EQ(b.err.find("worker pid"), std::string::npos) << "refused before the run";
+    }
+    const auto rep = runCli({"report", dir.filePath("r.json"), "--trace", traces}, 30000);
+    EXPECT_EQ(rep.exitCode, 2);
+    EXPECT_NE(rep.err.find("--trace applies to `run` only"), std::string::npos) << rep.err;
+}
+
+namespace {
+
+// Chrome DevTools' trace engine through tools/trace_check/check_trace.mjs (bootstrap installs
+// node and the engine); "" when present, else what is missing.
+QString traceCheckMissing(QString* node, QString* script) {
+    const QString src = qEnvironmentVariable("PITLANE_SOURCE_DIR");
+    if (src.isEmpty()) return "PITLANE_SOURCE_DIR is not set (ctest sets it)";
+    *script = src + "/tools/trace_check/check_trace.mjs";
+    *node = QStandardPaths::findExecutable("node");
+    if (node->isEmpty()) *node = QStandardPaths::findExecutable("nodejs");
+    if (node->isEmpty())
+        return "node is not on PATH (bash tools/bootstrap.sh installs Debian's nodejs and npm)";
+    const QString engine =
+        src + "/tools/trace_check/node_modules/@paulirish/trace_engine/package.json";
+    if (!QFileInfo::exists(engine))
+        return engine + " is missing (bash tools/bootstrap.sh runs npm ci in tools/trace_check)";
+    return {};
+}
+
+struct TraceCheck {
+    int exitCode = -1;
+    json report;
+    std::string err;
+};
+
+TraceCheck checkTrace(const QString& node, const QString& script, const QString& trace) {
+    QProcess p;
+    p.start(node, {script, trace});
+    TraceCheck out;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        out.err = "check_trace.mjs did not finish in 120 s";
+        return out;
+    }
+    out.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    out.report = json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
+    out.err = p.readAllStandardError().toStdString();
+    return out;
+}
+
+}  // namespace
+
+// Issue 14: a Chrome trace per arm that opens in a real viewer. Each resnet18 arm's trace file
+// is loaded by Chrome DevTools' trace engine (the model behind DevTools' Performance panel, from
+// npm): it models one process per arm under the arm's name, the forward's thread by its name,
+// each profiled iteration as a root with the operators nested below it (every complete event
+// placed in its thread's tree: none overlaps its parent), and resnet18's operators: 20
+// convolutions and one linear layer per iteration. A truncated trace and one whose events
+// overlap are reported as errors.
+TEST(Profile, ChromeTraceLoadsInDevToolsTraceEngine) {
+    QString node, script;
+    const QString missing = traceCheckMissing(&node, &script);
+    if (!missing.isEmpty())
+        GTEST_SKIP() << "no trace parser to load the trace with: " << missing.toStdString();
+    QTemporaryDir dir;
+    const int iters = 3;
+    const json preset = {
+        {"name", "traced resnet18"},
+        {"model", "resnet18"},
+        {"input", json::array({{{"shape", {3, 64, 64}}, {"dtype", "float32"}}})},
+        {"run", {{"warmup_iters", 1}, {"iters", 2}, {"block_iters", 2}, {"processes", 1}}},
+        {"arms",
+         {{{"name", "eval"},
+           {"knobs", {{"mode", "eval"}, {"grad", "no_grad"}, {"intra_op_threads", 1}}}},
+          {{"name", "train"},
+           {"knobs", {{"mode", "train"}, {"grad", "no_grad"}, {"intra_op_threads", 2}}}}}}};
+    const QString path = writeJson(dir.filePath("p.json"), preset);
+    const QString traces = dir.filePath("traces");
+    const auto r = runCli({"run", path, "--db", "none", "--quiet", "--profile",
+                           QString::number(iters), "--trace", traces},
+                          120000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
+    for (const std::string arm : {"eval", "train"}) {
+        SCOPED_TRACE(arm);
+        const QString file = QDir(traces).filePath(QString::fromStdString(arm) + ".trace.json");
+        const TraceCheck c = checkTrace(node, script, file);
+        ASSERT_EQ(c.exitCode, 0) << c.report.dump(1) << c.err;
+        const json& rep = c.report;
+        EXPECT_EQ(rep["ok"], true);
+        EXPECT_EQ(rep["parser"]["name"], "@paulirish/trace_engine");
+        EXPECT_EQ(rep["errors"], json::array());
+        ASSERT_EQ(rep["processes"].size(), 1u) << rep.dump(1);
+        const json& proc = rep["processes"][0];
+        EXPECT_EQ(proc["name"], arm);
+        ASSERT_GE(proc["threads"].size(), 1u);
+        const json* forward = nullptr;
+        for (const auto& t : proc["threads"])
+            if (t["name"].is_string() &&
+                t["name"].get<std::string>().find("main thread") != std::string::npos)
+                forward = &t;
+        ASSERT_TRUE(forward) << proc.dump(1);
+        EXPECT_EQ((*forward)["roots"], iters) << "one root per profiled iteration";
+        EXPECT_GE((*forward)["max_depth"].get<int>(), 4) << "iteration > conv2d > convolution > …";
+        EXPECT_EQ((*forward)["dropped"], 0);
+        EXPECT_EQ((*forward)["modelled"], (*forward)["complete"]);
+        const json& ops = rep["ops"];
+        EXPECT_EQ(ops.value("aten::conv2d", 0), 20 * iters) << ops.dump(1);
+        EXPECT_EQ(ops.value("aten::batch_norm", 0), 20 * iters);
+        EXPECT_EQ(ops.value("aten::linear", 0), iters);
+        for (int i = 0; i < iters; ++i)
+            EXPECT_EQ(ops.value("pitlane: iteration " + std::to_string(i), 0), 1);
+    }
+    // A truncated file: the parser says so and exits non-zero.
+    const std::string whole = readAll(QDir(traces).filePath("eval.trace.json")).toStdString();
+    const QString truncated = dir.filePath("truncated.trace.json");
+    std::ofstream(truncated.toStdString()) << whole.substr(0, whole.size() / 2);
+    const TraceCheck t = checkTrace(node, script, truncated);
+    EXPECT_EQ(t.exitCode, 1) << t.report.dump(1) << t.err;
+    ASSERT_TRUE(t.report.is_object()) << t.err;
+    EXPECT_EQ(t.report["ok"], false);
+    ASSERT_FALSE(t.report["errors"].empty());
+    EXPECT_NE(t.report["errors"][0].get<std::string>().find("cannot read the trace"),
+              std::string::npos);
+    // A convolution that outlasts its iteration: the model cannot nest it and drops it.
+    json overlapping = json::parse(whole);
+    for (auto& e : overlapping["traceEvents"])
+        if (e["name"] == "aten::conv2d") {
+            e["dur"] = e["dur"].get<double>() + 1e6;
+            break;
+        }
+    const QString bad = dir.filePath("overlapping.trace.json");
+    std::ofstream(bad.toStdString()) << overlapping.dump();
+    const TraceCheck o = checkTrace(node, script, bad);
+    EXPECT_EQ(o.exitCode, 1) << o.report.dump(1) << o.err;
+    ASSERT_TRUE(o.report.is_object()) << o.err;
+    ASSERT_FALSE(o.report["errors"].empty());
+    EXPECT_NE(o.report["errors"][0].get<std::string>().find("aten::conv2d"), std::string::npos)
+        << o.report["errors"].dump();
 }

@@ -372,3 +372,55 @@ TEST(Processes, ReplicationSummarySaysHowManyProcessesAndWhy) {
     // Carried through the results JSON.
     EXPECT_EQ(R::fromResultsJson(R::toResultsJson(run)).replication, run.replication);
 }
+
+// An arm's profile as a trace file: nothing without a profile; a trace stored before the worker
+// ordered its events (children first, no thread names) comes out in order of start, the longer
+// first at equal starts, under the arm's name, each thread named.
+TEST(ProfileTrace, ArmNameThreadNamesAndEventsInOrderOfStart) {
+    R::ArmResult arm;
+    arm.name = "B";
+    EXPECT_EQ(R::profileTraceJson(arm), "");
+    arm.profile = {{"iters", 2}, {"batch_size", 4}, {"profiler", "legacy"}, {"ops", json::array()}};
+    EXPECT_EQ(R::profileTraceJson(arm), "") << "a profile without a trace";
+    auto x = [](const char* name, double ts, double dur, int tid) {
+        return json{{"name", name}, {"ph", "X"}, {"ts", ts},
+                    {"dur", dur},   {"pid", 42}, {"tid", tid}};
+    };
+    arm.profile["trace"] = {
+        {"traceEvents", json::array({x("aten::relu", 5, 1, 1), x("child", 2, 1, 1),
+                                     x("parent", 2, 3, 1), x("other", 1, 1, 7)})}};
+    const json t = json::parse(R::profileTraceJson(arm));
+    EXPECT_EQ(t["displayTimeUnit"], "ms");
+    EXPECT_EQ(t["otherData"]["pitlane_arm"], "B");
+    EXPECT_EQ(t["otherData"]["iters"], 2);
+    const json& ev = t["traceEvents"];
+    ASSERT_EQ(ev.size(), 8u) << ev.dump();
+    EXPECT_EQ(ev[0]["name"], "process_name");
+    EXPECT_EQ(ev[0]["args"]["name"], "B");
+    EXPECT_EQ(ev[0]["pid"], 42);
+    EXPECT_EQ(ev[1]["name"], "process_labels");
+    EXPECT_NE(
+        ev[1]["args"]["labels"].get<std::string>().find("batch size 4, 2 profiled iterations"),
+        std::string::npos);
+    EXPECT_EQ(ev[2]["name"], "thread_name");
+    EXPECT_EQ(ev[2]["tid"], 1);
+    EXPECT_EQ(ev[3]["name"], "thread_name");
+    EXPECT_EQ(ev[3]["tid"], 7);
+    std::vector<std::string> order;
+    for (std::size_t i = 4; i < ev.size(); ++i) order.push_back(ev[i]["name"]);
+    EXPECT_EQ(order, (std::vector<std::string>{"other", "parent", "child", "aten::relu"}));
+    // Thread names the worker wrote are kept, not named again.
+    arm.profile["trace"]["traceEvents"].push_back({{"name", "thread_name"},
+                                                   {"ph", "M"},
+                                                   {"pid", 42},
+                                                   {"tid", 1},
+                                                   {"args", {{"name", "main"}}}});
+    const json named = json::parse(R::profileTraceJson(arm));
+    int names = 0;
+    for (const auto& e : named["traceEvents"])
+        if (e["name"] == "thread_name" && e["tid"] == 1) {
+            ++names;
+            EXPECT_EQ(e["args"]["name"], "main");
+        }
+    EXPECT_EQ(names, 1);
+}

@@ -13,7 +13,9 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -33,6 +35,9 @@ std::string shapesText(const std::vector<std::vector<std::int64_t>>& shapes) {
     }
     return out + "]";
 }
+
+// The span of each profiled iteration in the trace ("pitlane: iteration 3").
+const std::string kIterationPrefix = "pitlane: iteration ";
 
 struct OpStats {
     std::int64_t calls = 0;
@@ -70,6 +75,8 @@ bool Engine::profileBlock(const json& cmd) {
             torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true));
         try {
             for (int i = 0; i < iters; ++i) {
+                // One span per iteration in the trace (not an operator: kept out of the table).
+                RECORD_USER_SCOPE(kIterationPrefix + std::to_string(i));
                 const auto& in = (*variants)[std::size_t(i) % variants->size()];
                 auto out = train ? d.trainStep(in) : d.forward(in);
                 if (d.device.is_cuda()) torch::cuda::synchronize();
@@ -86,45 +93,112 @@ bool Engine::profileBlock(const json& cmd) {
     }
     const double wallMs = msSince(start);
     // Push/pop pairs per thread, nested: total = pop - push, self = total - the children's.
+    // Times are whole nanoseconds since the profiler started (its "__start_profile" mark), taken
+    // as differences of the events' own integer clock (cpuElapsedUs): the absolute cpuUs() is a
+    // double of CLOCK_REALTIME and keeps only a quarter of a microsecond. Along each thread's
+    // list (recorded in order) a time never goes back, so a child lies within its parent and
+    // siblings never overlap even if the wall clock is stepped: what a trace viewer needs of
+    // complete events on one thread.
     std::map<std::string, OpStats> ops;
-    json trace = json::array();
-    const double t0 = [&] {
-        double m = 1e300;
+    const prof::LegacyEvent* origin = nullptr;  // the start mark, else the earliest push
+    for (const auto& l : lists)
+        for (const auto& e : l)
+            if (e.kind() == prof::EventKind::Mark && std::string(e.name()) == "__start_profile")
+                origin = &e;
+    if (!origin)
         for (const auto& l : lists)
             for (const auto& e : l)
-                if (e.kind() == prof::EventKind::PushRange) m = std::min(m, e.cpuUs());
-        return m == 1e300 ? 0.0 : m;
-    }();
+                if (e.kind() == prof::EventKind::PushRange &&
+                    (!origin || e.cpuElapsedUs(*origin) > 0))
+                    origin = &e;
+    auto nsOf = [&](const prof::LegacyEvent& e) {
+        return origin ? std::max<std::int64_t>(0, std::llround(origin->cpuElapsedUs(e) * 1e3)) : 0;
+    };
+    struct Span {
+        std::int64_t ts_ns, dur_ns;
+        std::size_t thread, seq;  // push order within the thread: a parent before its children
+        const prof::LegacyEvent* push;
+        bool iteration;
+        std::string shapes;
+    };
+    std::vector<Span> spans;
+    std::map<std::uint64_t, std::string> threadNames;
+    const std::uint64_t mainTid = at::RecordFunction::currentThreadId();
     for (std::size_t t = 0; t < lists.size(); ++t) {
         struct Open {
             const prof::LegacyEvent* push;
+            std::int64_t ns;
+            std::size_t seq;
             double children_us;
         };
         std::vector<Open> stack;
+        std::int64_t last = 0;
+        std::size_t seq = 0;
         for (const auto& e : lists[t]) {
+            if (e.kind() != prof::EventKind::PushRange && e.kind() != prof::EventKind::PopRange)
+                continue;
+            const std::int64_t ns = last = std::max(last, nsOf(e));
             if (e.kind() == prof::EventKind::PushRange) {
-                stack.push_back({&e, 0.0});
-            } else if (e.kind() == prof::EventKind::PopRange && !stack.empty()) {
-                const Open open = stack.back();
-                stack.pop_back();
-                const double total = e.cpuUs() - open.push->cpuUs();
-                auto& s = ops[open.push->name()];
+                stack.push_back({&e, ns, seq++, 0.0});
+                continue;
+            }
+            // A pop closes the innermost open range with its handle (ranges left open inside it,
+            // which a RecordFunction never does, are dropped).
+            auto it = std::find_if(stack.rbegin(), stack.rend(),
+                                   [&](const Open& o) { return o.push->handle() == e.handle(); });
+            if (it == stack.rend()) continue;
+            stack.erase(it.base(), stack.end());
+            const Open open = stack.back();
+            stack.pop_back();
+            const std::int64_t durNs = ns - open.ns;
+            const double total = double(durNs) / 1e3;
+            const std::string name = open.push->name();
+            const bool iteration = name.rfind(kIterationPrefix, 0) == 0;
+            std::string shapes;
+            if (!iteration) {
+                auto& s = ops[name];
                 ++s.calls;
                 s.total_us += total;
                 s.self_us += total - open.children_us;
-                const std::string shapes = shapesText(open.push->shapes());
+                shapes = shapesText(open.push->shapes());
                 ++s.shapes[shapes];
                 if (!stack.empty()) stack.back().children_us += total;
-                trace.push_back({{"name", open.push->name()},
-                                 {"ph", "X"},
-                                 {"ts", open.push->cpuUs() - t0},
-                                 {"dur", total},
-                                 {"pid", ::getpid()},
-                                 {"tid", open.push->threadId()},
-                                 {"cat", "cpu_op"},
-                                 {"args", {{"Input Dims", shapes}}}});
             }
+            spans.push_back({open.ns, durNs, t, open.seq, open.push, iteration, std::move(shapes)});
+            const std::uint64_t tid = open.push->threadId();
+            if (!threadNames.count(tid))
+                threadNames[tid] = "libtorch thread " + std::to_string(tid) +
+                                   (tid == mainTid ? " (the worker's main thread: forward)" : "");
         }
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+        return std::tie(a.ts_ns, a.thread, a.seq) < std::tie(b.ts_ns, b.thread, b.seq);
+    });
+    json trace = json::array();
+    const long pid = ::getpid();
+    for (const auto& [tid, name] : threadNames) {
+        trace.push_back({{"name", "thread_name"},
+                         {"ph", "M"},
+                         {"pid", pid},
+                         {"tid", tid},
+                         {"args", {{"name", name}}}});
+        // The forward's thread first.
+        trace.push_back({{"name", "thread_sort_index"},
+                         {"ph", "M"},
+                         {"pid", pid},
+                         {"tid", tid},
+                         {"args", {{"sort_index", tid == mainTid ? 0 : 1 + std::int64_t(tid)}}}});
+    }
+    for (const auto& s : spans) {
+        json ev = {{"name", s.push->name()},
+                   {"ph", "X"},
+                   {"ts", double(s.ts_ns) / 1e3},
+                   {"dur", double(s.dur_ns) / 1e3},
+                   {"pid", pid},
+                   {"tid", s.push->threadId()},
+                   {"cat", s.iteration ? "iteration" : "cpu_op"}};
+        if (!s.iteration) ev["args"] = {{"Input Dims", s.shapes}};
+        trace.push_back(std::move(ev));
     }
     json table = json::array();
     for (const auto& [name, s] : ops) {

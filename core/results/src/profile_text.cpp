@@ -1,5 +1,5 @@
 // "Where the time goes": the operator tables of the arms' profiles (ArmResult::profile) side by
-// side, as self time per profiled iteration.
+// side, as self time per profiled iteration; and an arm's profile as a Chrome trace file.
 #include "pitlane/results/run_result.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace pitlane::results {
 
@@ -99,6 +100,75 @@ std::string profileTable(const RunResult& run, std::size_t rows) {
     for (const auto& [name, v] : p.ops) row(name, v);
     row("total (every operator's self time)", p.totals);
     return os.str();
+}
+
+std::string profileTraceJson(const ArmResult& arm) {
+    const json& p = arm.profile;
+    if (!p.is_object() || !p.contains("trace") || !p["trace"].is_object()) return {};
+    const json& in = p["trace"].value("traceEvents", json::array());
+    if (!in.is_array()) return {};
+    // Complete events in order of start, the longer first at equal starts (a parent before its
+    // children, as viewers nest them); the worker writes them so, a profile stored before it did
+    // is put in that order here. Metadata events the worker wrote (thread names) are kept.
+    std::vector<const json*> spans, meta;
+    std::set<std::pair<long, long>> threads, namedThreads;
+    long pid = arm.pid;
+    for (const auto& e : in) {
+        if (!e.is_object()) continue;
+        try {  // an event of the wrong shape (a hand-edited results JSON) is left out
+            const std::string ph = e.value("ph", std::string());
+            if (ph == "M") {
+                meta.push_back(&e);
+                if (e.value("name", std::string()) == "thread_name")
+                    namedThreads.insert({e.value("pid", 0L), e.value("tid", 0L)});
+            } else if (ph == "X" && e.contains("ts") && e["ts"].is_number() && e.contains("dur") &&
+                       e["dur"].is_number()) {
+                threads.insert({e.value("pid", 0L), e.value("tid", 0L)});
+                pid = e.value("pid", pid);
+                spans.push_back(&e);
+            }
+        } catch (const json::exception&) {
+        }
+    }
+    std::stable_sort(spans.begin(), spans.end(), [](const json* a, const json* b) {
+        return std::make_tuple((*a)["ts"].get<double>(), -(*a)["dur"].get<double>()) <
+               std::make_tuple((*b)["ts"].get<double>(), -(*b)["dur"].get<double>());
+    });
+    const int iters = p.value("iters", 0);
+    const std::string labels =
+        "batch size " + std::to_string(p.value("batch_size", arm.batch_size)) + ", " +
+        std::to_string(iters) + " profiled iteration" + (iters == 1 ? "" : "s") +
+        " (after the measured blocks, not timed), " +
+        p.value("profiler", std::string("libtorch profiler"));
+    json events = json::array();
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"args", {{"name", arm.name}}}});
+    events.push_back({{"name", "process_labels"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"args", {{"labels", labels}}}});
+    for (const json* e : meta) events.push_back(*e);
+    for (const auto& [tpid, tid] : threads)
+        if (!namedThreads.count({tpid, tid}))
+            events.push_back({{"name", "thread_name"},
+                              {"ph", "M"},
+                              {"pid", tpid},
+                              {"tid", tid},
+                              {"args", {{"name", "libtorch thread " + std::to_string(tid)}}}});
+    for (const json* e : spans) events.push_back(*e);
+    json doc = {{"traceEvents", std::move(events)},
+                {"displayTimeUnit", "ms"},
+                {"otherData",
+                 {{"pitlane_arm", arm.name},
+                  {"iters", iters},
+                  {"batch_size", p.value("batch_size", arm.batch_size)},
+                  {"wall_ms", p.value("wall_ms", 0.0)},
+                  {"profiler", p.value("profiler", std::string())}}}};
+    return doc.dump();
 }
 
 }  // namespace pitlane::results

@@ -201,6 +201,12 @@ struct ProfileRows {
     bool empty() const { return arms.empty(); }
 };
 ProfileRows profileRows(const RunResult& run, std::size_t rows = 12);
+// The arm's profile as a Chrome trace (Trace Event Format, JSON object form) that Perfetto
+// (ui.perfetto.dev) and chrome://tracing open: the worker's complete ("X") events in order of
+// start, longest first at equal starts, named by metadata events (process_name = the arm's name,
+// process_labels, thread_name for each thread), displayTimeUnit "ms", and the profile's settings
+// in otherData. "" when the arm has no profile (profile_text.cpp).
+std::string profileTraceJson(const ArmResult& arm);
 // The comparison table printed by pitlane-cli.
 std::string comparisonTable(const RunResult& run);
 
