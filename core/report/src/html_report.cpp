@@ -1,12 +1,14 @@
 // The report page: title, machine, the verdict first, then the numbers, the charts and the
 // reference sections. One file, no external resource: charts are inline SVG, styles inline.
 #include "html_builder.h"
+#include "pitlane/results/advice.h"
 #include "lesson_sections.h"
 #include "serving_sections.h"
 
 #include <QDateTime>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 namespace pitlane::report::detail {
@@ -215,6 +217,38 @@ QString processesSection(const RunResult& run, const Chart& strip, Flavor flavor
     return h;
 }
 
+// "Advice": the advisor's ranked advice per arm (results::advise), each with the evidence that
+// triggered it and the change to try as an arm.
+QString adviceSection(const RunResult& run, Flavor flavor) {
+    const auto advice = results::advise(run);
+    if (advice.empty()) return {};
+    const QStringList headers = {th("arm"), th("#"), th("what to try, and why"), th("addresses"), th("try as an arm")};
+    std::vector<GridRow> rows;
+    std::map<std::size_t, int> rank;
+    for (const auto& a : advice) {
+        GridRow r;
+        r.cells << td(armLabel(run, a.arm)) << num(QString::number(++rank[a.arm]))
+                << td(QStringLiteral("<b>%1</b><br><span class=\"muted\">%2</span>")
+                          .arg(esc(a.title), esc(a.evidence)))
+                << td(QStringLiteral("%1&nbsp;% of %2<br><span class=\"muted\">%3</span>")
+                          .arg(100.0 * a.share, 0, 'f', 0)
+                          .arg(a.tier == results::AdviceTier::Latency      ? QStringLiteral("the time")
+                               : a.tier == results::AdviceTier::Throughput ? QStringLiteral("the cores")
+                                                                           : QStringLiteral("start-up"),
+                               a.measured ? QStringLiteral("measured") : QStringLiteral("estimated")))
+                << td(a.arm_knobs.is_null() ? esc(a.action)
+                                            : QStringLiteral("<code>%1</code>").arg(esc(results::changeText(a.change))) +
+                                                  (a.action.empty() ? QString() : QStringLiteral("<br>") + esc(a.action)));
+        rows.push_back(r);
+    }
+    return QStringLiteral("<h2>Advice</h2>\n<p>What to try next, per arm, from what this run measured and read back "
+                          "(docs/ADVISOR.md): advice on the time of one iteration first, then on throughput, then "
+                          "on start-up, each ranked by the share it addresses (from the operator profile or the "
+                          "metrics where they show it; an estimate otherwise). Add an arm with the change and "
+                          "measure it: advice is a hypothesis until measured.</p>\n") +
+           gridTable(QStringLiteral("grid"), headers, rows, flavor, 6, 1);
+}
+
 // "Where the time goes": the arms' profiles side by side (results::profileRows), when a run was
 // profiled (run.profile_iters, pitlane-cli run --profile).
 QString profileSection(const RunResult& run, Flavor flavor) {
@@ -336,6 +370,7 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += appliedSection(run, flavor);
     h += environmentSection(run, flavor);
     h += profileSection(run, flavor);
+    h += adviceSection(run, flavor);
     h += warningsSection(run);
     h += rawDataSection(run, flavor);
     const QString footer =

@@ -1,11 +1,14 @@
 // The text exports (Markdown summary, CSV of samples, results JSON), atomic writes, the palette.
 #include "pitlane/report/report.h"
+#include "pitlane/results/advice.h"
 
 #include "lesson_sections.h"
 #include "markdown_sections.h"
 #include "serving_sections.h"
 
 #include <QSaveFile>
+
+#include <map>
 
 namespace pitlane::report {
 
@@ -102,6 +105,17 @@ std::string tail(const results::RunResult& run) {
         s += "| **total** |";
         for (double x : p.totals) s += " " + fmt(x, "%.3f") + " |";
         s += "\n";
+    }
+    if (const auto advice = results::advise(run); !advice.empty()) {
+        s += "\n## Advice\n\nWhat to try next, per arm, ranked (docs/ADVISOR.md): per-iteration time first, then "
+             "throughput, then start-up, each by the share it addresses.\n\n| arm | # | what to try | why | "
+             "addresses | try as an arm |\n|---|---:|---|---|---:|---|\n";
+        std::map<std::size_t, int> rank;
+        for (const auto& a : advice)
+            s += "| " + md(run.arms[a.arm].name) + " | " + std::to_string(++rank[a.arm]) + " | " + md(a.title) +
+                 " | " + md(a.evidence) + " | " + fmt(100.0 * a.share, "%.0f") + " % " +
+                 results::tierName(a.tier) + (a.measured ? " (measured)" : " (estimated)") + " | " +
+                 (a.arm_knobs.is_null() ? md(a.action) : "`" + results::changeText(a.change) + "`") + " |\n";
     }
     s += detail::environmentMarkdown(run) + detail::settingsMarkdown(run);
     for (const auto& a : run.arms)
