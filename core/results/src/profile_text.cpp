@@ -101,4 +101,11 @@ std::string profileTable(const RunResult& run, std::size_t rows) {
     return os.str();
 }
 
+std::string profileTraceJson(const ArmResult& arm) {
+    if (!arm.profile.is_object()) return {};
+    const auto it = arm.profile.find("trace");
+    if (it == arm.profile.end() || !it->is_object()) return {};
+    return it->dump();
+}
+
 }  // namespace pitlane::results

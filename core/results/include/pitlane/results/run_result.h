@@ -193,6 +193,9 @@ struct ProfileRows {
     bool empty() const { return arms.empty(); }
 };
 ProfileRows profileRows(const RunResult& run, std::size_t rows = 12);
+// The arm's Chrome trace (profile["trace"]: {"traceEvents": [...]}, Trace Event Format, for
+// chrome://tracing or Perfetto) as a JSON document; "" when the arm has no profile or trace.
+std::string profileTraceJson(const ArmResult& arm);
 // The comparison table printed by pitlane-cli.
 std::string comparisonTable(const RunResult& run);
 
