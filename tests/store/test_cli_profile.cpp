@@ -111,5 +111,5 @@ TEST(CliProfileHistory, ReportFromTheHistoryShowsWhereTheTimeGoes) {
 
     RunStore s;
     ASSERT_TRUE(s.open(db)) << s.lastError().toStdString();
-    EXPECT_EQ(s.schemaVersion(), 8);
+    EXPECT_GE(s.schemaVersion(), 8);  // the profiles table
 }
