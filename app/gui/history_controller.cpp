@@ -242,6 +242,7 @@ void HistoryController::showFinished(results::RunResult run, qint64 runId, const
     views_.plots->showRun(run_->shown().stored());
     views_.status->showRun(shown);
     run_->refreshApplied();
+    run_->refreshProfile();
     logShown(shown, heading, notes);
     run_->computeVerdict(shown);
     showLesson(shown, runId);

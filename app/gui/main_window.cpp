@@ -16,6 +16,7 @@
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/profile_view.h"
 #include "pitlane/widgets/run_status_panel.h"
 #include "pitlane/widgets/setup_panel.h"
 #include "pitlane/widgets/theme.h"
@@ -137,7 +138,8 @@ MainWindow::~MainWindow() = default;
 // meets go through report().
 void MainWindow::createControllers() {
     const WindowViews views{this,     setup_, status_,      plots_,  comparison_,
-                            applied_, log_,   verdictLine_, lesson_, resultsTabs_};
+                            applied_, log_,   verdictLine_, lesson_, resultsTabs_,
+                            profile_};
     runCtl_ = new RunController(views, this);
     createActions();
     historyCtl_ = new HistoryController(views, runCtl_, this);
@@ -149,6 +151,7 @@ void MainWindow::createControllers() {
     connect(historyCtl_, &HistoryController::actionsChanged, this, &MainWindow::updateActions);
     connect(historyCtl_, &HistoryController::problem, this, &MainWindow::report);
     connect(exportCtl_, &ExportController::problem, this, &MainWindow::report);
+    connect(profile_, &W::ProfileView::problem, this, &MainWindow::report);
 }
 
 QWidget* MainWindow::buildResultsTabs() {
@@ -196,6 +199,11 @@ QWidget* MainWindow::buildResultsTabs() {
             [appliedView] { appliedView->resizeColumnsToContents(); });
     resultsTabs_->addTab(appliedView, tr("Applied settings"));
     resultsTabs_->addTab(log_, tr("Log"));
+    // The operator profile (run.profile_iters, pitlane-cli --profile): a tab only while the
+    // shown run has one (RunController::refreshProfile).
+    profile_ = new W::ProfileView;
+    resultsTabs_->addTab(profile_, tr("Operators"));
+    resultsTabs_->setTabVisible(resultsTabs_->indexOf(profile_), false);
     return resultsTabs_;
 }
 
@@ -231,6 +239,7 @@ void MainWindow::createMenus() {
     exportAction_->setStatusTip(
         tr("Write the shown run (or the run selected in the history list) as HTML, PDF, "
            "Markdown, CSV or JSON (Ctrl+E)"));
+    file->addAction(profile_->exportTraceAction());
     file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 

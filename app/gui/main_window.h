@@ -36,6 +36,7 @@ class LessonPanel;
 class LessonsBrowser;
 class LogPane;
 class PlotPanel;
+class ProfileView;
 class RunStatusPanel;
 class SetupPanel;
 class WrappingLabel;
@@ -106,6 +107,9 @@ public:
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
     widgets::LessonPanel* lessonPanel() const { return lesson_; }
+    // The Operators tab: the shown run's operator profile, and Export trace….
+    widgets::ProfileView* profileView() const { return profile_; }
+    QTabWidget* resultsTabs() const { return resultsTabs_; }
     widgets::LessonsBrowser* lessonsBrowser() const;
     QDockWidget* lessonsDock() const;
     QAction* browseLessonsAction() const;  // Lessons ▸ Browse lessons…
@@ -159,6 +163,7 @@ private:
     widgets::WrappingLabel* verdictLine_ = nullptr;
     widgets::LessonPanel* lesson_ = nullptr;  // the loaded preset's lesson, above the verdict
     QTabWidget* resultsTabs_ = nullptr;
+    widgets::ProfileView* profile_ = nullptr;  // the Operators tab
     QSplitter* mainSplitter_ = nullptr;
     QSplitter* rightSplitter_ = nullptr;
     RecentFiles* recent_ = nullptr;

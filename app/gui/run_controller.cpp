@@ -8,6 +8,7 @@
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/profile_view.h"
 #include "pitlane/widgets/run_status_panel.h"
 #include "pitlane/widgets/setup_panel.h"
 #include "pitlane/widgets/verdict_calculator.h"
@@ -15,6 +16,7 @@
 
 #include <QMainWindow>
 #include <QStatusBar>
+#include <QTabWidget>
 
 namespace pitlane::app {
 
@@ -97,6 +99,7 @@ void RunController::start(const spec::Preset& preset) {
     views_.plots->beginRun();
     views_.status->beginRun();
     refreshApplied();
+    refreshProfile();
     liveVerdict_.start();
     views_.log->append(-1, QString(), QStringLiteral("info"),
                        tr("run started: %1 arms of %2")
@@ -124,6 +127,10 @@ void RunController::onArmEvent(int arm, const json& event) {
                 {true, available->get<bool>(),
                  devices != env.end() && devices->is_number_integer() ? devices->get<int>() : 0});
         }
+    } else if (type == "profile") {
+        QTimer::singleShot(0, this, [this] {
+            if (!shown_.isStored()) refreshProfile();
+        });
     } else if (type == "loaded" || type == "applied") {
         // armEvent is emitted before the runner stores the event in result(): read it after.
         QTimer::singleShot(0, this, [this] {
@@ -141,12 +148,19 @@ void RunController::refreshApplied() {
     views_.applied->setArms(arms);
 }
 
+void RunController::refreshProfile() {
+    views_.profile->setRun(shown_.result());
+    views_.resultsTabs->setTabVisible(views_.resultsTabs->indexOf(views_.profile),
+                                      views_.profile->hasProfile());
+}
+
 void RunController::onRunnerFinished() {
     liveVerdict_.stop();
     // Plot by plot, between other events: the window answers while the plots catch up.
     plotsPending_ = true;
     views_.plots->flushInSteps();
     refreshApplied();
+    refreshProfile();
     views_.setup->modelPanel()->showLoaded(runner_->result());
     const auto& result = runner_->result();
     endPending_ = verdictPending_ = true;

@@ -46,6 +46,8 @@ public:
     bool stop();
     // The shown run's applied settings into the Applied settings table.
     void refreshApplied();
+    // The shown run's operator profiles into the Operators tab, shown only when there is one.
+    void refreshProfile();
 
     // The views leave the live run for a finished one: whoever waits for the live run's end
     // hears of it now (runFinished), the live verdict stops, answers still on their way are

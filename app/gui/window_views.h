@@ -10,6 +10,7 @@ class ComparisonTableModel;
 class LessonPanel;
 class LogPane;
 class PlotPanel;
+class ProfileView;
 class RunStatusPanel;
 class SetupPanel;
 class WrappingLabel;
@@ -27,7 +28,8 @@ struct WindowViews {
     widgets::LogPane* log = nullptr;
     widgets::WrappingLabel* verdictLine = nullptr;
     widgets::LessonPanel* lesson = nullptr;  // the lesson above the verdict, and its judgement
-    QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log
+    QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log, Operators
+    widgets::ProfileView* profile = nullptr;  // the Operators tab, shown when a profile exists
 };
 
 }  // namespace pitlane::app

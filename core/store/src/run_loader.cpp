@@ -160,12 +160,12 @@ results::ProcessInfo processFromRow(const QSqlQuery& q) {
     return p;
 }
 
-// The rows that belong to an arm: its samples (warmup and measured), metrics, worker processes
-// and warnings. Prepared once per run, executed once per arm.
+// The rows that belong to an arm: its samples (warmup and measured), metrics, worker processes,
+// warnings, operator profile and serving levels. Prepared once per run, executed once per arm.
 class ArmRows {
 public:
     explicit ArmRows(const QSqlDatabase& db)
-        : samples_(db), metrics_(db), events_(db), processes_(db), serving_(db) {
+        : samples_(db), metrics_(db), events_(db), processes_(db), profile_(db), serving_(db) {
         samples_.prepare(
             QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                            "WHERE arm = ? ORDER BY rowid"));
@@ -178,6 +178,7 @@ public:
             "fault_iters FROM processes WHERE arm = ? ORDER BY idx"));
         events_.prepare(QStringLiteral(
             "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
+        profile_.prepare(QStringLiteral("SELECT profile FROM profiles WHERE arm = ?"));
     }
 
     // Fills `a` from the rows of arm `armId`; false (and the database's message in `error`)
@@ -205,6 +206,12 @@ public:
         if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
         if (!exec(events_, armId, error)) return false;
         while (events_.next()) a.warnings.push_back(events_.value(0).toString().toStdString());
+        // Schema v8: the operator profile as the worker sent it (a damaged row reads as none).
+        if (!exec(profile_, armId, error)) return false;
+        if (profile_.next()) {
+            json p = parseJsonText(profile_.value(0).toString(), json());
+            if (p.is_object()) a.profile = std::move(p);
+        }
         return serving_.read(armId, &a.serving, error);
     }
 
@@ -216,7 +223,7 @@ private:
         return false;
     }
 
-    QSqlQuery samples_, metrics_, events_, processes_;
+    QSqlQuery samples_, metrics_, events_, processes_, profile_;
     detail::ServingRows serving_;
 };
 

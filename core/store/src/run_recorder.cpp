@@ -95,6 +95,7 @@ bool RunRecorder::ensureBegun() {
     warmupStored_.assign(n, 0);
     warmupBatch_.assign(n, 1);
     storedProcesses_.assign(n, {});
+    profileStored_.assign(n, false);
     auto ids = run_;
     writer_->post(
         [ids, rows = runRows(result_()), source = source_](RunStore& store) {
@@ -240,6 +241,16 @@ void RunRecorder::syncServing(std::size_t arm) {
     }
 }
 
+void RunRecorder::syncProfile(std::size_t arm) {
+    if (!hasSource() || arm >= profileStored_.size() || arm >= result_().arms.size()) return;
+    const auto& p = result_().arms[arm].profile;
+    if (!p.is_object() || profileStored_[arm]) return;
+    profileStored_[arm] = true;
+    post([arm, p](RunStore& store, const RecordedRun& ids) {
+        return store.updateProfile(ids.armIds[arm], p);
+    });
+}
+
 void RunRecorder::armChanged(int arm) {
     if (!ensureBegun()) return;
     markDirty(arm);
@@ -269,6 +280,9 @@ void RunRecorder::event(int arm, const json& ev) {
     if (ev.value("type", std::string()) == protocol::kServeBatches ||
         (type == EventType::BlockDone && ev.contains("serving")))
         syncServing(a);
+    // The operator profile (the runner keeps worker 0's in ArmResult::profile): committed as it
+    // arrives, so a run killed afterwards keeps it.
+    if (ev.value("type", std::string()) == protocol::kProfile) syncProfile(a);
 }
 
 void RunRecorder::postEvent(int arm, json ev) {
@@ -342,6 +356,7 @@ void RunRecorder::armFinished(int arm) {
 void RunRecorder::runFinished() {
     if (!recording_ || !hasSource()) return;
     for (std::size_t i = 0; i < storedServing_.size(); ++i) syncServing(i);
+    for (std::size_t i = 0; i < profileStored_.size(); ++i) syncProfile(i);
     recording_ = false;
     auto ids = run_;
     post(

@@ -197,6 +197,15 @@ struct Inserter {
         return true;
     }
 
+    // The arm's operator profile (schema v8): one row per arm, replaced if written again.
+    bool profile(qint64 armId, const json& p) {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT OR REPLACE INTO profiles (arm, profile) VALUES (?, ?)"));
+        q.addBindValue(armId);
+        q.addBindValue(jsonText(p));
+        return exec(q);
+    }
+
     bool event(qint64 runId, qint64 armId, double tMs, const json& ev) {
         QSqlQuery q(db);
         q.prepare(
@@ -320,6 +329,15 @@ bool RunStore::appendServingChunk(qint64 armId, const ServingChunk& chunk) {
     return true;
 }
 
+bool RunStore::updateProfile(qint64 armId, const json& profile) {
+    Inserter ins{database(connection_), {}};
+    Transaction tx(ins.db);
+    if (!tx.began()) return fail(QStringLiteral("record profile"), tx.error());
+    if (!ins.profile(armId, profile) || !tx.commit())
+        return fail(QStringLiteral("record profile"), ins.error.isEmpty() ? tx.error() : ins.error);
+    return true;
+}
+
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
@@ -367,7 +385,8 @@ std::optional<qint64> RunStore::importRun(const results::RunResult& run, const Q
         const auto armId = ins.arm(*id, int(i), a);
         if (!armId || !ins.samples(*armId, a.samples, 0, a.samples.size()) ||
             !ins.warmup(*armId, a.warmup_ns, 0, a.batch_size) ||
-            !ins.processes(*armId, a.processes, 0))
+            !ins.processes(*armId, a.processes, 0) ||
+            (a.profile.is_object() && !ins.profile(*armId, a.profile)))
             return failed();
         for (std::size_t l = 0; l < a.serving.size(); ++l)
             if (!detail::writeServingLevelWithRecord(ins.db, *armId, l, a.serving[l], &ins.error))

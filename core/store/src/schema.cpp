@@ -168,6 +168,16 @@ const char* const kV7[] = {
     "CREATE INDEX serving_batches_by_arm ON serving_batches (arm, level_idx)",
 };
 
+// v7 -> v8: an arm's operator profile (issue 14, run.profile_iters): ArmResult::profile as the
+// worker's profile event gave it (iters, batch_size, wall_ms, profiler, ops[], trace), as JSON
+// text, one row per profiled arm, written when the event arrives. Its own table: the trace is
+// large and the arms rows are rewritten often. Runs written by v7 have no profile.
+const char* const kV8[] = {
+    R"(CREATE TABLE profiles (
+        arm INTEGER PRIMARY KEY REFERENCES arms(id) ON DELETE CASCADE,
+        profile TEXT NOT NULL))",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -179,7 +189,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV4, sizeof kV4 / sizeof *kV4},
                        {kV5, sizeof kV5 / sizeof *kV5},
                        {kV6, sizeof kV6 / sizeof *kV6},
-                       {kV7, sizeof kV7 / sizeof *kV7}};
+                       {kV7, sizeof kV7 / sizeof *kV7},
+                       {kV8, sizeof kV8 / sizeof *kV8}};
 // clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 

@@ -4,7 +4,8 @@
 // every samples event in its own transaction the moment it is appended, metric ticks, warnings
 // and errors, arm statuses, each worker process (pid, cold costs, page faults) as it reports,
 // a serving run's levels and their batches as each serve_batches / block_done event arrives,
-// and the verdict when it finishes. A SIGKILL of the process loses nothing already committed.
+// each arm's operator profile as its profile event arrives, and the verdict when it finishes.
+// A SIGKILL of the process loses nothing already committed.
 // The writes go through a HistoryWriter: inline on a store the caller owns (pitlane-cli), or on
 // a thread of its own (the window), where they are copies of what the run reported, committed in
 // batches, and the stored verdict and lesson are computed there too.
@@ -73,6 +74,8 @@ private:
     // each serve_batches and block_done event): a level's row when it appears or its block_done
     // figures change, and the batches and arrivals added since the last write, as one chunk.
     void syncServing(std::size_t arm);
+    // Writes the arm's operator profile (ArmResult::profile) once the runner has it.
+    void syncProfile(std::size_t arm);
     // Posts a write about the current run: `write` gets the store and the run's row ids (a
     // write of a run whose rows could not be created is skipped: that failure was reported).
     void post(std::function<bool(RunStore&, const RecordedRun&)> write,
@@ -108,6 +111,7 @@ private:
         bool saturated = false, complete = false;
     };
     std::vector<std::vector<StoredLevel>> storedServing_;  // per arm, per level
+    std::vector<bool> profileStored_;                       // per arm
 };
 
 template <class Runner>

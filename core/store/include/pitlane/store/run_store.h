@@ -78,7 +78,7 @@ struct IntegrityReport {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 7;
+    static constexpr int kSchemaVersion = 8;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -146,6 +146,9 @@ public:
     // here: they come in chunks (appendServingChunk), as the worker streams them.
     bool updateServingLevel(qint64 armId, std::size_t index, const results::ServingLevel& level);
     bool appendServingChunk(qint64 armId, const ServingChunk& chunk);
+    // The arm's operator profile (schema v8; ArmResult::profile, the worker's profile event),
+    // inserted or replaced; loadRun gives it back as written.
+    bool updateProfile(qint64 armId, const nlohmann::json& profile);
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
     bool finishRun(qint64 runId, const results::RunResult& run);
