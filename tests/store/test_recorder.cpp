@@ -99,6 +99,11 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
         EXPECT_EQ(s.minor_faults, l.minor_faults) << i;
         EXPECT_EQ(s.major_faults, l.major_faults) << i;
         EXPECT_EQ(s.fault_iters, l.fault_iters) << i;
+        // The timed loops' CPU time, wall time and preemptions (block_done; the advisor's core use).
+        EXPECT_GT(l.cpu_wall_ms, 0) << i;
+        EXPECT_DOUBLE_EQ(s.cpu_ms, l.cpu_ms) << i;
+        EXPECT_DOUBLE_EQ(s.cpu_wall_ms, l.cpu_wall_ms) << i;
+        EXPECT_EQ(s.involuntary_switches, l.involuntary_switches) << i;
     }
     const auto ps = results::processSummaries(live), pl = results::processSummaries(loaded);
     ASSERT_EQ(pl.size(), ps.size());

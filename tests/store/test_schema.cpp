@@ -232,6 +232,9 @@ pitlane::results::RunResult replicatedRun() {
             info.fault_iters = 20;
             info.minor_faults = slow ? 20 * 150 : 3;
             info.major_faults = p;
+            info.cpu_ms = 180.25 + p;
+            info.cpu_wall_ms = 200.5;
+            info.involuntary_switches = 7 + p;
             a.processes.push_back(info);
             for (int b = 0; b < 2; ++b)
                 for (int k = 0; k < 10; ++k, ++iter)
@@ -285,6 +288,9 @@ TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
             EXPECT_EQ(b.processes[p].minor_faults, a.processes[p].minor_faults);
             EXPECT_EQ(b.processes[p].major_faults, a.processes[p].major_faults);
             EXPECT_EQ(b.processes[p].fault_iters, a.processes[p].fault_iters);
+            EXPECT_DOUBLE_EQ(b.processes[p].cpu_ms, a.processes[p].cpu_ms);
+            EXPECT_DOUBLE_EQ(b.processes[p].cpu_wall_ms, a.processes[p].cpu_wall_ms);
+            EXPECT_EQ(b.processes[p].involuntary_switches, a.processes[p].involuntary_switches);
         }
         // What the views derive: per-process medians, faults per iteration, variance shares.
         const auto ja = pitlane::results::toResultsJson(run)["arms"][i];

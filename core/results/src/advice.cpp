@@ -101,7 +101,7 @@ bool measuredSomething(const ArmResult& a) {
 void applyChange(const RunResult& run, Advice& adv) {
     if (adv.change.empty()) return;
     json knobs = run.arms[adv.arm].knobs.is_object() ? run.arms[adv.arm].knobs : json::object();
-    for (const auto& [k, v] : adv.change.items()) knobs[k] = v;
+    for (auto it = adv.change.begin(); it != adv.change.end(); ++it) knobs[it.key()] = it.value();
     try {
         spec::parseKnobs(knobs, "advice", "knobs");
         adv.arm_knobs = knobs;
@@ -117,7 +117,8 @@ std::string valueText(const json& v) { return v.is_string() ? v.get<std::string>
 
 std::string changeText(const json& change) {
     std::string s;
-    for (const auto& [k, v] : change.items()) s += (s.empty() ? "" : ", ") + k + "=" + valueText(v);
+    for (auto it = change.begin(); it != change.end(); ++it)
+        s += (s.empty() ? "" : ", ") + it.key() + "=" + valueText(it.value());
     return s;
 }
 

@@ -157,6 +157,9 @@ results::ProcessInfo processFromRow(const QSqlQuery& q) {
     p.minor_faults = q.value(5).toLongLong();
     p.major_faults = q.value(6).toLongLong();
     p.fault_iters = q.value(7).toLongLong();
+    p.cpu_ms = q.value(8).toDouble();
+    p.cpu_wall_ms = q.value(9).toDouble();
+    p.involuntary_switches = q.value(10).toLongLong();
     return p;
 }
 
@@ -175,7 +178,8 @@ public:
                            "ORDER BY rowid"));
         processes_.prepare(QStringLiteral(
             "SELECT replicate, worker, pid, load_ms, first_forward_ms, minor_faults, major_faults, "
-            "fault_iters FROM processes WHERE arm = ? ORDER BY idx"));
+            "fault_iters, cpu_ms, cpu_wall_ms, involuntary_switches FROM processes WHERE arm = ? "
+            "ORDER BY idx"));
         events_.prepare(QStringLiteral(
             "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
         profile_.prepare(QStringLiteral("SELECT profile FROM profiles WHERE arm = ?"));

@@ -146,7 +146,8 @@ bool sameProcess(const results::ProcessInfo& a, const results::ProcessInfo& b) {
     return a.replicate == b.replicate && a.worker == b.worker && a.pid == b.pid &&
            a.load_ms == b.load_ms && a.first_forward_ms == b.first_forward_ms &&
            a.minor_faults == b.minor_faults && a.major_faults == b.major_faults &&
-           a.fault_iters == b.fault_iters;
+           a.fault_iters == b.fault_iters && a.cpu_ms == b.cpu_ms && a.cpu_wall_ms == b.cpu_wall_ms &&
+           a.involuntary_switches == b.involuntary_switches;
 }
 }  // namespace
 

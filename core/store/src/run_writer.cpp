@@ -179,8 +179,8 @@ struct Inserter {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
             "INSERT OR REPLACE INTO processes (arm, idx, replicate, worker, pid, load_ms, "
-            "first_forward_ms, minor_faults, major_faults, fault_iters) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+            "first_forward_ms, minor_faults, major_faults, fault_iters, cpu_ms, cpu_wall_ms, "
+            "involuntary_switches) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
         for (std::size_t i = first; i < p.size(); ++i) {
             q.addBindValue(armId);
             q.addBindValue(qint64(i));
@@ -192,6 +192,9 @@ struct Inserter {
             q.addBindValue(qint64(p[i].minor_faults));
             q.addBindValue(qint64(p[i].major_faults));
             q.addBindValue(qint64(p[i].fault_iters));
+            q.addBindValue(p[i].cpu_ms);
+            q.addBindValue(p[i].cpu_wall_ms);
+            q.addBindValue(qint64(p[i].involuntary_switches));
             if (!exec(q)) return false;
         }
         return true;

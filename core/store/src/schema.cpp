@@ -172,10 +172,15 @@ const char* const kV7[] = {
 // worker's profile event gave it (iters, batch_size, wall_ms, profiler, ops[], trace), as JSON
 // text, one row per profiled arm, written when the event arrives. Its own table: the trace is
 // large and the arms rows are rewritten often. Runs written by v7 have no profile.
+// And what each process's timed loops cost it (block_done, the advisor's core use and
+// preemptions): CPU ms, the loops' wall ms, involuntary context switches (0: not reported).
 const char* const kV8[] = {
     R"(CREATE TABLE profiles (
         arm INTEGER PRIMARY KEY REFERENCES arms(id) ON DELETE CASCADE,
         profile TEXT NOT NULL))",
+    "ALTER TABLE processes ADD COLUMN cpu_ms REAL NOT NULL DEFAULT 0",
+    "ALTER TABLE processes ADD COLUMN cpu_wall_ms REAL NOT NULL DEFAULT 0",
+    "ALTER TABLE processes ADD COLUMN involuntary_switches INTEGER NOT NULL DEFAULT 0",
 };
 
 struct Step {
