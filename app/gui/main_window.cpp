@@ -136,8 +136,9 @@ MainWindow::~MainWindow() = default;
 // File ▸ Export and the Lessons browser (a dock tabbed with the history); problems any of them
 // meets go through report().
 void MainWindow::createControllers() {
-    const WindowViews views{this,     setup_, status_,      plots_,  comparison_,
-                            applied_, log_,   verdictLine_, lesson_, resultsTabs_};
+    WindowViews views{this,     setup_, status_,      plots_,  comparison_,
+                      applied_, log_,   verdictLine_, lesson_, resultsTabs_};
+    views.advice = advice_;
     runCtl_ = new RunController(views, this);
     createActions();
     historyCtl_ = new HistoryController(views, runCtl_, this);
@@ -196,6 +197,7 @@ QWidget* MainWindow::buildResultsTabs() {
             [appliedView] { appliedView->resizeColumnsToContents(); });
     resultsTabs_->addTab(appliedView, tr("Applied settings"));
     resultsTabs_->addTab(log_, tr("Log"));
+    addAdviceTab();
     return resultsTabs_;
 }
 

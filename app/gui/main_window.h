@@ -29,6 +29,7 @@ namespace pitlane::store {
 class RunStore;
 }
 namespace pitlane::widgets {
+class AdviceView;
 class AppliedSettingsModel;
 class ComparisonTableModel;
 class HistoryPanel;
@@ -106,6 +107,10 @@ public:
     widgets::AppliedSettingsModel* appliedModel() const { return applied_; }
     widgets::LogPane* logPane() const { return log_; }
     widgets::LessonPanel* lessonPanel() const { return lesson_; }
+    widgets::AdviceView* adviceView() const { return advice_; }
+    // Brings a results tab to the front by the start of its title ("verdict", "applied", "log",
+    // "advice"; any case): pitlane --tab. False when no tab's title starts so.
+    bool showResultsTab(const QString& name);
     widgets::LessonsBrowser* lessonsBrowser() const;
     QDockWidget* lessonsDock() const;
     QAction* browseLessonsAction() const;  // Lessons ▸ Browse lessons…
@@ -140,6 +145,8 @@ private:
     void report(const QString& title, const QString& text);
     void makeRoomForLesson();
     void setCuda(const widgets::CudaAvailability& cuda);
+    // main_window_advice.cpp: the Advice tab, and its "Add arm" into the arm editor.
+    void addAdviceTab();
 
     // main_window_files.cpp
     void openPresetDialog();
@@ -158,6 +165,7 @@ private:
     QTableView* comparisonView_ = nullptr;
     widgets::WrappingLabel* verdictLine_ = nullptr;
     widgets::LessonPanel* lesson_ = nullptr;  // the loaded preset's lesson, above the verdict
+    widgets::AdviceView* advice_ = nullptr;   // the Advice tab (main_window_advice.cpp)
     QTabWidget* resultsTabs_ = nullptr;
     QSplitter* mainSplitter_ = nullptr;
     QSplitter* rightSplitter_ = nullptr;
