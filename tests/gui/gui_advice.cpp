@@ -5,6 +5,7 @@
 // box's "Profile after measuring" writes run.profile_iters.
 #include "gui_test_support.h"
 
+#include "command_line.h"
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/widgets/advice_view.h"
@@ -178,6 +179,24 @@ private slots:
         } else {
             QVERIFY(hint->isHidden());
         }
+    }
+
+    // pitlane --tab NAME (and tools/screenshot.sh --tab): a results tab by the start of its title.
+    void tabByName() {
+        const auto c = app::parseCommandLine({"pitlane", "p.json", "--run", "--tab", "advice"});
+        QVERIFY(c.error.isEmpty());
+        QCOMPARE(c.tab, QStringLiteral("advice"));
+        QVERIFY(!app::parseCommandLine({"pitlane", "p.json", "--tab"}).error.isEmpty());
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(QStringLiteral("none")));
+        auto* tabs = w.findChild<QTabWidget*>(QStringLiteral("resultsTabs"));
+        QVERIFY(w.showResultsTab(QStringLiteral("Advice")));
+        QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(w.adviceView()));
+        QVERIFY(w.showResultsTab(QStringLiteral("applied")));
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("Applied settings"));
+        QVERIFY(!w.showResultsTab(QStringLiteral("nonsense")));
+        QVERIFY(!w.showResultsTab(QString()));
     }
 
     // The Run box's checkbox is run.profile_iters: a preset's own count is kept, a new one is

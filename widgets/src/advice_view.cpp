@@ -170,7 +170,11 @@ void AdviceView::addArmRows(std::size_t arm, int& row) {
         head += tr(" — nothing crossed a rule's threshold");
     else
         head += count == 1 ? tr(" — 1 suggestion") : tr(" — %1 suggestions").arg(count);
-    if (s.measured[arm] && !s.profiled[arm]) head += tr(" <i>(no operator profile)</i>");
+    // Named per arm only when some arms have a profile (else the hint above says it once).
+    bool anyProfile = false;
+    for (std::size_t i = 0; i < s.arms.size(); ++i) anyProfile = anyProfile || s.profiled[i];
+    if (anyProfile && s.measured[arm] && !s.profiled[arm])
+        head += tr(" <i>(no operator profile)</i>");
     auto* h = cell(head, rows_);
     h->setContentsMargins(0, row > 1 ? 8 : 2, 0, 0);
     grid_->addWidget(h, row++, 0, 1, 6);
