@@ -181,6 +181,55 @@ private slots:
         }
     }
 
+    // Advice that is not a knob (the reference_blas rule: install a BLAS) shows what to do, and
+    // its button is disabled with that as the reason; a serving run says why it has no advice.
+    void nonKnobAdviceExplainsItself() {
+        auto s = std::make_shared<widgets::AdviceSnapshot>();
+        s->arms = {"A"};
+        s->profiled = {true};
+        s->measured = {true};
+        results::Advice a;
+        a.rule = "reference_blas";
+        a.title = "Use an optimized BLAS instead of the reference BLAS";
+        a.evidence = "aten::addmm 4.00 ms of 5.00 ms per profiled iteration (80 %). More.";
+        a.share = 0.8;
+        a.measured = true;
+        a.arm_knobs = nullptr;
+        a.action = "install libopenblas0 (update-alternatives --config libblas.so.3)";
+        s->advice.push_back(a);
+        s->suggested.push_back(nullptr);
+        widgets::AdviceView view;
+        view.resize(1000, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setSnapshot(s);
+        QCOMPARE(view.title(), QStringLiteral("Advice (1)"));
+        QPushButton* add = view.addButton(0);
+        QVERIFY(add && !add->isEnabled());
+        QCOMPARE(add->toolTip(), QString::fromStdString(a.action));
+        bool actionShown = false;
+        for (auto* l : view.findChildren<QLabel*>())
+            actionShown = actionShown || (l->text().contains(QStringLiteral("do:")) &&
+                                          l->text().contains(QStringLiteral("libopenblas0")));
+        QVERIFY(actionShown);
+        auto* row = view.findChild<QLabel*>(QStringLiteral("advice_0"));
+        QVERIFY(row->text().contains(QStringLiteral("(80 %).")));   // the first sentence
+        QVERIFY(!row->text().contains(QStringLiteral("More.")));    // the rest in the tooltip
+        QVERIFY(row->toolTip().contains(QStringLiteral("More.")));
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("adviceHint"))->isHidden());
+
+        auto serving = std::make_shared<widgets::AdviceSnapshot>();
+        serving->arms = {"A", "B"};
+        serving->profiled = serving->measured = {false, false};
+        serving->serving = true;
+        view.setSnapshot(serving);
+        QCOMPARE(view.title(), QStringLiteral("Advice"));
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("adviceHint"))->text().contains("serving"));
+        QVERIFY(!view.addButton(0));
+        view.clear(QStringLiteral("waiting"));
+        QVERIFY(!view.snapshot());
+    }
+
     // pitlane --tab NAME (and tools/screenshot.sh --tab): a results tab by the start of its title.
     void tabByName() {
         const auto c = app::parseCommandLine({"pitlane", "p.json", "--run", "--tab", "advice"});
