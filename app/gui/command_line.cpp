@@ -63,7 +63,7 @@ void installDisplayErrorHandler() {
 
 const char* usage() {
     return "usage: pitlane [PRESET.json | MODEL.pt] [--run] [--screenshot OUT.png] "
-           "[--quit-when-done] [--db PATH] [--dark]\n"
+           "[--quit-when-done] [--db PATH] [--dark] [--tab NAME]\n"
            "       pitlane --help | --version\n"
            "  --run             start the run as soon as the window is up\n"
            "  --screenshot F    save a PNG of the window when the run is done\n"
@@ -72,6 +72,7 @@ const char* usage() {
            "  --db PATH         run history file ('none': store nothing); default $PITLANE_DB,\n"
            "                    else the user's data directory (the same file as pitlane-cli)\n"
            "  --dark            dark palette\n"
+           "  --tab NAME        show that results tab: verdict, applied, log or advice\n"
            "  --version, -V     print the version and exit\n"
            "environment:\n"
            "  PITLANE_PRESETS_DIR  the presets folder (File > Open preset starts there; the\n"
@@ -100,6 +101,8 @@ CommandLine parseCommandLine(const QStringList& arguments) {
             if (!value(c.screenshot)) return c;
         } else if (a == QLatin1String("--db")) {
             if (!value(c.db)) return c;
+        } else if (a == QLatin1String("--tab")) {
+            if (!value(c.tab)) return c;
         } else if (a.startsWith(QLatin1String("--"))) {
             c.error = QStringLiteral("unknown option %1").arg(a);
             return c;

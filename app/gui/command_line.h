@@ -1,7 +1,7 @@
 #pragma once
 // The window's command line (CONTRACT.md "Commands"):
 //   pitlane [PRESET.json | MODEL.pt] [--run] [--screenshot OUT.png] [--quit-when-done]
-//           [--db PATH] [--dark]
+//           [--db PATH] [--dark] [--tab NAME]
 #include <QString>
 #include <QStringList>
 
@@ -14,6 +14,7 @@ struct CommandLine {
     bool quitWhenDone = false;
     QString db;  // run history file (kept for the RunStore; "none" stores nothing)
     bool dark = false;
+    QString tab;  // the results tab to show (verdict, applied, log, advice)
     QString error;  // non-empty: bad arguments
 };
 

@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
     // script gets the CLI's answer (exit 2) instead of results it believes stored.
     if (!window.setDatabasePath(cli.db) && cli.run && cli.quitWhenDone) return 2;
     if (cli.dark) window.setDarkPalette(true);
+    if (!cli.tab.isEmpty() && !window.showResultsTab(cli.tab)) {
+        std::cerr << "pitlane: no results tab " << cli.tab.toStdString()
+                  << " (verdict, applied, log, advice)\n";
+        return 2;
+    }
 
     bool opened = true;
     if (cli.path.isEmpty())

@@ -137,9 +137,10 @@ MainWindow::~MainWindow() = default;
 // File ▸ Export and the Lessons browser (a dock tabbed with the history); problems any of them
 // meets go through report().
 void MainWindow::createControllers() {
-    const WindowViews views{this,     setup_, status_,      plots_,  comparison_,
-                            applied_, log_,   verdictLine_, lesson_, resultsTabs_,
-                            profile_};
+    WindowViews views{this,     setup_, status_,      plots_,  comparison_,
+                      applied_, log_,   verdictLine_, lesson_, resultsTabs_,
+                      profile_};
+    views.advice = advice_;
     runCtl_ = new RunController(views, this);
     createActions();
     historyCtl_ = new HistoryController(views, runCtl_, this);
@@ -204,6 +205,7 @@ QWidget* MainWindow::buildResultsTabs() {
     profile_ = new W::ProfileView;
     resultsTabs_->addTab(profile_, tr("Operators"));
     resultsTabs_->setTabVisible(resultsTabs_->indexOf(profile_), false);
+    addAdviceTab();
     return resultsTabs_;
 }
 

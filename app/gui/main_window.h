@@ -29,6 +29,7 @@ namespace pitlane::store {
 class RunStore;
 }
 namespace pitlane::widgets {
+class AdviceView;
 class AppliedSettingsModel;
 class ComparisonTableModel;
 class HistoryPanel;
@@ -110,6 +111,10 @@ public:
     // The Operators tab: the shown run's operator profile, and Export trace….
     widgets::ProfileView* profileView() const { return profile_; }
     QTabWidget* resultsTabs() const { return resultsTabs_; }
+    widgets::AdviceView* adviceView() const { return advice_; }
+    // Brings a results tab to the front by the start of its title ("verdict", "applied", "log",
+    // "advice"; any case): pitlane --tab. False when no tab's title starts so.
+    bool showResultsTab(const QString& name);
     widgets::LessonsBrowser* lessonsBrowser() const;
     QDockWidget* lessonsDock() const;
     QAction* browseLessonsAction() const;  // Lessons ▸ Browse lessons…
@@ -144,6 +149,8 @@ private:
     void report(const QString& title, const QString& text);
     void makeRoomForLesson();
     void setCuda(const widgets::CudaAvailability& cuda);
+    // main_window_advice.cpp: the Advice tab, and its "Add arm" into the arm editor.
+    void addAdviceTab();
 
     // main_window_files.cpp
     void openPresetDialog();
@@ -162,6 +169,7 @@ private:
     QTableView* comparisonView_ = nullptr;
     widgets::WrappingLabel* verdictLine_ = nullptr;
     widgets::LessonPanel* lesson_ = nullptr;  // the loaded preset's lesson, above the verdict
+    widgets::AdviceView* advice_ = nullptr;   // the Advice tab (main_window_advice.cpp)
     QTabWidget* resultsTabs_ = nullptr;
     widgets::ProfileView* profile_ = nullptr;  // the Operators tab
     QSplitter* mainSplitter_ = nullptr;

@@ -1,6 +1,7 @@
 #include "run_controller.h"
 
 #include "pitlane/spec/preset.h"
+#include "pitlane/widgets/advice_view.h"
 #include "pitlane/widgets/applied_settings_model.h"
 #include "pitlane/widgets/comparison_table_model.h"
 #include "pitlane/widgets/lesson_judge.h"
@@ -44,6 +45,8 @@ RunController::RunController(const WindowViews& views, QObject* parent)
                 serving_ = s;
                 views_.plots->setServingSnapshot(std::move(s));
             });
+    // The advisor's answer for a finished run (live or stored), computed with the final verdict.
+    connect(verdict_, &W::VerdictCalculator::adviceReady, views_.advice, &W::AdviceView::setSnapshot);
     connect(lessonJudge_, &W::LessonJudge::judged, this, &RunController::onLessonJudged);
     connect(views_.plots, &W::PlotPanel::flushed, this, [this] {
         plotsPending_ = false;
@@ -92,6 +95,7 @@ void RunController::start(const spec::Preset& preset) {
     views_.lesson->setNote(tr("judged when the run finishes"));
     views_.comparison->setRows({});
     views_.verdictLine->setWrappedText(QString());
+    views_.advice->clear(tr("Advice is computed when the run finishes."));
     samplesAtLastVerdict_ = 0;
     serving_.reset();
     views_.setup->modelPanel()->clearLoaded();
@@ -183,6 +187,7 @@ void RunController::leaveLiveRun(const QString& verdictLine) {
     lessonJudge_->reset();
     serving_.reset();
     views_.comparison->setRows({});
+    views_.advice->clear(tr("Computing the advice…"));
     views_.verdictLine->setWrappedText(verdictLine);
 }
 

@@ -5,6 +5,7 @@ class QMainWindow;
 class QTabWidget;
 
 namespace pitlane::widgets {
+class AdviceView;
 class AppliedSettingsModel;
 class ComparisonTableModel;
 class LessonPanel;
@@ -28,8 +29,9 @@ struct WindowViews {
     widgets::LogPane* log = nullptr;
     widgets::WrappingLabel* verdictLine = nullptr;
     widgets::LessonPanel* lesson = nullptr;  // the lesson above the verdict, and its judgement
-    QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log, Operators
+    QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log, Operators, Advice
     widgets::ProfileView* profile = nullptr;  // the Operators tab, shown when a profile exists
+    widgets::AdviceView* advice = nullptr;   // the Advice tab: filled with the final verdict
 };
 
 }  // namespace pitlane::app

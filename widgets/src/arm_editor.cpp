@@ -129,6 +129,17 @@ void ArmEditor::addArm() {
     emit changed();
 }
 
+QString ArmEditor::addArmWith(const QString& name, const json& knobs) {
+    QStringList used;
+    for (int i = 0; i < tabs_->count(); ++i) used << form(i)->armName();
+    QString unique = name.isEmpty() ? freeName({}) : name;
+    for (int n = 2; used.contains(unique); ++n) unique = QStringLiteral("%1 (%2)").arg(name).arg(n);
+    appendForm(unique, knobs.is_object() ? knobs : json::object());
+    tabs_->setCurrentIndex(tabs_->count() - 1);
+    emit changed();
+    return unique;
+}
+
 void ArmEditor::duplicateArm() {
     const int current = tabs_->currentIndex();
     if (current < 0) return addArm();

@@ -4,6 +4,7 @@
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/wheel_guard.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -126,6 +127,14 @@ SetupPanel::SetupPanel(QWidget* parent)
         runLayout->addWidget(l, 0, column);
         runLayout->addWidget(spin, 1, column++);
     }
+    profile_ = new QCheckBox(tr("Profile after measuring (for advice)"), runBox);
+    profile_->setObjectName(QStringLiteral("profileAfter"));
+    profile_->setToolTip(
+        tr("After the measured blocks, run %1 more iterations of every arm under libtorch's "
+           "profiler, never timed (run.profile_iters; pitlane-cli run --profile): the operator "
+           "profile the Advice tab's rules read to see where the time goes.")
+            .arg(kProfileIters));
+    runLayout->addWidget(profile_, 3, 0, 1, column);
     servingNote_ = new QLabel(runBox);
     servingNote_->setObjectName(QStringLiteral("servingNote"));
     servingNote_->setWordWrap(true);
@@ -159,6 +168,7 @@ SetupPanel::SetupPanel(QWidget* parent)
     connect(input_, &QLineEdit::textChanged, this, edited);
     for (auto* s : {warmup_, iters_, blockIters_, processes_})
         connect(s, &QSpinBox::valueChanged, this, edited);
+    connect(profile_, &QCheckBox::toggled, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
     connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
     connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
@@ -207,6 +217,7 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     iters_->setValue(intOr("iters", defaults.iters));
     blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
     processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
+    profile_->setChecked(intOr("profile_iters", 0) > 0);
     arms_->setArms(raw_.value("arms", json::array()));
     updateInputPlaceholder();
     showServing();
@@ -280,6 +291,12 @@ json SetupPanel::presetJson() const {
     if (run.contains("processes") ||
         processes_->value() != std::min(defaults.processes, iters_->value()))
         run["processes"] = processes_->value();
+    // The preset's own count when it had one, else kProfileIters; unchecked: none.
+    if (!profile_->isChecked())
+        run.erase("profile_iters");
+    else if (!run.contains("profile_iters") || !run["profile_iters"].is_number_integer() ||
+             run["profile_iters"].get<int>() <= 0)
+        run["profile_iters"] = kProfileIters;
     j["run"] = run;
     j["arms"] = arms_->armsJson();
     return j;

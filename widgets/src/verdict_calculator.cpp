@@ -35,14 +35,15 @@ void VerdictCalculator::request(const results::RunResult& run, bool final) {
         pendingFinal_ = pendingFinal_ || final;
         return;
     }
-    updateMirror(run);
+    updateMirror(run, final);
     live_ = &run.arms;
     launch(final);
 }
 
 // What the verdict and the warnings read, copied from `run`: the arm's figures and settings
-// (small), and the samples that arrived since the last update.
-void VerdictCalculator::updateMirror(const results::RunResult& run) {
+// (small), and the samples that arrived since the last update; for a final request also what
+// the advisor reads besides (the metric ticks, the operator profile, the preset as run).
+void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) {
     if (mirrorStale_ || mirror_.arms.size() != run.arms.size()) {
         mirror_ = results::RunResult();
         mirror_.arms.resize(run.arms.size());
@@ -52,6 +53,7 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
     mirror_.preset = run.preset;  // kilobytes; the serving block and seed are read from it
     mirror_.interleaved = run.interleaved;
     mirror_.stopping = run.stopping;
+    mirror_.preset_json = final ? run.preset_json : nlohmann::json();
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         auto& c = mirror_.arms[i];
@@ -63,6 +65,10 @@ void VerdictCalculator::updateMirror(const results::RunResult& run) {
         mirrorServing(a.serving, c.serving);
         c.processes = a.processes;
         c.warmup_ns = a.warmup_ns;
+        if (final) {
+            c.metrics = a.metrics;
+            c.profile = a.profile;
+        }
         if (a.samples.size() < c.samples.size()) c.samples.clear();  // not the same samples
         if (c.samples.capacity() < a.samples.size()) c.samples.reserve(a.samples.capacity());
         c.samples.insert(c.samples.end(),
@@ -156,23 +162,28 @@ void VerdictCalculator::launch(bool final) {
             serving = std::make_shared<const ServingSnapshot>(liveServingSnapshot(final));
             addServing(*serving, rows);
         }
+        std::shared_ptr<const AdviceSnapshot> advice;
+        if (final) advice = std::make_shared<const AdviceSnapshot>(adviceSnapshot(mirror_));
         QMetaObject::invokeMethod(
             this,
-            [this, rows = std::move(rows), warnings, serving, final, gen]() mutable {
-                onDone(std::move(rows), warnings, std::move(serving), final, gen);
+            [this, rows = std::move(rows), warnings, serving, advice, final, gen]() mutable {
+                onDone(std::move(rows), warnings, std::move(serving), std::move(advice), final,
+                       gen);
             },
             Qt::QueuedConnection);
     });
 }
 
 void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warnings,
-                               std::shared_ptr<const ServingSnapshot> serving, bool final,
+                               std::shared_ptr<const ServingSnapshot> serving,
+                               std::shared_ptr<const AdviceSnapshot> advice, bool final,
                                int generation) {
     if (thread_.joinable()) thread_.join();
     busy_ = false;
     if (generation == generation_) {
         if (final) emit warningsReady(warnings);
         if (serving) emit servingReady(serving, final);
+        if (advice) emit adviceReady(advice);
         emit ready(rows, final);
     }
     if (pending_) {
@@ -180,7 +191,7 @@ void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warn
         const bool nextFinal = pendingFinal_;
         pending_ = nullptr;
         pendingFinal_ = false;
-        updateMirror(*next);
+        updateMirror(*next, nextFinal);
         live_ = &next->arms;
         launch(nextFinal);
     }

@@ -25,6 +25,9 @@ public:
     void setCuda(const CudaAvailability& cuda);
     // Marks the tab of an arm that failed validation (-1: none).
     void markInvalid(int arm);
+    // Appends an arm with these knobs (the Advice tab's "Add arm") and shows it; the name is
+    // made unique with " (2)", " (3)"... Returns the name given.
+    QString addArmWith(const QString& name, const nlohmann::json& knobs);
 
 public slots:
     void addArm();

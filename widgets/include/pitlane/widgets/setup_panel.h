@@ -11,6 +11,7 @@
 
 #include <optional>
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -23,6 +24,9 @@ class ModelPanel;
 class SetupPanel : public QWidget {
     Q_OBJECT
 public:
+    // Profiled iterations per arm when "Profile after measuring" is checked (run.profile_iters).
+    static constexpr int kProfileIters = 10;
+
     explicit SetupPanel(QWidget* parent = nullptr);
 
     void setModelDir(const QString& dir);
@@ -67,6 +71,8 @@ private:
     ModelPanel* model_;
     QLineEdit* input_;
     QSpinBox *warmup_, *iters_, *blockIters_, *processes_;
+    // run.profile_iters > 0: every arm is profiled after it is measured (the advisor's evidence).
+    QCheckBox* profile_ = nullptr;
     ArmEditor* arms_;
     QLabel* validation_;
     // A serving preset's levels (its `serving` block, kept as written: no editor for it here);

@@ -8,7 +8,10 @@
 // (results::runWarnings: noise, process spread, warmup, drift), computed on the same thread.
 // A serving run (issue 13) has no samples: the mirror copies each serving level once it is
 // complete, and the thread computes the ServingSnapshot (points, SLO capacity, the bootstrap
-// comparisons, the verdict's lines) beside the rows.
+// comparisons, the verdict's lines) beside the rows. A final request also gets the advisor's
+// AdviceSnapshot (results::advise): for it, the mirror copies the metrics, the operator profile
+// and the preset's JSON too.
+#include "pitlane/widgets/advice_view.h"
 #include "pitlane/widgets/comparison_rows.h"
 #include "pitlane/widgets/serving_snapshot.h"
 
@@ -39,14 +42,17 @@ signals:
     // Before ready(), for a serving run only.
     void servingReady(std::shared_ptr<const pitlane::widgets::ServingSnapshot> snapshot, bool final);
     void ready(const std::vector<pitlane::widgets::ComparisonRow>& rows, bool final);
+    // Before ready() of a final request: the advice for the run.
+    void adviceReady(std::shared_ptr<const pitlane::widgets::AdviceSnapshot> advice);
 
 private:
-    void updateMirror(const results::RunResult& run);
+    void updateMirror(const results::RunResult& run, bool final);
     void launch(bool final);
     ServingSnapshot liveServingSnapshot(bool final);
     static void addServing(const ServingSnapshot& s, std::vector<ComparisonRow>& rows);
     void onDone(std::vector<ComparisonRow> rows, QStringList warnings,
-                std::shared_ptr<const ServingSnapshot> serving, bool final, int generation);
+                std::shared_ptr<const ServingSnapshot> serving,
+                std::shared_ptr<const AdviceSnapshot> advice, bool final, int generation);
 
     std::thread thread_;
     bool busy_ = false;
