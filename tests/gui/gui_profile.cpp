@@ -195,7 +195,7 @@ private slots:
             QCOMPARE(w.shownResult().arms[std::size_t(k)].profile,
                      liveCopy.arms[std::size_t(k)].profile);
         QVERIFY(view->exportTrace(0, trace, &error));
-        QCOMPARE(testing::readJson(trace), liveCopy.arms[0].profile["trace"]);
+        QCOMPARE(testing::readJson(trace), json::parse(results::profileTraceJson(liveCopy.arms[0])));
 
         // A stored run without a profile hides the tab and disables Export trace.
         results::RunResult plain = liveCopy;
