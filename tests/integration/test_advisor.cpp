@@ -117,7 +117,9 @@ TEST(Advisor, SettingsMetricsAndProfileRulesFireWhereTheEvidenceIs) {
 
     // The tuned, pinned arm: nothing to say. Eval, inference_mode, frozen, one pinned core (no
     // idle core of its own, no migrations), jemalloc, fp32, start-up of a frozen module.
-    EXPECT_TRUE(rulesFor(r, "frozen").empty()) << joined(rulesFor(r, "frozen"));
+    EXPECT_TRUE(rulesFor(r, "frozen").empty()) << joined(rulesFor(r, "frozen")) << r["advice"].dump() << "\n"
+                                                << r["arms"][1]["applied"].value("affinity", json()).dump()
+                                                << r["arms"][1]["processes"].dump();
 
     // bf16 autocast at batch 1 on 64 px: its casts are a large share (measured here 29 %).
     const auto bf16 = rulesFor(r, "bf16");

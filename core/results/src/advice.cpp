@@ -55,10 +55,17 @@ ArmCtx context(const RunResult& run, std::size_t i) {
     c.workers = std::max<int>(1, std::max<int>(int(applied.size()), a.workers));
     c.intra_threads = intOf(a.applied, "intra_op_threads", 1);
     std::set<int> cores;
+    // A list of cores asked for and read back for the worker's threads: those cores. The
+    // read-back is the union over every thread of the process, so one thread that escaped the pin
+    // (affinity_uniform false, e.g. an allocator's background thread) would otherwise count every
+    // core of the machine as the arm's.
+    const json& asked = a.knobs.is_object() && a.knobs.contains("affinity") ? a.knobs["affinity"] : json();
     for (const auto& ap : applied) {
         c.threads += intOf(ap, "intra_op_threads", 1);
-        if (ap.contains("affinity") && ap["affinity"].is_array())
-            for (const auto& core : ap["affinity"])
+        const bool listed = asked.is_array() && ap.value("affinity_policy", std::string()) == "list";
+        const json& mask = listed ? asked : ap.value("affinity", json::array());
+        if (mask.is_array())
+            for (const auto& core : mask)
                 if (core.is_number_integer()) cores.insert(core.get<int>());
     }
     if (int(applied.size()) < c.workers) c.threads += (c.workers - int(applied.size())) * c.intra_threads;
