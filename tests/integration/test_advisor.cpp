@@ -288,3 +288,37 @@ TEST(Advisor, DefaultPresetFirstAdviceForTheSlowArmIsMeasuredFaster) {
     SCOPED_TRACE("advice " + (*advice)["rule"].get<std::string>() + ": " + c.dump());
     EXPECT_GT(c["ci95"][0].get<double>(), 1.0) << "the advised arm must be measured faster";
 }
+
+// Where a new shape is expensive: cuDNN's autotuning (cudnn_benchmark) tries algorithms for every
+// shape it has not seen. With three shapes changing every call, the first call of each is many
+// times its steady median, and the rule says so and suggests turning the benchmark off; the arm
+// without it stays silent. Needs a CUDA device (skipped, saying so, without one).
+TEST(Advisor, VariableShapesWithCudnnBenchmarkOnCuda) {
+    {
+        WorkerDriver probe;
+        const json hello = probe.start();
+        ASSERT_FALSE(hello.is_null());
+        probe.quit();
+        if (!hello["environment"].value("cuda_available", false))
+            GTEST_SKIP() << "no CUDA device (this libtorch or machine has none): cuDNN's per-shape autotuning cannot run";
+    }
+    QTemporaryDir dir;
+    const json cuda = {{"device", "cuda:0"}, {"grad", "inference_mode"}};
+    json bench = knobs(cuda);
+    bench["cudnn_benchmark"] = true;
+    json plain = knobs(cuda);
+    plain["cudnn_benchmark"] = false;
+    const json preset = {
+        {"name", "advisor shapes on CUDA"},
+        {"model", "resnet18"},
+        {"input", json::array({{{"shapes", {{3, 96, 96}, {3, 160, 160}, {3, 224, 224}}}, {"dtype", "float32"}}})},
+        {"run", {{"warmup_iters", 6}, {"iters", 60}, {"block_iters", 30}, {"processes", 1}}},
+        {"arms", {{{"name", "benchmark"}, {"knobs", bench}}, {{"name", "plain"}, {"knobs", plain}}}}};
+    const json r = runAdvised(dir, preset, "cuda_shapes");
+    ASSERT_TRUE(r.contains("advice"));
+    const json* v = adviceOf(r, "benchmark", "variable_shapes");
+    ASSERT_NE(v, nullptr) << r["advice"].dump();
+    EXPECT_EQ((*v)["change"], json({{"cudnn_benchmark", false}}));
+    EXPECT_FALSE(has(rulesFor(r, "plain"), "variable_shapes") && adviceOf(r, "plain", "variable_shapes") &&
+                 (*adviceOf(r, "plain", "variable_shapes"))["change"].contains("cudnn_benchmark"));
+}
