@@ -16,26 +16,15 @@
 
 #include <gtest/gtest.h>
 
+#include "raw_sql.h"
+
 using namespace pitlane;
+using pitlane::testing::rawCount;
+using pitlane::testing::rawScalar;
 using nlohmann::json;
 using store::RunStore;
 
 namespace {
-
-qint64 rawCount(const QString& path, const QString& sql) {
-    const QString name = QStringLiteral("profile-count-") + path;
-    qint64 n = -1;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec(sql) && q.next()) n = q.value(0).toLongLong();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return n;
-}
 
 // A profile as the worker sends it, with figures that a lossy round trip would change: doubles
 // of 17 significant digits, a 64-bit count, shapes as text, nested trace arguments.
@@ -102,7 +91,7 @@ TEST(ProfileHistory, ImportedProfileReadsBackExactly) {
         ASSERT_TRUE(stored) << s.lastError().toStdString();
         id = *stored;
     }
-    EXPECT_EQ(rawCount(path, QStringLiteral("SELECT count(*) FROM profiles")), 2);
+    EXPECT_EQ(rawCount(path, QStringLiteral("profiles")), 2);
     RunStore s;  // a fresh connection: everything comes from the file
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
     const auto back = s.loadRun(id);
@@ -120,7 +109,7 @@ TEST(ProfileHistory, ImportedProfileReadsBackExactly) {
     EXPECT_EQ(results::toResultsJson(*back)["arms"][0]["profile"], run.arms[0].profile);
     // Deleting the run deletes its profiles.
     ASSERT_TRUE(s.deleteRun(id));
-    EXPECT_EQ(rawCount(path, QStringLiteral("SELECT count(*) FROM profiles")), 0);
+    EXPECT_EQ(rawCount(path, QStringLiteral("profiles")), 0);
 }
 
 TEST(ProfileHistory, UpdateProfileReplacesTheArmsRow) {
@@ -151,8 +140,8 @@ TEST(ProfileHistory, V7FileMigratesAndItsRunsHaveNoProfile) {
     const QString path = dir.filePath(QStringLiteral("v7.sqlite"));
     QString err;
     ASSERT_TRUE(store::migrateSchema(path, 7, &err)) << err.toStdString();
-    ASSERT_EQ(rawCount(path, QStringLiteral("PRAGMA user_version")), 7);
-    EXPECT_EQ(rawCount(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = "
+    ASSERT_EQ(rawScalar(path, QStringLiteral("PRAGMA user_version")), 7);
+    EXPECT_EQ(rawScalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = "
                                             "'profiles'")),
               0);
     {
@@ -178,7 +167,7 @@ TEST(ProfileHistory, V7FileMigratesAndItsRunsHaveNoProfile) {
     RunStore s;
     ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
     EXPECT_EQ(s.schemaVersion(), RunStore::kSchemaVersion);  // v8 and every later step
-    EXPECT_EQ(rawCount(path, QStringLiteral("SELECT count(*) FROM profiles")), 0);
+    EXPECT_EQ(rawCount(path, QStringLiteral("profiles")), 0);
     auto run = s.loadRun(1);
     ASSERT_TRUE(run) << s.lastError().toStdString();
     ASSERT_EQ(run->arms.size(), 2u);
@@ -228,7 +217,7 @@ void checkRecordedProfiledRun(bool onThread) {
     QObject::connect(&runner, &session::ExperimentRunner::armEvent, [&](int, const json& ev) {
         if (ev.value("type", std::string()) == "profile")
             rowsAtProfileEvent.push_back(
-                rawCount(path, QStringLiteral("SELECT count(*) FROM profiles")));
+                rawCount(path, QStringLiteral("profiles")));
     });
     qint64 stored = 0;
     QEventLoop loop;

@@ -16,26 +16,14 @@
 
 #include <gtest/gtest.h>
 
+#include "raw_sql.h"
+
 using namespace pitlane;
+using pitlane::testing::rawCount;
+using pitlane::testing::rawScalar;
 using store::RunStore;
 
 namespace {
-
-qint64 rawCount(const QString& path, const QString& table) {
-    const QString name = QStringLiteral("serving-count-") + path;
-    qint64 n = -1;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery q(db);
-            if (q.exec(QStringLiteral("SELECT count(*) FROM %1").arg(table)) && q.next())
-                n = q.value(0).toLongLong();
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return n;
-}
 
 void expectSameLevels(const std::vector<results::ServingLevel>& live,
                       const std::vector<results::ServingLevel>& loaded) {
