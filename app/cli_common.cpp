@@ -121,6 +121,18 @@ const std::string& usage() {
         "      list the lessons (their status on this machine from the history), or run them\n"
         "      all: one verdict line each; exit 1 only when a lesson could not run (a lesson\n"
         "      that does not reproduce is a finding, not an error)\n"
+        "  pitlane-cli sweep PRESET.json [--slurm] [--partition P] [--time T] [--out DIR] [--quiet]\n"
+        "      the preset's sweep block (models x batch sizes) as one preset per slice in\n"
+        "      DIR/slices; run one after another here, or with --slurm as an sbatch --array job\n"
+        "      (DIR/sweep.sbatch; prints the job id)\n"
+        "  pitlane-cli sweep DIR --resubmit-failed\n"
+        "      the failed slices only (sbatch --array=3,5 for a Slurm sweep; again here otherwise)\n"
+        "  pitlane-cli sweep-status DIR    (or collect DIR --status)\n"
+        "      each slice's state (sacct, else squeue and the results files) and the failed ones;\n"
+        "      exit 0 all completed, 1 finished with failures, 4 still pending or running\n" +
+        usageLines("collect DIR", false, {"[--db PATH|none]"}) +
+        "      every slice's results JSON as one history run (arms <model>/b<batch>/<arm>, not\n"
+        "      interleaved) and one report; missing slices named, exit 1\n"
         "  pitlane-cli check-history [--db PATH]\n"
         "      SQLite's full integrity_check of the run history, read-only; exit 0 when it is\n"
         "      sound, 1 when it is damaged (each problem printed), 2 when it cannot be read\n"

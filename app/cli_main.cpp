@@ -1,4 +1,4 @@
-// pitlane-cli: run / validate / report / lessons, headless (CONTRACT.md "Commands").
+// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
 
 #include "pitlane/report/report.h"
@@ -185,5 +185,8 @@ int main(int argc, char** argv) {
     if (cmd == "validate") return cmdValidate(args);
     if (cmd == "report") return cmdReport(args);
     if (cmd == "check-history") return cmdCheckHistory(args);
+    if (cmd == "sweep") return cmdSweep(args);
+    if (cmd == "sweep-status") return cmdSweepStatus(args);
+    if (cmd == "collect") return cmdCollect(args);
     return usageError("unknown command " + cmd.toStdString());
 }
