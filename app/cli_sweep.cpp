@@ -132,6 +132,22 @@ struct TaskState {
     std::string detail;   // exit code, why
 };
 
+// A results file read where Slurm no longer knows the task: "" when every arm in it is ok, else
+// which arm did not finish and why (pitlane-cli run writes the file even when an arm failed).
+std::string resultsProblem(const QString& file) {
+    json j;
+    std::string why;
+    if (!spec::readJsonFile(file.toStdString(), &j, &why)) return "results file: " + why;
+    if (!j.is_object() || !j.contains("arms") || !j["arms"].is_array()) return "results file has no arms";
+    for (const auto& a : j["arms"]) {
+        if (!a.is_object() || a.value("status", std::string()) == "ok") continue;
+        std::string code;
+        if (a.contains("error") && a["error"].is_object()) code = " (" + a["error"].value("code", std::string()) + ")";
+        return "arm " + a.value("name", std::string("?")) + " " + a.value("status", std::string("?")) + code;
+    }
+    return "";
+}
+
 bool activeState(const std::string& s) {
     static const std::set<std::string> active = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING",
                                                  "REQUEUED", "RESIZING", "SUSPENDED", "REQUEUE_HOLD",
@@ -243,7 +259,12 @@ std::vector<TaskState> sliceStates(const QString& dir, const json& m) {
                 states[i].detail = "Slurm says COMPLETED but " + s.value("results", std::string()) + " is missing";
             }
         } else if (haveResults) {
-            states[i] = {"COMPLETED", "results file", "no longer in Slurm's queue; results written"};
+            const QString file = QDir(dir).filePath(QString::fromStdString(s.value("results", "")));
+            const std::string problem = resultsProblem(file);
+            if (problem.empty())
+                states[i] = {"COMPLETED", "results file", "no longer in Slurm's queue; results written"};
+            else
+                states[i] = {"FAILED", "results file", "no longer in Slurm's queue; " + problem};
         } else {
             states[i] = {"NO_RESULTS", sourceOf[job].empty() ? "no sacct or squeue answer" : sourceOf[job],
                          "not in Slurm's queue and no results file"};

@@ -241,6 +241,24 @@ TEST_F(SlurmSweep, AFailedTaskIsListedAndResubmittedAlone) {
     EXPECT_NE(status.out.find("--resubmit-failed"), std::string::npos);
     EXPECT_NE(runCli({"collect", out, "--status"}).out.find("failed slices: 1\n"), std::string::npos);
 
+    // Where Slurm no longer knows the job (its MinJobAge passed, no accounting), the results
+    // files decide: a task whose arms all finished completed, one with a failed arm failed.
+    {
+        const QString real = out + "/sweep.json";
+        json m = readJson(real);
+        ASSERT_TRUE(QFile::copy(real, path("kept.json")));
+        for (auto& s : m["slices"]) s["job"] = "999999";
+        writeJson(real, m);
+        const auto gone = runCli({"sweep-status", out});
+        EXPECT_EQ(gone.exitCode, 1) << gone.out;
+        EXPECT_NE(gone.out.find("COMPLETED    no longer in Slurm's queue; results written [results file]"),
+                  std::string::npos) << gone.out;
+        EXPECT_NE(gone.out.find("FAILED       no longer in Slurm's queue; arm A failed (model_not_torchscript)"),
+                  std::string::npos) << gone.out;
+        ASSERT_TRUE(QFile::remove(real));
+        ASSERT_TRUE(QFile::copy(path("kept.json"), real));
+    }
+
     // Repaired, only that task is resubmitted.
     ASSERT_TRUE(QFile::remove(broken));
     ASSERT_TRUE(QFile::copy(QString::fromStdString(tinyProbe()), broken));
