@@ -104,6 +104,9 @@ int cmdRun(const QStringList& args) {
             std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
         return kExitUsage;
     }
+    if (preset.sweep.enabled && !quiet)
+        std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
+                     "block is run by `pitlane-cli sweep`\n";
     if (out.profileIters > 0) preset.run.profile_iters = out.profileIters;
     // Most rules read the operator profile: --advise takes one unless the preset or --profile did.
     if (out.advise && preset.run.profile_iters == 0 && !preset.serving.enabled) preset.run.profile_iters = 10;

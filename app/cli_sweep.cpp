@@ -308,7 +308,8 @@ bool runLocally(const QString& dir, json& m, const std::vector<std::size_t>& whi
     return allOk;
 }
 
-std::string sbatchScript(const QString& dir, std::size_t n, const QString& partition, const QString& time) {
+std::string sbatchScript(const QString& dir, std::size_t n, const QString& partition, const QString& time,
+                         const QStringList& extra) {
     const std::string d = QDir(dir).absolutePath().toStdString();
     std::ostringstream o;
     o << "#!/bin/bash\n"
@@ -317,6 +318,7 @@ std::string sbatchScript(const QString& dir, std::size_t n, const QString& parti
       << "#SBATCH --output=" << d << "/logs/%A_%a.out\n";
     if (!partition.isEmpty()) o << "#SBATCH --partition=" << partition.toStdString() << "\n";
     if (!time.isEmpty()) o << "#SBATCH --time=" << time.toStdString() << "\n";
+    for (const auto& arg : extra) o << "#SBATCH " << arg.toStdString() << "\n";
     o << "# Written by pitlane-cli sweep: each array task runs one slice of the sweep\n"
       << "# (slices/NNN.json) and writes its results JSON; `pitlane-cli collect` merges them.\n"
       << "set -u\n"
@@ -364,6 +366,7 @@ int cmdSweep(const QStringList& args) {
     if (args.size() < 3) return usageError("sweep needs a preset file with a sweep block (or a sweep folder)");
     bool slurm = false, resubmit = false, quiet = false;
     QString partition, time, outDir;
+    QStringList extra;  // --sbatch ARG: more #SBATCH lines (--gres=gpu:1, --cpus-per-task=8, …)
     for (int i = 3; i < args.size(); ++i) {
         const QString a = args[i];
         auto value = [&](QString& dst) {
@@ -377,6 +380,11 @@ int cmdSweep(const QStringList& args) {
         else if (a == "--partition") { if (!value(partition)) return usageError("--partition needs a partition name"); }
         else if (a == "--time") { if (!value(time)) return usageError("--time needs a time limit (e.g. 30, 1:00:00)"); }
         else if (a == "--out") { if (!value(outDir)) return usageError("--out needs a folder"); }
+        else if (a == "--sbatch") {
+            if (i + 1 >= args.size() || !args[i + 1].startsWith("--") || args[i + 1].contains('\n'))
+                return usageError("--sbatch needs one sbatch option, e.g. --sbatch --gres=gpu:1");
+            extra << args[++i];
+        }
         else return usageError("sweep: unknown option " + a.toStdString());
     }
     const QString source = args[2];
@@ -387,6 +395,7 @@ int cmdSweep(const QStringList& args) {
     if (QFileInfo(source).isDir())
         return usageError(source.toStdString() + " is a folder: sweep takes a preset (sweep DIR --resubmit-failed "
                                                   "resubmits a sweep's failed slices)");
+    if (!extra.isEmpty() && !slurm) return usageError("--sbatch applies to --slurm sweeps only");
     for (const QString& v : {partition, time})
         if (v.contains(QRegularExpression("[\\s'\"\\\\]")))
             return usageError("--partition / --time: " + v.toStdString() + " holds a space or a quote");
@@ -441,7 +450,7 @@ int cmdSweep(const QStringList& args) {
         std::cout << "collect them: pitlane-cli collect " << dir.toStdString() << "\n";
         return ok ? kExitOk : kExitArmFailed;
     }
-    if (!writeText(QDir(dir).filePath("sweep.sbatch"), sbatchScript(dir, slices.size(), partition, time), err))
+    if (!writeText(QDir(dir).filePath("sweep.sbatch"), sbatchScript(dir, slices.size(), partition, time, extra), err))
         return std::cerr << "pitlane-cli: " << err << "\n", kExitUsage;
     m["slurm"] = {{"partition", partition.toStdString()}, {"time", time.toStdString()}, {"script", "sweep.sbatch"}};
     std::string job;

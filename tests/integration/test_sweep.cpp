@@ -179,13 +179,15 @@ std::string tinyProbe() { return modelDir() + "/tiny_probe.pt"; }
 TEST_F(SlurmSweep, FourTaskArrayCollectsIntoOneHistoryRunAndOneReport) {
     const QString preset = writeJson(path("sweep.json"), sweepPreset(tinyProbe()));
     const QString out = path("out");
-    const auto sub = runCli({"sweep", preset, "--slurm", "--partition", "debug", "--time", "10", "--out", out});
+    const auto sub = runCli({"sweep", preset, "--slurm", "--partition", "debug", "--time", "10",
+                             "--sbatch", "--cpus-per-task=1", "--out", out});
     ASSERT_EQ(sub.exitCode, 0) << sub.out << sub.err;
     EXPECT_NE(sub.out.find("submitted Slurm job"), std::string::npos) << sub.out;
     // The script is an array of 4 tasks, each running its slice.
     const std::string script = slurpFile(out + "/sweep.sbatch");
     EXPECT_NE(script.find("#SBATCH --array=0-3"), std::string::npos) << script;
     EXPECT_NE(script.find("#SBATCH --partition=debug"), std::string::npos);
+    EXPECT_NE(script.find("#SBATCH --cpus-per-task=1\n"), std::string::npos);
     EXPECT_NE(script.find("/logs/%A_%a.out"), std::string::npos);
     for (const char* f : {"000", "001", "002", "003"})
         EXPECT_TRUE(QFile::exists(out + "/slices/" + f + ".json")) << f;
