@@ -46,7 +46,9 @@ int cmdValidate(const QStringList& args) {
             continue;
         }
         std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path
-                  << ", SHA-256 " << model.sha256 << ")\n";
+                  << ", SHA-256 " << model.sha256;
+        if (p.sweep.enabled) std::cout << "; a sweep of " << spec::expandSweep(p).size() << " slices";
+        std::cout << ")\n";
     }
     return exitCode;
 }
