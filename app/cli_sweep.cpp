@@ -235,8 +235,14 @@ std::vector<TaskState> sliceStates(const QString& dir, const json& m) {
         const auto& s = slices[i];
         const bool haveResults = QFileInfo::exists(QDir(dir).filePath(QString::fromStdString(s.value("results", ""))));
         if (!slurm) {
+            // The sweep running the slices is alive (its pid in the manifest, /proc/<pid> there).
+            const long pid = m.value("local_pid", 0L);
+            const bool sweeping = pid > 0 && QFileInfo::exists(QStringLiteral("/proc/%1").arg(pid));
+            const bool started = s.contains("started_at");
             if (!s.contains("exit_code") || s["exit_code"].is_null())
-                states[i] = {"NOT_RUN", "local run", "not run yet"};
+                states[i] = sweeping ? TaskState{started ? "RUNNING" : "PENDING", "local run", ""}
+                            : started ? TaskState{"FAILED", "local run", "interrupted: the sweep stopped during this slice"}
+                                      : TaskState{"NOT_RUN", "local run", "not run yet"};
             else if (s["exit_code"] == 0 && haveResults)
                 states[i] = {"COMPLETED", "local run", "exit 0"};
             else
@@ -283,12 +289,18 @@ bool failedState(const TaskState& t) {
 // of its own each, --db none: the sweep's history run is made by collect). Records each exit code.
 bool runLocally(const QString& dir, json& m, const std::vector<std::size_t>& which, bool quiet) {
     bool allOk = true;
+    m["local_pid"] = QCoreApplication::applicationPid();
+    for (auto i : which) m["slices"][i].erase("started_at");
     const QString cli = QCoreApplication::applicationFilePath();
     for (auto i : which) {
         auto& s = m["slices"][i];
         const QString preset = QDir(dir).filePath(QString::fromStdString(s["preset"].get<std::string>()));
         const QString results = QDir(dir).filePath(QString::fromStdString(s["results"].get<std::string>()));
         QFile::remove(results);
+        s.erase("exit_code");
+        s["started_at"] = results::isoNowUtc();
+        std::string startErr;
+        if (!writeManifest(dir, m, startErr)) std::cerr << "pitlane-cli: " << startErr << "\n";
         std::cerr << "pitlane-cli sweep: slice " << idx3(i) << " (" << s["label"].get<std::string>()
                   << "): pitlane-cli run " << preset.toStdString() << "\n";
         QProcess p;

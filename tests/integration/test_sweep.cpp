@@ -280,12 +280,35 @@ TEST_F(SlurmSweep, AFailedTaskIsListedAndResubmittedAlone) {
 }
 
 // Without --slurm the same sweep runs here, one slice after another; a missing slice is named.
+// A partition the cluster does not have: sbatch's refusal is said, and the sweep folder is kept
+// for --resubmit-failed (every slice not submitted).
+TEST_F(SlurmSweep, ARefusedSubmissionIsSaid) {
+    const QString preset = writeJson(path("sweep.json"), sweepPreset(tinyProbe()));
+    const auto sub = runCli({"sweep", preset, "--slurm", "--partition", "nowhere", "--out", path("out")});
+    EXPECT_EQ(sub.exitCode, 1);
+    EXPECT_NE(sub.err.find("sbatch --parsable"), std::string::npos) << sub.err;
+    EXPECT_NE(sub.err.find("nowhere"), std::string::npos) << sub.err;
+    const auto status = runCli({"sweep-status", path("out")});
+    EXPECT_EQ(status.exitCode, 1);
+    EXPECT_NE(status.out.find("never submitted"), std::string::npos) << status.out;
+}
+
 TEST(LocalSweep, RunsEachSliceHereAndCollects) {
     QTemporaryDir dir;
     ASSERT_TRUE(dir.isValid());
     const QString preset = writeJson(dir.filePath("sweep.json"), sweepPreset(tinyProbe()));
     const QString out = dir.filePath("local");
-    const auto run = runCli({"sweep", preset, "--out", out, "--quiet"}, 180000);
+    // While it runs, sweep-status says which slice is running and which are pending.
+    std::string during;
+    const auto run = runCli({"sweep", preset, "--out", out, "--quiet"}, 180000,
+                            [&](const std::string& line, QProcess&) {
+                                if (during.empty() && line.find("slice 001") != std::string::npos)
+                                    during = runCli({"sweep-status", out}).out;
+                            });
+    // (slice 001 was running when asked; by the answer it may have made way for 002)
+    EXPECT_NE(during.find("           RUNNING"), std::string::npos) << during;
+    EXPECT_NE(during.find("003  tiny_probe/b4           -           PENDING"), std::string::npos) << during;
+    EXPECT_NE(during.find("000  mlp/b1                  -           COMPLETED"), std::string::npos) << during;
     ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
     const auto status = runCli({"sweep-status", out});
     EXPECT_EQ(status.exitCode, 0) << status.out;
