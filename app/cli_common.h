@@ -82,5 +82,10 @@ int reportStorage(const RunOutcome& outcome, const QString& openProblem, int exi
 bool interrupted();
 
 int cmdLessons(const QStringList& args);
+// cli_sweep.cpp: a preset's sweep run locally or as a Slurm job array, its tasks' states, and
+// its slices' results merged into one history run and report.
+int cmdSweep(const QStringList& args);
+int cmdSweepStatus(const QStringList& args);
+int cmdCollect(const QStringList& args);
 
 }  // namespace pitlane::cli

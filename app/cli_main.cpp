@@ -1,4 +1,4 @@
-// pitlane-cli: run / validate / report / lessons, headless (CONTRACT.md "Commands").
+// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
 
 #include "pitlane/report/report.h"
@@ -46,7 +46,9 @@ int cmdValidate(const QStringList& args) {
             continue;
         }
         std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path
-                  << ", SHA-256 " << model.sha256 << ")\n";
+                  << ", SHA-256 " << model.sha256;
+        if (p.sweep.enabled) std::cout << "; a sweep of " << spec::expandSweep(p).size() << " slices";
+        std::cout << ")\n";
     }
     return exitCode;
 }
@@ -104,6 +106,9 @@ int cmdRun(const QStringList& args) {
             std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
         return kExitUsage;
     }
+    if (preset.sweep.enabled && !quiet)
+        std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
+                     "block is run by `pitlane-cli sweep`\n";
     if (out.profileIters > 0) preset.run.profile_iters = out.profileIters;
     // Most rules read the operator profile: --advise takes one unless the preset or --profile did.
     if (out.advise && preset.run.profile_iters == 0 && !preset.serving.enabled) preset.run.profile_iters = 10;
@@ -185,5 +190,8 @@ int main(int argc, char** argv) {
     if (cmd == "validate") return cmdValidate(args);
     if (cmd == "report") return cmdReport(args);
     if (cmd == "check-history") return cmdCheckHistory(args);
+    if (cmd == "sweep") return cmdSweep(args);
+    if (cmd == "sweep-status") return cmdSweepStatus(args);
+    if (cmd == "collect") return cmdCollect(args);
     return usageError("unknown command " + cmd.toStdString());
 }

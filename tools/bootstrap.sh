@@ -11,6 +11,7 @@ PACKAGES=(
   libjemalloc2 libtcmalloc-minimal4 libblas3
   python3-torch python3-torchvision
   xvfb xauth imagemagick poppler-utils chromium fonts-dejavu-core
+  slurm-wlm  # test integration_sweep starts a single-node Slurm (slurmctld + slurmd) of its own
 )
 # node and npm for tools/trace_check (the trace parser of test integration_profile). Checked by
 # command, not by package: a node installed another way (NodeSource's nodejs bundles npm and

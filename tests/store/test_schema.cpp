@@ -454,3 +454,33 @@ TEST(Schema, ConcurrentOpensOfAFreshFileAllSucceed) {
         EXPECT_EQ(versions[std::size_t(i)], RunStore::kSchemaVersion) << i;
     }
 }
+
+// A sweep collected by `pitlane-cli collect` (its preset carries sweep_slices): its arms ran in
+// other processes at other times, so the stored run reads back as not interleaved (unpaired
+// comparisons), as it was when collected; any other run reads back interleaved.
+TEST(Schema, ACollectedSweepReadsBackNotInterleaved) {
+    QTemporaryDir dir;
+    RunStore s;
+    ASSERT_TRUE(s.open(dir.filePath(QStringLiteral("h.sqlite")))) << s.lastError().toStdString();
+    auto run = replicatedRun();
+    const auto plain = s.importRun(run, QStringLiteral("test"));
+    run.interleaved = false;
+    run.preset_json = {{"name", "sweep (2 of 2 slices)"},
+                       {"model", "mlp"},
+                       {"sweep_slices", nlohmann::json::array({{{"index", 0}, {"status", "ok"}},
+                                                                {{"index", 1}, {"status", "ok"}}})}};
+    const auto sweep = s.importRun(run, QStringLiteral("sweep"));
+    ASSERT_TRUE(plain && sweep) << s.lastError().toStdString();
+    EXPECT_TRUE(s.loadRun(*plain)->interleaved);
+    const auto back = s.loadRun(*sweep);
+    ASSERT_TRUE(back);
+    EXPECT_FALSE(back->interleaved);
+    EXPECT_EQ(back->preset.name, "sweep (2 of 2 slices)");
+    // The comparisons are the unpaired ones the collected run had.
+    const auto a = pitlane::results::compareArms(run), b = pitlane::results::compareArms(*back);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_DOUBLE_EQ(a[i].ratio, b[i].ratio);
+        EXPECT_DOUBLE_EQ(a[i].ci_low, b[i].ci_low);
+    }
+}

@@ -451,11 +451,12 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
         return p;
     }
     static const std::set<std::string> known = {"name", "description", "lesson", "model",
-                                                "input", "run", "serving", "arms"};
+                                                "input", "run", "serving", "sweep", "arms"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
             errs.add(key.empty() ? std::string("\"\"") : key,  // a key "" is named, not blank
-                     "unknown field (expected name, description, lesson, model, input, run, serving, arms)");
+                     "unknown field (expected name, description, lesson, model, input, run, serving, "
+                     "sweep, arms)");
     for (const char* key : {"name", "description"}) {
         if (!j.contains(key)) continue;
         if (!j[key].is_string()) errs.add(key, "expected a string");
@@ -491,6 +492,10 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
                          "(run.min_time_ms / max_time_ms / target_ci_pct): give the sweep a fixed "
                          "run.iters");
     if (p.name.empty()) p.name = p.model;
+    if (j.contains("sweep")) {
+        p.sweep = parseSweep(j["sweep"], where, p.arms, errs.list());
+        if (errs.list().empty()) checkSweepSlices(p, modelDir, errs.list());
+    }
     return p;
 }
 
@@ -561,6 +566,7 @@ json presetToJson(const Preset& p) {
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
     if (p.run.profile_iters > 0) j["run"]["profile_iters"] = p.run.profile_iters;
     if (p.serving.enabled) j["serving"] = servingToJson(p.serving);
+    if (p.sweep.enabled) j["sweep"] = sweepToJson(p.sweep);
     j["arms"] = json::array();
     for (const auto& a : p.arms)
         j["arms"].push_back({{"name", a.name}, {"knobs", a.knobs_json}});

@@ -29,6 +29,9 @@ void fillPreset(results::RunResult& r) {
     r.preset.name = p.value("name", std::string());
     r.preset.description = p.value("description", std::string());
     r.preset.model = p.value("model", std::string());
+    // A collected sweep (pitlane-cli collect): its slices ran apart, so its arms were never
+    // interleaved and their blocks do not pair.
+    if (p.contains("sweep_slices")) r.interleaved = false;
     try {
         if (p.contains("input")) r.preset.input = spec::parseInputs(p["input"], "history", "input");
         const json run = p.value("run", json::object());

@@ -124,6 +124,16 @@ struct ServingSpec {
     bool search() const { return arrival != "closed" && slo_p99_ms > 0 && search_steps > 0; }
 };
 
+// A sweep (issue 15; sweep_spec.cpp): `pitlane-cli sweep` runs the preset once per model x batch
+// size ("slice"), each slice with the preset's arms (or those named) at that model and batch
+// size; `pitlane-cli run` ignores it and runs the preset as written.
+struct SweepSpec {
+    bool enabled = false;
+    std::vector<std::string> models;  // as written (bundled name or file); empty: the preset's model
+    std::vector<int> batch_sizes;     // empty: each arm keeps its own batch_size
+    std::vector<std::string> arms;    // empty ("all"): every arm
+};
+
 struct ArmSpec {
     std::string name;
     Knobs knobs;
@@ -141,6 +151,7 @@ struct Preset {
     std::vector<InputSpec> input;
     RunSettings run;
     ServingSpec serving;
+    SweepSpec sweep;
     std::vector<ArmSpec> arms;
     json raw;  // the preset as read (the "preset" field of the results JSON)
 };
@@ -195,6 +206,28 @@ bool readJsonFile(const std::string& path, json* out, std::string* why);
 // "serving.<key>". serializeServing is its inverse (absent when not enabled).
 ServingSpec parseServing(const json& j, const std::string& where, std::vector<SpecError>& errors);
 json servingToJson(const ServingSpec& s);
+
+// The `sweep` block (sweep_spec.cpp): every error appended to `errors`, fields named
+// "sweep.<key>"; arm names are checked against `arms`.
+SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<ArmSpec>& arms,
+                     std::vector<SpecError>& errors);
+json sweepToJson(const SweepSpec& s);  // absent (null) when not enabled
+inline constexpr std::size_t kMaxSweepSlices = 1000;  // Slurm's default MaxArraySize is 1001
+
+// One slice of a sweep: a preset of its own (no `sweep`, no `lesson`; a model file as an absolute
+// path; `input` dropped when the model is not the preset's own, so the model's sidecar gives it).
+struct SweepSlice {
+    std::size_t index = 0;
+    std::string model;       // as written in sweep.models (or the preset's model)
+    int batch_size = 0;      // 0: the arms' own batch sizes
+    std::string label;       // "<model>/b<batch>" (or "<model>")
+    json preset;
+};
+// The slices of p.sweep, models outermost, in the order written (empty when not enabled).
+std::vector<SweepSlice> expandSweep(const Preset& p);
+// Each slice validated as the preset it becomes; errors renamed into the sweep ("model" becomes
+// "sweep.models[i]", any other field keeps its name, the reason says which slice).
+void checkSweepSlices(const Preset& p, const std::string& modelDir, std::vector<SpecError>& errors);
 
 // The preset serialized back (what "save preset" writes).
 json presetToJson(const Preset& p);
