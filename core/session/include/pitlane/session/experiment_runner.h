@@ -6,6 +6,7 @@
 // measured blocks are shared out among the rounds. Shared by pitlane-cli and the window.
 // QtCore only.
 #include "pitlane/results/run_result.h"
+#include "pitlane/session/remote_launch.h"
 #include "pitlane/spec/preset.h"
 
 #include <QElapsedTimer>
@@ -211,6 +212,12 @@ private:
     // Made with the first worker, removed when the run is finalized.
     std::unique_ptr<QTemporaryDir> scratch_;
     QString scratchDir();
+    // Remote arms (remote_launch.h): each host's preparation (model in its cache, scratch
+    // folder), made in start() before any worker; the scratch folders are removed at finalize.
+    std::map<std::string, RemotePrep> remote_;
+    void prepareRemoteHosts();
+    // The ssh command line an arm's workers were started with ("" for a local arm).
+    std::vector<QString> remoteCommand_;
 };
 
 }  // namespace pitlane::session

@@ -1,0 +1,399 @@
+// Remote arms (issue 15) against a real sshd on localhost: Debian's openssh-server started by
+// the test on a free port with its own host key, key-only login for the current user, and a
+// client config passed to pitlane through PITLANE_SSH_CONFIG. Skipped when sshd cannot start.
+#include "cli.h"
+#include "harness.h"
+
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/spec/remote_hosts.h"
+
+#include <gtest/gtest.h>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+using namespace pitlane;
+using json = nlohmann::json;
+
+namespace {
+
+const char* kHost = "pitlane-test";      // the Host alias of the client config
+const char* kNoHost = "pitlane-nohost";  // the same, on a port nobody listens on
+
+int freePort() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        close(fd);
+        return 0;
+    }
+    const int port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+bool run(const QString& program, const QStringList& args, QString* err = nullptr) {
+    QProcess p;
+    p.start(program, args);
+    const bool ok = p.waitForFinished(20000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    if (err) *err = QString::fromUtf8(p.readAllStandardError());
+    return ok;
+}
+
+// One sshd for the whole suite.
+struct Sshd {
+    QTemporaryDir dir;
+    QProcess sshd;
+    QString skip;  // why the tests are skipped ("" when sshd is up)
+    QString config;
+
+    Sshd() {
+        const QString exe = QStringLiteral("/usr/sbin/sshd");
+        if (!QFileInfo(exe).isExecutable()) {
+            skip = "no /usr/sbin/sshd (apt-get install openssh-server)";
+            return;
+        }
+        const QString d = dir.path();
+        QString err;
+        if (!run("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-f", d + "/host_key"}, &err) ||
+            !run("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-f", d + "/user_key"}, &err)) {
+            skip = "ssh-keygen failed: " + err;
+            return;
+        }
+        QFile::copy(d + "/user_key.pub", d + "/authorized_keys");
+        QDir().mkpath("/run/sshd");  // sshd's privilege separation directory (root only)
+        const int port = freePort();
+        std::ofstream(QString(d + "/sshd_config").toStdString())
+            << "ListenAddress 127.0.0.1\nHostKey " << d.toStdString() << "/host_key\n"
+            << "AuthorizedKeysFile " << d.toStdString() << "/authorized_keys\n"
+            << "PidFile " << d.toStdString() << "/sshd.pid\n"
+            << "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nStrictModes no\n"
+            << "UsePAM no\nLogLevel ERROR\n";
+        config = d + "/ssh_config";
+        std::ofstream(config.toStdString())
+            << "Host " << kHost << "\n  HostName 127.0.0.1\n  Port " << port << "\n"
+            << "  IdentityFile " << d.toStdString() << "/user_key\n  IdentitiesOnly yes\n"
+            << "  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n"
+            << "Host " << kNoHost << "\n  HostName 127.0.0.1\n  Port " << freePort() << "\n"
+            << "  IdentityFile " << d.toStdString() << "/user_key\n  IdentitiesOnly yes\n"
+            << "  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n";
+        sshd.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        sshd.start(exe, {"-D", "-e", "-f", d + "/sshd_config", "-p", QString::number(port)});
+        if (!sshd.waitForStarted(5000)) {
+            skip = "sshd did not start: " + sshd.errorString();
+            return;
+        }
+        qputenv("PITLANE_SSH_CONFIG", config.toLocal8Bit());
+        qputenv("PITLANE_REMOTE_CACHE", QString(d + "/remote-cache").toLocal8Bit());
+        for (int i = 0; i < 50; ++i) {
+            if (sshd.state() != QProcess::Running) break;
+            if (run("ssh", {"-F", config, "-o", "BatchMode=yes", kHost, "true"}, &err)) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        skip = "sshd on port " + QString::number(port) + " did not accept a login: " + err;
+    }
+    ~Sshd() {
+        if (sshd.state() != QProcess::NotRunning) {
+            sshd.terminate();
+            sshd.waitForFinished(3000);
+        }
+    }
+};
+
+Sshd& sshd() {
+    static Sshd s;
+    return s;
+}
+
+#define REQUIRE_SSHD()                                                   \
+    do {                                                                 \
+        if (!sshd().skip.isEmpty()) GTEST_SKIP() << sshd().skip.toStdString(); \
+    } while (0)
+
+// A preset over the bundled mlp: arm A local, arm B on `host` (compare_hosts: true).
+json remotePreset(const std::string& host, const std::string& worker, int iters) {
+    return {{"name", "remote"},
+            {"model", "mlp"},
+            {"remote_worker", worker},
+            {"run", {{"iters", iters}, {"block_iters", 10}, {"warmup_iters", 2}, {"processes", 1},
+                     {"compare_hosts", true}}},
+            {"arms", json::array({{{"name", "local"}, {"knobs", {{"intra_op_threads", 1}}}},
+                                  {{"name", "remote"}, {"host", host},
+                                   {"knobs", {{"intra_op_threads", 1}}}}})}};
+}
+
+bool alive(long pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
+
+// The local ssh clients this process started.
+std::vector<pid_t> sshChildren() {
+    std::vector<pid_t> out;
+    for (const auto& e : QDir("/proc").entryList(QDir::Dirs)) {
+        bool ok = false;
+        const int pid = e.toInt(&ok);
+        if (!ok) continue;
+        std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+        std::string stat((std::istreambuf_iterator<char>(f)), {});
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        const std::string comm = stat.substr(stat.find('(') + 1, close - stat.find('(') - 1);
+        int ppid = 0;
+        char state = 0;
+        std::sscanf(stat.c_str() + close + 2, "%c %d", &state, &ppid);
+        if (comm == "ssh" && ppid == getpid()) out.push_back(pid);
+    }
+    return out;
+}
+
+// The command name of `pid`'s parent ("" when gone).
+std::string parentName(long pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), {});
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) return {};
+    int ppid = 0;
+    char state = 0;
+    std::sscanf(stat.c_str() + close + 2, "%c %d", &state, &ppid);
+    std::ifstream c("/proc/" + std::to_string(ppid) + "/comm");
+    std::string comm;
+    std::getline(c, comm);
+    return comm;
+}
+
+}  // namespace
+
+TEST(RemoteSpec, HostsAreValidatedAndMixedHostsRefused) {
+    json j = remotePreset(kHost, "pitlane-worker", 10);
+    j["run"].erase("compare_hosts");
+    const auto errs = spec::validatePreset(j, "", itest::modelDir());
+    ASSERT_EQ(errs.size(), 1u);
+    EXPECT_EQ(errs[0].field(), "arms[1].host");
+    EXPECT_NE(errs[0].reason().find("different machines are not an A/B of knobs"), std::string::npos) << errs[0].what();
+    EXPECT_NE(errs[0].reason().find("run.compare_hosts"), std::string::npos);
+    EXPECT_NE(errs[0].reason().find("this machine: local"), std::string::npos) << errs[0].what();
+    // The whole preset on one host is an A/B of knobs there.
+    json same = j;
+    same["host"] = kHost;
+    same["arms"][1].erase("host");
+    EXPECT_TRUE(spec::validatePreset(same, "", itest::modelDir()).empty());
+    const auto p = spec::parsePreset(same, "", itest::modelDir());
+    EXPECT_EQ(p.arms[0].host, kHost);
+    EXPECT_EQ(spec::presetToJson(p)["host"], kHost);
+    json bad = j;
+    bad["arms"][1]["host"] = "-oProxyCommand=x";
+    auto e = spec::validatePreset(bad, "", itest::modelDir());
+    ASSERT_FALSE(e.empty());
+    EXPECT_NE(e[0].reason().find("option"), std::string::npos);
+    bad["arms"][1]["host"] = "a b";
+    EXPECT_FALSE(spec::validatePreset(bad, "", itest::modelDir()).empty());
+    json w = same;
+    w["remote_worker"] = "bin/pitlane-worker";
+    e = spec::validatePreset(w, "", itest::modelDir());
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].field(), "remote_worker");
+}
+
+// One local and one localhost-over-ssh arm through pitlane-cli; the second run finds the model
+// in the remote cache instead of uploading it again.
+TEST(Remote, LocalAndSshArmsRunInTheCliAndTheModelIsCached) {
+    REQUIRE_SSHD();
+    QTemporaryDir tmp;
+    const QString preset = itest::writeJson(tmp.filePath("remote.json"), remotePreset(kHost, itest::workerPath(), 20));
+    const QString db = tmp.filePath("history.db");
+    auto r = itest::runCli({"run", preset, "--json", tmp.filePath("out.json"), "--db", db}, 60000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("model uploaded to"), std::string::npos) << r.err;
+    const json out = itest::readJson(tmp.filePath("out.json"));
+    ASSERT_EQ(out["arms"].size(), 2u);
+    EXPECT_EQ(out["arms"][0]["status"], "ok");
+    EXPECT_EQ(out["arms"][1]["status"], "ok") << out["arms"][1].dump().substr(0, 600);
+    EXPECT_FALSE(out["arms"][0].contains("host"));
+    EXPECT_EQ(out["arms"][1]["host"], kHost);
+    EXPECT_EQ(out["arms"][1]["latency_ns"].size(), 20u);
+    EXPECT_TRUE(out["arms"][1]["environment"].is_object() && !out["arms"][1]["environment"].empty());
+    const QString sha = QString::fromStdString(out.value("model_sha256", std::string()));
+    ASSERT_EQ(sha.size(), 64);
+    const QString cached = QString::fromLocal8Bit(qgetenv("PITLANE_REMOTE_CACHE")) + "/" + sha + ".pt";
+    ASSERT_TRUE(QFileInfo::exists(cached));
+    const auto mtime = QFileInfo(cached).lastModified();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    r = itest::runCli({"run", preset, "--json", tmp.filePath("out2.json"), "--db", db}, 60000);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.err.find("model uploaded to"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("model cached at"), std::string::npos) << r.err;
+    EXPECT_EQ(QFileInfo(cached).lastModified(), mtime);
+}
+
+// Killing the ssh client mid-run: that arm failed, its samples kept, the remote worker gone.
+TEST(Remote, KillingSshMidRunFailsTheArmAndLeavesNoWorker) {
+    REQUIRE_SSHD();
+    auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 4000), "", itest::modelDir());
+    preset.run.block_iters = 50;
+    session::RunnerOptions opts;
+    opts.workerPath = QString::fromStdString(itest::workerPath());
+    session::ExperimentRunner runner(opts);
+    bool finished = false, killed = false;
+    std::vector<long> remotePids;
+    std::vector<std::string> parents;
+    QObject::connect(&runner, &session::ExperimentRunner::finished, [&] { finished = true; });
+    QObject::connect(&runner, &session::ExperimentRunner::samplesAppended, [&](int arm, int, int) {
+        if (arm != 1 || killed || runner.result().arms[1].samples.size() < 100) return;
+        for (const auto& p : runner.result().arms[1].processes) {
+            remotePids.push_back(p.pid);
+            parents.push_back(parentName(p.pid));
+        }
+        for (pid_t pid : sshChildren()) kill(pid, SIGKILL);
+        killed = true;
+    });
+    runner.start(preset);
+    ASSERT_TRUE(itest::spinUntil([&] { return finished; }, 60000));
+    ASSERT_TRUE(killed);
+    const auto& a = runner.result().arms[1];
+    EXPECT_EQ(a.status, results::kFailed);
+    ASSERT_TRUE(a.error);
+    EXPECT_EQ(a.error->code, "remote_connection_lost") << a.error->message;
+    EXPECT_NE(a.error->message.find(kHost), std::string::npos) << a.error->message;
+    EXPECT_GE(a.samples.size(), 100u);
+    EXPECT_EQ(runner.result().arms[0].status, results::kOk);
+    ASSERT_FALSE(remotePids.empty());
+    // The worker really ran on the "remote" side: under the sshd session, not under this test.
+    for (const auto& parent : parents) EXPECT_EQ(parent, "sshd");
+    // The run's scratch folder on the remote side (named in the command) is removed after it.
+    const QRegularExpression scratch(QStringLiteral("/tmp/pitlane-run-[A-Za-z0-9]{6}"));
+    const QString dir = scratch.match(QString::fromStdString(a.error->message)).captured(0);
+    ASSERT_FALSE(dir.isEmpty()) << a.error->message;
+    EXPECT_TRUE(itest::spinUntil([&] { return !QFileInfo::exists(dir); }, 5000)) << dir.toStdString();
+    // The worker's parent was the sshd session, which ended with the connection: PDEATHSIG.
+    EXPECT_TRUE(itest::spinUntil([&] {
+        for (long pid : remotePids)
+            if (alive(pid)) return false;
+        return true;
+    }, 5000)) << "a pitlane-worker is still running on the remote side";
+}
+
+// Stop (the user's cancel) while the remote arm measures: cancelled, samples kept, no worker.
+TEST(Remote, StopCancelsTheRemoteArmAndLeavesNoWorker) {
+    REQUIRE_SSHD();
+    auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 4000), "", itest::modelDir());
+    preset.run.block_iters = 50;
+    session::RunnerOptions opts;
+    opts.workerPath = QString::fromStdString(itest::workerPath());
+    session::ExperimentRunner runner(opts);
+    bool finished = false;
+    std::vector<long> remotePids;
+    QObject::connect(&runner, &session::ExperimentRunner::finished, [&] { finished = true; });
+    QObject::connect(&runner, &session::ExperimentRunner::samplesAppended, [&](int arm, int, int) {
+        if (arm != 1 || runner.wasStopped() || runner.result().arms[1].samples.size() < 100) return;
+        for (const auto& p : runner.result().arms[1].processes) remotePids.push_back(p.pid);
+        runner.stop();
+    });
+    runner.start(preset);
+    ASSERT_TRUE(itest::spinUntil([&] { return finished; }, 60000));
+    ASSERT_TRUE(runner.wasStopped());
+    const auto& a = runner.result().arms[1];
+    EXPECT_EQ(a.status, results::kCancelled);
+    EXPECT_GE(a.samples.size(), 100u);
+    ASSERT_FALSE(remotePids.empty());
+    EXPECT_TRUE(itest::spinUntil([&] {
+        for (long pid : remotePids)
+            if (alive(pid)) return false;
+        return true;
+    }, 5000)) << "a pitlane-worker is still running on the remote side";
+}
+
+TEST(Remote, UnreachableHostNamesTheHostAndTheCommand) {
+    REQUIRE_SSHD();
+    const auto preset = spec::parsePreset(remotePreset(kNoHost, "pitlane-worker", 10), "", itest::modelDir());
+    const auto r = itest::runPreset(preset, 30000);
+    EXPECT_EQ(r.arms[0].status, results::kOk);
+    const auto& a = r.arms[1];
+    EXPECT_EQ(a.status, results::kFailed);
+    ASSERT_TRUE(a.error);
+    EXPECT_EQ(a.error->code, "remote_unreachable");
+    EXPECT_NE(a.error->message.find(std::string("host ") + kNoHost), std::string::npos) << a.error->message;
+    EXPECT_NE(a.error->message.find("exited with code 255"), std::string::npos) << a.error->message;
+    EXPECT_NE(a.error->message.find("command: "), std::string::npos) << a.error->message;
+    EXPECT_NE(a.error->message.find("BatchMode=yes"), std::string::npos) << a.error->message;
+}
+
+TEST(Remote, MissingRemoteWorkerIsAClearError) {
+    REQUIRE_SSHD();
+    const auto preset = spec::parsePreset(remotePreset(kHost, "/nonexistent/pitlane-worker", 10), "", itest::modelDir());
+    const auto r = itest::runPreset(preset, 30000);
+    const auto& a = r.arms[1];
+    EXPECT_EQ(a.status, results::kFailed);
+    ASSERT_TRUE(a.error);
+    EXPECT_EQ(a.error->code, "remote_worker_missing");
+    EXPECT_NE(a.error->message.find("/nonexistent/pitlane-worker"), std::string::npos) << a.error->message;
+    EXPECT_NE(a.error->message.find(kHost), std::string::npos) << a.error->message;
+}
+
+// The worker ends when its stdin closes: started as the runner starts it, through ssh.
+TEST(Remote, RemoteWorkerExitsWhenItsStdinCloses) {
+    REQUIRE_SSHD();
+    QProcess p;
+    p.start(session::sshProgram(),
+            session::sshArguments(kHost, session::remoteWorkerCommand(QString::fromStdString(itest::workerPath()),
+                                                                      {"--sandbox", "off"}, {})));
+    ASSERT_TRUE(p.waitForStarted(5000));
+    QByteArray out;
+    ASSERT_TRUE(itest::spinUntil([&] {
+        p.waitForReadyRead(50);
+        out += p.readAllStandardOutput();
+        return out.contains("\"hello\"");
+    }, 20000)) << out.toStdString();
+    const json hello = json::parse(out.left(out.indexOf('\n')).toStdString());
+    const long pid = hello.value("pid", 0L);
+    EXPECT_TRUE(alive(pid));
+    p.closeWriteChannel();
+    ASSERT_TRUE(p.waitForFinished(10000));
+    EXPECT_EQ(p.exitCode(), 0);
+    out += p.readAllStandardOutput();
+    EXPECT_TRUE(out.contains("\"bye\"")) << out.toStdString();
+    EXPECT_TRUE(itest::spinUntil([&] { return !alive(pid); }, 3000));
+}
+
+// A worker that cannot notice the lost connection itself (stopped here; in real life inside a
+// forward that takes minutes) still dies with it: the remote shell exec's it, so its parent is
+// the sshd session, which exits when the connection ends, and PR_SET_PDEATHSIG kills the worker.
+TEST(Remote, CutConnectionKillsAWorkerBusyElsewhere) {
+    REQUIRE_SSHD();
+    QProcess p;
+    p.start(session::sshProgram(),
+            session::sshArguments(kHost, session::remoteWorkerCommand(QString::fromStdString(itest::workerPath()),
+                                                                      {"--sandbox", "off"}, {})));
+    ASSERT_TRUE(p.waitForStarted(5000));
+    QByteArray out;
+    ASSERT_TRUE(itest::spinUntil([&] {
+        p.waitForReadyRead(50);
+        out += p.readAllStandardOutput();
+        return out.contains("\"hello\"");
+    }, 20000)) << out.toStdString();
+    const long pid = json::parse(out.left(out.indexOf('\n')).toStdString()).value("pid", 0L);
+    ASSERT_TRUE(alive(pid));
+    EXPECT_EQ(parentName(pid), "sshd");
+    kill(pid_t(pid), SIGSTOP);  // reads no EOF, writes nothing: only a signal can end it
+    p.kill();
+    p.waitForFinished(3000);
+    const bool gone = itest::spinUntil([&] { return !alive(pid); }, 5000);
+    if (!gone) kill(pid_t(pid), SIGKILL);
+    EXPECT_TRUE(gone) << "the stopped remote worker outlived its ssh connection";
+}
