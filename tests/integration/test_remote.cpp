@@ -240,6 +240,13 @@ TEST(Remote, LocalAndSshArmsRunInTheCliAndTheModelIsCached) {
     EXPECT_EQ(r.err.find("model uploaded to"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("model cached at"), std::string::npos) << r.err;
     EXPECT_EQ(QFileInfo(cached).lastModified(), mtime);
+    // The history keeps each arm's host: the report of the stored run carries it.
+    r = itest::runCli({"report", "1", "--db", db, "--json", tmp.filePath("stored.json")}, 30000);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json stored = itest::readJson(tmp.filePath("stored.json"));
+    ASSERT_EQ(stored["arms"].size(), 2u);
+    EXPECT_FALSE(stored["arms"][0].contains("host"));
+    EXPECT_EQ(stored["arms"][1].value("host", std::string()), kHost);
 }
 
 // Killing the ssh client mid-run: that arm failed, its samples kept, the remote worker gone.
