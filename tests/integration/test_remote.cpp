@@ -3,6 +3,7 @@
 // client config passed to pitlane through PITLANE_SSH_CONFIG. Skipped when sshd cannot start.
 #include "cli.h"
 #include "harness.h"
+#include "../common/sshd_fixture.h"
 
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/spec/remote_hosts.h"
@@ -29,99 +30,10 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* kHost = "pitlane-test";      // the Host alias of the client config
-const char* kNoHost = "pitlane-nohost";  // the same, on a port nobody listens on
+using pitlane::testing::kHost;
+using pitlane::testing::kNoHost;
 
-int freePort() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof a;
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-        close(fd);
-        return 0;
-    }
-    const int port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
-bool run(const QString& program, const QStringList& args, QString* err = nullptr) {
-    QProcess p;
-    p.start(program, args);
-    const bool ok = p.waitForFinished(20000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-    if (err) *err = QString::fromUtf8(p.readAllStandardError());
-    return ok;
-}
-
-// One sshd for the whole suite.
-struct Sshd {
-    QTemporaryDir dir;
-    QProcess sshd;
-    QString skip;  // why the tests are skipped ("" when sshd is up)
-    QString config;
-
-    Sshd() {
-        const QString exe = QStringLiteral("/usr/sbin/sshd");
-        if (!QFileInfo(exe).isExecutable()) {
-            skip = "no /usr/sbin/sshd (apt-get install openssh-server)";
-            return;
-        }
-        const QString d = dir.path();
-        QString err;
-        if (!run("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-f", d + "/host_key"}, &err) ||
-            !run("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-f", d + "/user_key"}, &err)) {
-            skip = "ssh-keygen failed: " + err;
-            return;
-        }
-        QFile::copy(d + "/user_key.pub", d + "/authorized_keys");
-        QDir().mkpath("/run/sshd");  // sshd's privilege separation directory (root only)
-        const int port = freePort();
-        std::ofstream(QString(d + "/sshd_config").toStdString())
-            << "ListenAddress 127.0.0.1\nHostKey " << d.toStdString() << "/host_key\n"
-            << "AuthorizedKeysFile " << d.toStdString() << "/authorized_keys\n"
-            << "PidFile " << d.toStdString() << "/sshd.pid\n"
-            << "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nStrictModes no\n"
-            << "UsePAM no\nLogLevel ERROR\n";
-        config = d + "/ssh_config";
-        std::ofstream(config.toStdString())
-            << "Host " << kHost << "\n  HostName 127.0.0.1\n  Port " << port << "\n"
-            << "  IdentityFile " << d.toStdString() << "/user_key\n  IdentitiesOnly yes\n"
-            << "  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n"
-            << "Host " << kNoHost << "\n  HostName 127.0.0.1\n  Port " << freePort() << "\n"
-            << "  IdentityFile " << d.toStdString() << "/user_key\n  IdentitiesOnly yes\n"
-            << "  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n";
-        sshd.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        sshd.start(exe, {"-D", "-e", "-f", d + "/sshd_config", "-p", QString::number(port)});
-        if (!sshd.waitForStarted(5000)) {
-            skip = "sshd did not start: " + sshd.errorString();
-            return;
-        }
-        qputenv("PITLANE_SSH_CONFIG", config.toLocal8Bit());
-        qputenv("PITLANE_REMOTE_CACHE", QString(d + "/remote-cache").toLocal8Bit());
-        for (int i = 0; i < 50; ++i) {
-            if (sshd.state() != QProcess::Running) break;
-            if (run("ssh", {"-F", config, "-o", "BatchMode=yes", kHost, "true"}, &err)) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        skip = "sshd on port " + QString::number(port) + " did not accept a login: " + err;
-    }
-    ~Sshd() {
-        if (sshd.state() != QProcess::NotRunning) {
-            sshd.terminate();
-            sshd.waitForFinished(3000);
-        }
-    }
-};
-
-Sshd& sshd() {
-    static Sshd s;
-    return s;
-}
+using pitlane::testing::sshd;
 
 #define REQUIRE_SSHD()                                                   \
     do {                                                                 \
@@ -142,25 +54,7 @@ json remotePreset(const std::string& host, const std::string& worker, int iters)
 
 bool alive(long pid) { return pid > 0 && kill(pid_t(pid), 0) == 0; }
 
-// The local ssh clients this process started.
-std::vector<pid_t> sshChildren() {
-    std::vector<pid_t> out;
-    for (const auto& e : QDir("/proc").entryList(QDir::Dirs)) {
-        bool ok = false;
-        const int pid = e.toInt(&ok);
-        if (!ok) continue;
-        std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-        std::string stat((std::istreambuf_iterator<char>(f)), {});
-        const auto close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        const std::string comm = stat.substr(stat.find('(') + 1, close - stat.find('(') - 1);
-        int ppid = 0;
-        char state = 0;
-        std::sscanf(stat.c_str() + close + 2, "%c %d", &state, &ppid);
-        if (comm == "ssh" && ppid == getpid()) out.push_back(pid);
-    }
-    return out;
-}
+using pitlane::testing::sshChildren;
 
 // The command name of `pid`'s parent ("" when gone).
 std::string parentName(long pid) {
