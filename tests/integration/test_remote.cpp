@@ -12,6 +12,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QElapsedTimer>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -70,6 +72,58 @@ std::string parentName(long pid) {
     std::getline(c, comm);
     return comm;
 }
+
+// The worker started through ssh as the runner starts it (sandbox off); its pid from hello, or 0.
+long startSshWorker(QProcess& p, QByteArray& out) {
+    p.start(session::sshProgram(),
+            session::sshArguments(kHost, session::remoteWorkerCommand(QString::fromStdString(itest::workerPath()),
+                                                                      {"--sandbox", "off"}, {})));
+    if (!p.waitForStarted(5000)) return 0;
+    if (!itest::spinUntil([&] {
+            p.waitForReadyRead(50);
+            out += p.readAllStandardOutput();
+            return out.contains("\"hello\"");
+        }, 20000))
+        return 0;
+    return json::parse(out.left(out.indexOf('\n')).toStdString()).value("pid", 0L);
+}
+
+// A long run (4000 iterations per arm in blocks of 50) with the remote arm's worker pids, and
+// their parents' names, taken once it has measured 100 samples, when `act` is called once.
+struct LongRemoteRun {
+    session::ExperimentRunner runner{[] {
+        session::RunnerOptions o;
+        o.workerPath = QString::fromStdString(itest::workerPath());
+        return o;
+    }()};
+    bool finished = false, acted = false;
+    std::vector<long> remotePids;
+    std::vector<std::string> parents;
+
+    void run(const std::function<void()>& act) {
+        auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 4000), "", itest::modelDir());
+        preset.run.block_iters = 50;
+        QObject::connect(&runner, &session::ExperimentRunner::finished, [this] { finished = true; });
+        QObject::connect(&runner, &session::ExperimentRunner::samplesAppended, [this, act](int arm, int, int) {
+            if (arm != 1 || acted || runner.result().arms[1].samples.size() < 100) return;
+            for (const auto& p : runner.result().arms[1].processes) {
+                remotePids.push_back(p.pid);
+                parents.push_back(parentName(p.pid));
+            }
+            acted = true;
+            act();
+        });
+        runner.start(preset);
+        itest::spinUntil([this] { return finished; }, 60000);
+    }
+    bool workersGone() const {
+        return itest::spinUntil([this] {
+            for (long pid : remotePids)
+                if (alive(pid)) return false;
+            return true;
+        }, 5000);
+    }
+};
 
 }  // namespace
 
@@ -146,27 +200,13 @@ TEST(Remote, LocalAndSshArmsRunInTheCliAndTheModelIsCached) {
 // Killing the ssh client mid-run: that arm failed, its samples kept, the remote worker gone.
 TEST(Remote, KillingSshMidRunFailsTheArmAndLeavesNoWorker) {
     REQUIRE_SSHD();
-    auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 4000), "", itest::modelDir());
-    preset.run.block_iters = 50;
-    session::RunnerOptions opts;
-    opts.workerPath = QString::fromStdString(itest::workerPath());
-    session::ExperimentRunner runner(opts);
-    bool finished = false, killed = false;
-    std::vector<long> remotePids;
-    std::vector<std::string> parents;
-    QObject::connect(&runner, &session::ExperimentRunner::finished, [&] { finished = true; });
-    QObject::connect(&runner, &session::ExperimentRunner::samplesAppended, [&](int arm, int, int) {
-        if (arm != 1 || killed || runner.result().arms[1].samples.size() < 100) return;
-        for (const auto& p : runner.result().arms[1].processes) {
-            remotePids.push_back(p.pid);
-            parents.push_back(parentName(p.pid));
-        }
+    LongRemoteRun r;
+    r.run([] {
         for (pid_t pid : sshChildren()) kill(pid, SIGKILL);
-        killed = true;
     });
-    runner.start(preset);
-    ASSERT_TRUE(itest::spinUntil([&] { return finished; }, 60000));
-    ASSERT_TRUE(killed);
+    ASSERT_TRUE(r.finished);
+    ASSERT_TRUE(r.acted);
+    auto& runner = r.runner;
     const auto& a = runner.result().arms[1];
     EXPECT_EQ(a.status, results::kFailed);
     ASSERT_TRUE(a.error);
@@ -174,50 +214,59 @@ TEST(Remote, KillingSshMidRunFailsTheArmAndLeavesNoWorker) {
     EXPECT_NE(a.error->message.find(kHost), std::string::npos) << a.error->message;
     EXPECT_GE(a.samples.size(), 100u);
     EXPECT_EQ(runner.result().arms[0].status, results::kOk);
-    ASSERT_FALSE(remotePids.empty());
+    ASSERT_FALSE(r.remotePids.empty());
     // The worker really ran on the "remote" side: under the sshd session, not under this test.
-    for (const auto& parent : parents) EXPECT_EQ(parent, "sshd");
+    for (const auto& parent : r.parents) EXPECT_EQ(parent, "sshd");
     // The run's scratch folder on the remote side (named in the command) is removed after it.
     const QRegularExpression scratch(QStringLiteral("/tmp/pitlane-run-[A-Za-z0-9]{6}"));
     const QString dir = scratch.match(QString::fromStdString(a.error->message)).captured(0);
     ASSERT_FALSE(dir.isEmpty()) << a.error->message;
     EXPECT_TRUE(itest::spinUntil([&] { return !QFileInfo::exists(dir); }, 5000)) << dir.toStdString();
     // The worker's parent was the sshd session, which ended with the connection: PDEATHSIG.
-    EXPECT_TRUE(itest::spinUntil([&] {
-        for (long pid : remotePids)
-            if (alive(pid)) return false;
-        return true;
-    }, 5000)) << "a pitlane-worker is still running on the remote side";
+    EXPECT_TRUE(r.workersGone()) << "a pitlane-worker is still running on the remote side";
 }
 
 // Stop (the user's cancel) while the remote arm measures: cancelled, samples kept, no worker.
 TEST(Remote, StopCancelsTheRemoteArmAndLeavesNoWorker) {
     REQUIRE_SSHD();
-    auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 4000), "", itest::modelDir());
-    preset.run.block_iters = 50;
+    LongRemoteRun r;
+    r.run([&r] { r.runner.stop(); });
+    ASSERT_TRUE(r.finished);
+    ASSERT_TRUE(r.runner.wasStopped());
+    const auto& a = r.runner.result().arms[1];
+    EXPECT_EQ(a.status, results::kCancelled);
+    EXPECT_GE(a.samples.size(), 100u);
+    ASSERT_FALSE(r.remotePids.empty());
+    EXPECT_TRUE(r.workersGone()) << "a pitlane-worker is still running on the remote side";
+}
+
+// The hosts are prepared off the caller's thread (the window's UI thread): start() returns at
+// once, and a Stop before any worker started ends the run with every arm cancelled.
+TEST(Remote, StopWhileTheHostIsPreparedEndsTheRun) {
+    REQUIRE_SSHD();
+    const auto preset = spec::parsePreset(remotePreset(kHost, itest::workerPath(), 20), "", itest::modelDir());
     session::RunnerOptions opts;
     opts.workerPath = QString::fromStdString(itest::workerPath());
     session::ExperimentRunner runner(opts);
     bool finished = false;
-    std::vector<long> remotePids;
     QObject::connect(&runner, &session::ExperimentRunner::finished, [&] { finished = true; });
-    QObject::connect(&runner, &session::ExperimentRunner::samplesAppended, [&](int arm, int, int) {
-        if (arm != 1 || runner.wasStopped() || runner.result().arms[1].samples.size() < 100) return;
-        for (const auto& p : runner.result().arms[1].processes) remotePids.push_back(p.pid);
-        runner.stop();
-    });
+    QElapsedTimer clock;
+    clock.start();
     runner.start(preset);
-    ASSERT_TRUE(itest::spinUntil([&] { return finished; }, 60000));
-    ASSERT_TRUE(runner.wasStopped());
-    const auto& a = runner.result().arms[1];
-    EXPECT_EQ(a.status, results::kCancelled);
-    EXPECT_GE(a.samples.size(), 100u);
-    ASSERT_FALSE(remotePids.empty());
-    EXPECT_TRUE(itest::spinUntil([&] {
-        for (long pid : remotePids)
-            if (alive(pid)) return false;
-        return true;
-    }, 5000)) << "a pitlane-worker is still running on the remote side";
+    const qint64 startMs = clock.elapsed();
+    runner.stop();
+    ASSERT_TRUE(itest::spinUntil([&] { return finished; }, 10000));
+    EXPECT_LT(startMs, 100) << "start() waited for ssh";
+    for (const auto& a : runner.result().arms) {
+        EXPECT_EQ(a.status, results::kCancelled);
+        EXPECT_TRUE(a.processes.empty());
+    }
+    // The preparation goes on after the stop, then removes its scratch folder itself (a
+    // detached ssh): let those ssh clients end before the next test.
+    for (int k = 0; k < 2; ++k) {
+        itest::spinUntil([] { return !sshd().clientsLeft(); }, 5000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
 }
 
 TEST(Remote, UnreachableHostNamesTheHostAndTheCommand) {
@@ -251,18 +300,9 @@ TEST(Remote, MissingRemoteWorkerIsAClearError) {
 TEST(Remote, RemoteWorkerExitsWhenItsStdinCloses) {
     REQUIRE_SSHD();
     QProcess p;
-    p.start(session::sshProgram(),
-            session::sshArguments(kHost, session::remoteWorkerCommand(QString::fromStdString(itest::workerPath()),
-                                                                      {"--sandbox", "off"}, {})));
-    ASSERT_TRUE(p.waitForStarted(5000));
     QByteArray out;
-    ASSERT_TRUE(itest::spinUntil([&] {
-        p.waitForReadyRead(50);
-        out += p.readAllStandardOutput();
-        return out.contains("\"hello\"");
-    }, 20000)) << out.toStdString();
-    const json hello = json::parse(out.left(out.indexOf('\n')).toStdString());
-    const long pid = hello.value("pid", 0L);
+    const long pid = startSshWorker(p, out);
+    ASSERT_GT(pid, 0) << out.toStdString();
     EXPECT_TRUE(alive(pid));
     p.closeWriteChannel();
     ASSERT_TRUE(p.waitForFinished(10000));
@@ -278,17 +318,9 @@ TEST(Remote, RemoteWorkerExitsWhenItsStdinCloses) {
 TEST(Remote, CutConnectionKillsAWorkerBusyElsewhere) {
     REQUIRE_SSHD();
     QProcess p;
-    p.start(session::sshProgram(),
-            session::sshArguments(kHost, session::remoteWorkerCommand(QString::fromStdString(itest::workerPath()),
-                                                                      {"--sandbox", "off"}, {})));
-    ASSERT_TRUE(p.waitForStarted(5000));
     QByteArray out;
-    ASSERT_TRUE(itest::spinUntil([&] {
-        p.waitForReadyRead(50);
-        out += p.readAllStandardOutput();
-        return out.contains("\"hello\"");
-    }, 20000)) << out.toStdString();
-    const long pid = json::parse(out.left(out.indexOf('\n')).toStdString()).value("pid", 0L);
+    const long pid = startSshWorker(p, out);
+    ASSERT_GT(pid, 0) << out.toStdString();
     ASSERT_TRUE(alive(pid));
     EXPECT_EQ(parentName(pid), "sshd");
     kill(pid_t(pid), SIGSTOP);  // reads no EOF, writes nothing: only a signal can end it

@@ -84,6 +84,7 @@ ExperimentRunner::~ExperimentRunner() {
                 if (w.process) w.process->disconnect(this);
     }
     for (auto& p : retired_) p->disconnect(this);
+    if (prepCancelled_) *prepCancelled_ = true;
 }
 
 ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
@@ -132,7 +133,8 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         failArm(int(i), R::kFailed, model.code, model.message);
     remote_.clear();
     remoteCommand_.assign(preset.arms.size(), QString());
-    if (model.ok) prepareRemoteHosts();
+    preparing_ = 0;
+    if (model.ok) prepareRemoteHosts();  // next() waits until the hosts are ready
     // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
     // or one block per process when there are more processes than that (then the iterations are
     // shared out evenly). Round r measures a contiguous share of the blocks.
@@ -242,6 +244,7 @@ void ExperimentRunner::abandon(int arm) {
 }
 
 void ExperimentRunner::next() {
+    if (preparing_) return;  // remoteHostsPrepared() goes on
     watchdog_.stop();
     active_.clear();
     while (!tasks_.empty() && !stopping_) {
@@ -484,7 +487,7 @@ void ExperimentRunner::stop() {
 
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
-    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_)) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_ || preparing_)) return;
     for (const auto& st : arms_) {
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;
@@ -505,6 +508,8 @@ void ExperimentRunner::finalize() {
     scratch_.reset();  // every worker has exited: what a model wrote there goes with it
     for (const auto& [host, prep] : remote_) cleanupRemote(prep.host, prep.scratch);
     remote_.clear();
+    preparing_ = 0;  // a preparation still running cleans up after itself
+    if (prepCancelled_) *prepCancelled_ = true;
     running_ = false;
     emit finished();
 }

@@ -182,34 +182,6 @@ QString ExperimentRunner::scratchDir() {
     return scratch_->isValid() ? scratch_->path() : QString();
 }
 
-// Every remote host of the preset, once, before any worker starts: the worker there, the model
-// in its cache (uploaded when missing), a scratch folder. A host that fails fails its arms.
-void ExperimentRunner::prepareRemoteHosts() {
-    const auto& preset = result_.preset;
-    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
-        const std::string& host = preset.arms[i].host;
-        if (host.empty()) continue;
-        if (!remote_.count(host)) {
-            RemotePrep prep = prepareRemote(QString::fromStdString(host),
-                                            QString::fromStdString(preset.remote_worker),
-                                            QString::fromStdString(preset.model_path),
-                                            QString::fromStdString(result_.model_sha256));
-            if (prep.error.isEmpty())
-                emit logMessage(int(i), QStringLiteral("info"),
-                                prep.uploaded
-                                    ? QStringLiteral("host %1: model uploaded to %2 (%3 bytes, sha256 checked) in %4 ms")
-                                          .arg(prep.host, prep.modelPath)
-                                          .arg(prep.uploadedBytes)
-                                          .arg(prep.ms, 0, 'f', 0)
-                                    : QStringLiteral("host %1: model cached at %2 (sha256 checked)")
-                                          .arg(prep.host, prep.modelPath));
-            remote_[host] = prep;
-        }
-        const RemotePrep& prep = remote_.at(host);
-        if (!prep.error.isEmpty()) failArm(int(i), R::kFailed, prep.code.toStdString(), prep.error.toStdString());
-    }
-}
-
 std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
     const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
     std::vector<WorkerState> workers(std::size_t(knobs.workers));

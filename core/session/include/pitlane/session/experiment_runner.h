@@ -15,6 +15,7 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -214,8 +215,13 @@ private:
     QString scratchDir();
     // Remote arms (remote_launch.h): each host's preparation (model in its cache, scratch
     // folder), made in start() before any worker; the scratch folders are removed at finalize.
+    // remote_arms.cpp: true when hosts are being prepared (on a thread; next() waits for
+    // remoteHostsPrepared). preparing_: the generation of that preparation (0: none).
     std::map<std::string, RemotePrep> remote_;
-    void prepareRemoteHosts();
+    int preparing_ = 0;
+    std::shared_ptr<std::atomic<bool>> prepCancelled_;  // set when the run ends first
+    bool prepareRemoteHosts();
+    void remoteHostsPrepared(const std::vector<RemotePrep>& preps);
     // The ssh command line an arm's workers were started with ("" for a local arm).
     std::vector<QString> remoteCommand_;
 };
