@@ -6,7 +6,6 @@
 #include "../common/sshd_fixture.h"
 
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/spec/remote_hosts.h"
 
 #include <gtest/gtest.h>
 
@@ -126,37 +125,6 @@ struct LongRemoteRun {
 };
 
 }  // namespace
-
-TEST(RemoteSpec, HostsAreValidatedAndMixedHostsRefused) {
-    json j = remotePreset(kHost, "pitlane-worker", 10);
-    j["run"].erase("compare_hosts");
-    const auto errs = spec::validatePreset(j, "", itest::modelDir());
-    ASSERT_EQ(errs.size(), 1u);
-    EXPECT_EQ(errs[0].field(), "arms[1].host");
-    EXPECT_NE(errs[0].reason().find("different machines are not an A/B of knobs"), std::string::npos) << errs[0].what();
-    EXPECT_NE(errs[0].reason().find("run.compare_hosts"), std::string::npos);
-    EXPECT_NE(errs[0].reason().find("this machine: local"), std::string::npos) << errs[0].what();
-    // The whole preset on one host is an A/B of knobs there.
-    json same = j;
-    same["host"] = kHost;
-    same["arms"][1].erase("host");
-    EXPECT_TRUE(spec::validatePreset(same, "", itest::modelDir()).empty());
-    const auto p = spec::parsePreset(same, "", itest::modelDir());
-    EXPECT_EQ(p.arms[0].host, kHost);
-    EXPECT_EQ(spec::presetToJson(p)["host"], kHost);
-    json bad = j;
-    bad["arms"][1]["host"] = "-oProxyCommand=x";
-    auto e = spec::validatePreset(bad, "", itest::modelDir());
-    ASSERT_FALSE(e.empty());
-    EXPECT_NE(e[0].reason().find("option"), std::string::npos);
-    bad["arms"][1]["host"] = "a b";
-    EXPECT_FALSE(spec::validatePreset(bad, "", itest::modelDir()).empty());
-    json w = same;
-    w["remote_worker"] = "bin/pitlane-worker";
-    e = spec::validatePreset(w, "", itest::modelDir());
-    ASSERT_EQ(e.size(), 1u);
-    EXPECT_EQ(e[0].field(), "remote_worker");
-}
 
 // One local and one localhost-over-ssh arm through pitlane-cli; the second run finds the model
 // in the remote cache instead of uploading it again.
