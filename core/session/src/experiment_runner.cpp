@@ -2,7 +2,6 @@
 
 #include "pitlane/session/worker_process.h"
 #include "pitlane/spec/model_file.h"
-#include "pitlane/spec/remote_hosts.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -193,27 +193,29 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
         auto it = st.ahead.find(round);
         return it != st.ahead.end() && w < int(it->second.size()) ? &it->second[std::size_t(w)] : nullptr;
     };
+    // A remote arm's workers run through ssh (remote_launch.h): the allocator's variables on the
+    // remote command line, the scratch folder its host's preparation made.
+    const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
+    QString remoteCommand;
+    if (!host.isEmpty()) {
+        const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
+        QStringList vars;
+        if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
+        vars << launch.env;
+        remoteCommand = remoteWorkerCommand(QString::fromStdString(result_.preset.remote_worker),
+                                            sandboxArguments(knobs, remote_.at(host.toStdString()).scratch),
+                                            vars);
+        remoteCommand_[std::size_t(arm)] = sshCommandLine(host, remoteCommand);
+    }
     for (std::size_t k = 0; k < workers.size(); ++k) {
         const int w = int(k);
         auto& ws = workers[k];
-        const std::string& host = result_.preset.arms[std::size_t(arm)].host;
-        if (host.empty()) {
+        if (host.isEmpty()) {
             ws.process = std::make_unique<WorkerProcess>(options_.workerPath,
                                                          sandboxArguments(knobs, scratchDir()));
             ws.process->setEnvironment(env);
         } else {
-            // Through ssh: the allocator's variables on the remote command line, the scratch
-            // folder the host's preparation made.
-            const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
-            QStringList vars;
-            if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
-            vars << launch.env;
-            const QString h = QString::fromStdString(host);
-            const QString command = remoteWorkerCommand(
-                QString::fromStdString(result_.preset.remote_worker),
-                sandboxArguments(knobs, remote_.at(host).scratch), vars);
-            remoteCommand_[std::size_t(arm)] = sshCommandLine(h, command);
-            ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(h, command));
+            ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(host, remoteCommand));
         }
         auto* proc = ws.process.get();
         connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {

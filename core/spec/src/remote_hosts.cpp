@@ -1,7 +1,6 @@
 // Remote arms: the `host` fields of a preset and their validation (remote_hosts.h).
 #include "pitlane/spec/remote_hosts.h"
 
-#include <algorithm>
 #include <map>
 
 namespace pitlane::spec {
@@ -40,10 +39,6 @@ std::string remoteWorkerProblem(const std::string& path) {
 }
 
 std::string hostLabel(const std::string& host) { return host.empty() ? "this machine" : host; }
-
-bool hasRemoteArms(const Preset& p) {
-    return std::any_of(p.arms.begin(), p.arms.end(), [](const ArmSpec& a) { return !a.host.empty(); });
-}
 
 namespace {
 

@@ -24,7 +24,5 @@ void parseRemote(const json& j, Preset& p, std::vector<SpecError>& errs);
 
 // "this machine" for "", else the host as written.
 std::string hostLabel(const std::string& host);
-// Whether any arm runs on a host other than this machine.
-bool hasRemoteArms(const Preset& p);
 
 }  // namespace pitlane::spec
