@@ -198,12 +198,24 @@ TEST(Remote, KillingSshMidRunFailsTheArmAndLeavesNoWorker) {
 TEST(Remote, StopCancelsTheRemoteArmAndLeavesNoWorker) {
     REQUIRE_SSHD();
     LongRemoteRun r;
-    r.run([&r] { r.runner.stop(); });
+    bool bye = false;
+    std::size_t atStop = 0;
+    QObject::connect(&r.runner, &session::ExperimentRunner::armEvent, [&](int arm, const json& ev) {
+        if (arm == 1 && ev.value("type", std::string()) == "bye") bye = true;
+    });
+    r.run([&r, &atStop] {
+        atStop = r.runner.result().arms[1].samples.size();
+        r.runner.stop();
+    });
     ASSERT_TRUE(r.finished);
     ASSERT_TRUE(r.runner.wasStopped());
     const auto& a = r.runner.result().arms[1];
     EXPECT_EQ(a.status, results::kCancelled);
     EXPECT_GE(a.samples.size(), 100u);
+    // Stopped by closing its input, the remote worker finished its block (50 iterations of the
+    // mlp: well within the 1 s grace), flushed it and said bye, as a local worker does on SIGTERM.
+    EXPECT_TRUE(bye) << "no bye from the remote worker";
+    EXPECT_EQ(a.samples.size() % 50, 0u) << a.samples.size() << " samples, " << atStop << " at the stop";
     ASSERT_FALSE(r.remotePids.empty());
     EXPECT_TRUE(r.workersGone()) << "a pitlane-worker is still running on the remote side";
 }

@@ -216,6 +216,7 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
             ws.process->setEnvironment(env);
         } else {
             ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(host, remoteCommand));
+            ws.process->setStopByClosingInput(true);
         }
         auto* proc = ws.process.get();
         connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
