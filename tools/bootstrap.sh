@@ -9,6 +9,7 @@ PACKAGES=(
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libqt6svg6-dev libqcustomplot-dev libgl-dev
   libtorch-dev libopenblas0-openmp nlohmann-json3-dev libgtest-dev zlib1g-dev
   libjemalloc2 libtcmalloc-minimal4 libblas3
+  openssh-server openssh-client
   python3-torch python3-torchvision
   xvfb xauth imagemagick poppler-utils chromium fonts-dejavu-core
   slurm-wlm  # test integration_sweep starts a single-node Slurm (slurmctld + slurmd) of its own

@@ -88,3 +88,24 @@ TEST(EnvironmentDrift, AThirdArmIsComparedToo) {
 }
 
 }  // namespace
+
+// Remote arms on different hosts (run.compare_hosts): the drift is the hosts', so each side is
+// named with its host, and the hostname counts.
+TEST(EnvironmentDrift, ArmsOnDifferentHostsNameTheHosts) {
+    json b = manifest();
+    b["hostname"] = "gpu-box";
+    b["cpu"] = "Other CPU";
+    auto run = twoArms(manifest(), b);
+    run.arms[1].host = "me@gpu-box";
+    const auto w = driftWarnings(run);
+    ASSERT_EQ(w.size(), 2u);
+    const std::string all = w[0] + "\n" + w[1];
+    for (const char* s : {"A (this machine)", "B (host me@gpu-box)", "\"hostname\"", "\"cpu\""})
+        EXPECT_NE(all.find(s), std::string::npos) << s << " in: " << all;
+    // On one host, the hostname stays a per-process field.
+    run.arms[0].host = "me@gpu-box";
+    run.arms[1].environment["hostname"] = "a";
+    const auto same = driftWarnings(run);
+    ASSERT_EQ(same.size(), 1u);
+    EXPECT_EQ(same[0].find("(host"), std::string::npos) << same[0];
+}

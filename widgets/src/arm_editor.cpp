@@ -15,6 +15,12 @@ namespace pitlane::widgets {
 
 using json = nlohmann::json;
 
+namespace {
+// An arm's `host` (remote arms, issue 15) has no control yet: it is kept as written on the
+// arm's tab, written back by armsJson and shown in the tab's tooltip.
+const char* const kHostProperty = "pitlaneArmHost";
+}  // namespace
+
 ArmEditor::ArmEditor(QWidget* parent) : QWidget(parent), tabs_(new QTabWidget(this)) {
     tabs_->setObjectName(QStringLiteral("armTabs"));
     tabs_->setDocumentMode(true);
@@ -81,8 +87,15 @@ void ArmEditor::renumber() {
     for (int i = 0; i < tabs_->count(); ++i) {
         tabs_->setTabIcon(
             i, i == invalid_ ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : armSwatch(i));
-        tabs_->setTabToolTip(
-            i, i == 0 ? tr("baseline arm: the others are compared to it") : QString());
+        QString tip = i == 0 ? tr("baseline arm: the others are compared to it") : QString();
+        const QString host = tabs_->widget(i)->property(kHostProperty).toString();
+        if (!host.isEmpty()) {
+            const json h = json::parse(host.toStdString(), nullptr, false);
+            if (!tip.isEmpty()) tip += QLatin1Char('\n');
+            tip += tr("runs on host %1 over ssh (the preset's \"host\", kept as written)")
+                       .arg(QString::fromStdString(h.is_string() ? h.get<std::string>() : host.toStdString()));
+        }
+        tabs_->setTabToolTip(i, tip);
     }
     remove_->setEnabled(tabs_->count() > 1);
 }
@@ -99,7 +112,10 @@ void ArmEditor::setArms(const json& arms) {
             const auto name = a.is_object() ? a.value("name", std::string()) : std::string();
             appendForm(QString::fromStdString(name),
                        a.is_object() ? a.value("knobs", json::object()) : json::object());
+            if (a.is_object() && a.contains("host"))
+                tabs_->widget(tabs_->count() - 1)->setProperty(kHostProperty, QString::fromStdString(a["host"].dump()));
         }
+    renumber();
     if (tabs_->count() == 0) appendForm(QStringLiteral("A"), json::object());
     tabs_->setCurrentIndex(0);
     emit changed();
@@ -107,9 +123,12 @@ void ArmEditor::setArms(const json& arms) {
 
 json ArmEditor::armsJson() const {
     json arms = json::array();
-    for (int i = 0; i < tabs_->count(); ++i)
+    for (int i = 0; i < tabs_->count(); ++i) {
         arms.push_back(
             {{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
+        const QString host = tabs_->widget(i)->property(kHostProperty).toString();
+        if (!host.isEmpty()) arms.back()["host"] = json::parse(host.toStdString(), nullptr, false);
+    }
     return arms;
 }
 
@@ -146,6 +165,8 @@ void ArmEditor::duplicateArm() {
     auto* copy = appendForm(freeName({}), json::object());
     // Copy every knob as written, including those equal to the defaults the source named.
     copy->setKnobs(form(current)->knobsJson());
+    tabs_->widget(tabs_->count() - 1)->setProperty(kHostProperty, tabs_->widget(current)->property(kHostProperty));
+    renumber();
     tabs_->setCurrentIndex(tabs_->count() - 1);
     emit changed();
 }

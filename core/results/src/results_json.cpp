@@ -192,6 +192,7 @@ json armJson(const ArmResult& a) {
     arm["knobs"] = a.knobs;
     arm["applied"] = stripEnvelope(a.applied);
     arm["environment"] = a.environment;
+    if (!a.host.empty()) arm["host"] = a.host;  // remote arms only (additive)
     arm["cold"] = coldJson(a);
     arm["model"] = modelJson(a);
     arm["batch_size"] = a.batch_size;
@@ -354,6 +355,7 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
     a.knobs = ja.value("knobs", json::object());
     a.applied = ja.value("applied", json::object());
     a.environment = ja.value("environment", json::object());
+    a.host = ja.value("host", std::string());
     a.batch_size = ja.value("batch_size", 1);
     const auto cold = ja.value("cold", json::object());
     a.loaded = cold;

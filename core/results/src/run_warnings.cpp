@@ -121,10 +121,17 @@ std::vector<std::string> runWarnings(const RunResult& run) {
         for (const auto& [key, v] : a.environment.items()) keys.insert(key);
         for (const auto& [key, v] : first->environment.items()) keys.insert(key);
         for (const auto& key : keys) {
-            if (perProcess.count(key)) continue;
+            // The hostname names the process too, unless the arms ran on different hosts.
+            if (perProcess.count(key) && !(key == "hostname" && first->host != a.host)) continue;
             const bool inFirst = first->environment.contains(key), inThis = a.environment.contains(key);
             if (inFirst && inThis && first->environment[key] == a.environment[key]) continue;
-            w.push_back("environment differs between " + first->name + " and " + a.name +
+            // Arms on different hosts (run.compare_hosts) name them: the drift is the hosts'.
+            const auto on = [&](const ArmResult& x) {
+                return x.name + (first->host == a.host ? std::string()
+                                                        : " (" + (x.host.empty() ? std::string("this machine")
+                                                                                 : "host " + x.host) + ")");
+            };
+            w.push_back("environment differs between " + on(*first) + " and " + on(a) +
                         " in \"" + key + "\" (not a knob): " +
                         (inFirst ? first->environment[key].dump() : std::string("absent")) + " vs " +
                         (inThis ? a.environment[key].dump() : std::string("absent")));

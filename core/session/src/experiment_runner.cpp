@@ -83,6 +83,7 @@ ExperimentRunner::~ExperimentRunner() {
                 if (w.process) w.process->disconnect(this);
     }
     for (auto& p : retired_) p->disconnect(this);
+    if (prepCancelled_) *prepCancelled_ = true;
 }
 
 ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
@@ -118,6 +119,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         a.workers = spec.knobs.workers;
         a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
         a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
+        a.host = spec.host;
         result_.arms.push_back(std::move(a));
         maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
     }
@@ -128,6 +130,10 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     result_.model_sha256 = model.sha256;
     for (std::size_t i = 0; !model.ok && i < preset.arms.size(); ++i)
         failArm(int(i), R::kFailed, model.code, model.message);
+    remote_.clear();
+    remoteCommand_.assign(preset.arms.size(), QString());
+    preparing_ = 0;
+    if (model.ok) prepareRemoteHosts();  // next() waits until the hosts are ready
     // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
     // or one block per process when there are more processes than that (then the iterations are
     // shared out evenly). Round r measures a contiguous share of the blocks.
@@ -237,6 +243,7 @@ void ExperimentRunner::abandon(int arm) {
 }
 
 void ExperimentRunner::next() {
+    if (preparing_) return;  // remoteHostsPrepared() goes on
     watchdog_.stop();
     active_.clear();
     while (!tasks_.empty() && !stopping_) {
@@ -334,6 +341,8 @@ void ExperimentRunner::sendTask(Task& t) {
                       {"knobs", spec::knobsToJson(p.arms[t.arm].knobs)},
                       {"seed", p.run.seed},
                       {"worker_count", int(st.workers.size())}};
+        if (const auto& host = p.arms[t.arm].host; !host.empty() && remote_.count(host))
+            cmd["arm"]["model_path"] = remote_.at(host).modelPath.toStdString();
     } else {
         if (t.kind == Task::Block && !measureClock_.isValid()) measureClock_.start();
         cmd = protocol::makeCommand(protocol::kRun);
@@ -381,10 +390,17 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
     auto& a = result_.arms[arm];
     if (a.status == R::kPending && !ws.quitting) {
         const auto tail = ws.process->stderrTail().join('\n').right(600).toStdString();
+        const QString remote = remoteCommand_[std::size_t(arm)];
         if (stopping_) {
             a.status = R::kCancelled;
             setPhase(arm, ArmPhase::Cancelled);
             emit armFinished(arm);
+        } else if (!remote.isEmpty() && !remoteExitCode(code, crashed).isEmpty()) {
+            // ssh itself ended (the connection was cut or lost) or the remote shell could not
+            // run the worker: the arm failed, what it measured stays.
+            failArm(arm, R::kFailed, remoteExitCode(code, crashed).toStdString(),
+                    remoteExitMessage(QString::fromStdString(a.host), remote, code, crashed).toStdString() +
+                        (tail.empty() ? "" : "; last stderr: " + tail));
         } else if (crashed) {
             const std::string sig = strsignal(code) ? strsignal(code) : "unknown";
             failArm(arm, code == SIGKILL ? R::kKilled : R::kCrashed,
@@ -470,7 +486,7 @@ void ExperimentRunner::stop() {
 
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
-    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_)) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_ || preparing_)) return;
     for (const auto& st : arms_) {
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;
@@ -489,6 +505,10 @@ void ExperimentRunner::finalize() {
     watchdog_.stop();
     result_.wall_s = elapsedMs() / 1000.0;
     scratch_.reset();  // every worker has exited: what a model wrote there goes with it
+    for (const auto& [host, prep] : remote_) cleanupRemote(prep.host, prep.scratch);
+    remote_.clear();
+    preparing_ = 0;  // a preparation still running cleans up after itself
+    if (prepCancelled_) *prepCancelled_ = true;
     running_ = false;
     emit finished();
 }

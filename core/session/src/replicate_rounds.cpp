@@ -193,12 +193,31 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
         auto it = st.ahead.find(round);
         return it != st.ahead.end() && w < int(it->second.size()) ? &it->second[std::size_t(w)] : nullptr;
     };
+    // A remote arm's workers run through ssh (remote_launch.h): the allocator's variables on the
+    // remote command line, the scratch folder its host's preparation made.
+    const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
+    QString remoteCommand;
+    if (!host.isEmpty()) {
+        const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
+        QStringList vars;
+        if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
+        vars << launch.env;
+        remoteCommand = remoteWorkerCommand(QString::fromStdString(result_.preset.remote_worker),
+                                            sandboxArguments(knobs, remote_.at(host.toStdString()).scratch),
+                                            vars);
+        remoteCommand_[std::size_t(arm)] = sshCommandLine(host, remoteCommand);
+    }
     for (std::size_t k = 0; k < workers.size(); ++k) {
         const int w = int(k);
         auto& ws = workers[k];
-        ws.process = std::make_unique<WorkerProcess>(options_.workerPath,
-                                                     sandboxArguments(knobs, scratchDir()));
-        ws.process->setEnvironment(env);
+        if (host.isEmpty()) {
+            ws.process = std::make_unique<WorkerProcess>(options_.workerPath,
+                                                         sandboxArguments(knobs, scratchDir()));
+            ws.process->setEnvironment(env);
+        } else {
+            ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(host, remoteCommand));
+            ws.process->setStopByClosingInput(true);
+        }
         auto* proc = ws.process.get();
         connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
             auto& st = arms_[std::size_t(arm)];

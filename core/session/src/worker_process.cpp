@@ -56,7 +56,9 @@ bool WorkerProcess::send(const nlohmann::json& command) {
 }
 
 void WorkerProcess::requestStop() {
-    if (process_.state() == QProcess::Running) process_.terminate();
+    if (process_.state() != QProcess::Running) return;
+    if (stopByClosingInput_) process_.closeWriteChannel();
+    else process_.terminate();
 }
 
 void WorkerProcess::kill() {

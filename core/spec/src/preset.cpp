@@ -2,6 +2,7 @@
 #include "pitlane/spec/preset.h"
 
 #include "pitlane/spec/lesson.h"
+#include "pitlane/spec/remote_hosts.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -239,13 +240,14 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
     static const std::set<std::string> runKeys = {"warmup_iters", "iters", "block_iters",
                                                   "event_timeout_ms", "seed", "min_time_ms",
                                                   "max_time_ms", "target_ci_pct",
-                                                  "processes", "max_processes", "profile_iters"};
+                                                  "processes", "max_processes", "profile_iters",
+                                                  "compare_hosts"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
             errs.add("run." + key,
                      "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
                      "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes, "
-                     "profile_iters)");
+                     "profile_iters, compare_hosts)");
     std::set<std::string> bad;  // fields whose value was refused
     auto field = [&](const char* key, auto&& parse) {
         if (!errs.step(std::string("run.") + key, parse)) bad.insert(key);
@@ -396,7 +398,8 @@ std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
             continue;
         }
         for (const auto& [key, v] : a.items())
-            if (key != "name" && key != "knobs") errs.add(f + "." + key, "unknown field (expected name, knobs)");
+            if (key != "name" && key != "knobs" && key != "host")
+                errs.add(f + "." + key, "unknown field (expected name, knobs, host)");
         ArmSpec arm;
         if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty()) {
             errs.add(f + ".name", "missing: every arm needs a name");
@@ -451,12 +454,13 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
         return p;
     }
     static const std::set<std::string> known = {"name", "description", "lesson", "model",
-                                                "input", "run", "serving", "sweep", "arms"};
+                                                "input", "run", "serving", "sweep", "arms",
+                                                "host", "remote_worker"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
             errs.add(key.empty() ? std::string("\"\"") : key,  // a key "" is named, not blank
                      "unknown field (expected name, description, lesson, model, input, run, serving, "
-                     "sweep, arms)");
+                     "sweep, arms, host, remote_worker)");
     for (const char* key : {"name", "description"}) {
         if (!j.contains(key)) continue;
         if (!j[key].is_string()) errs.add(key, "expected a string");
@@ -477,6 +481,7 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
     if (j.contains("run")) p.run = parseRunSettings(j["run"], errs);
     if (j.contains("serving")) p.serving = parseServing(j["serving"], where, errs.list());
     p.arms = parseArms(j, errs);
+    parseRemote(j, p, errs.list());
     checkLesson(p.lesson, p.arms, errs);
     if (p.serving.enabled) {
         checkServingArms(p, errs);
@@ -565,11 +570,16 @@ json presetToJson(const Preset& p) {
     if (p.run.max_time_ms > 0) j["run"]["max_time_ms"] = p.run.max_time_ms;
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
     if (p.run.profile_iters > 0) j["run"]["profile_iters"] = p.run.profile_iters;
+    if (p.run.compare_hosts) j["run"]["compare_hosts"] = true;
+    if (!p.host.empty()) j["host"] = p.host;
+    if (p.remote_worker != "pitlane-worker") j["remote_worker"] = p.remote_worker;
     if (p.serving.enabled) j["serving"] = servingToJson(p.serving);
     if (p.sweep.enabled) j["sweep"] = sweepToJson(p.sweep);
     j["arms"] = json::array();
-    for (const auto& a : p.arms)
+    for (const auto& a : p.arms) {
         j["arms"].push_back({{"name", a.name}, {"knobs", a.knobs_json}});
+        if (a.hostWritten || a.host != p.host) j["arms"].back()["host"] = a.host;
+    }
     return j;
 }
 

@@ -263,6 +263,18 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         if (!rows.read(arms.value(0).toLongLong(), a, &error)) return fail(what, error), std::nullopt;
         r.arms.push_back(std::move(a));
     }
+    // Remote arms (issue 15): each arm's host is the stored preset's (the arm's own, else the
+    // preset's default), so no column is needed.
+    const json& pj = r.preset_json;
+    if (pj.is_object()) {
+        const std::string dflt = pj.value("host", std::string());
+        const json parr = pj.value("arms", json::array());
+        for (std::size_t i = 0; i < r.arms.size(); ++i) {
+            const json arm = i < parr.size() && parr[i].is_object() ? parr[i] : json::object();
+            const json h = arm.value("host", json(dflt));
+            if (h.is_string()) r.arms[i].host = h.get<std::string>();
+        }
+    }
     return r;
 }
 

@@ -79,6 +79,7 @@ struct ArmResult {
     std::string status = kPending;
     std::optional<protocol::Error> error;
     json environment = json::object();  // hello.environment
+    std::string host;  // where its workers ran: "" this machine, else the ssh destination
     json applied = json::object();      // the applied event, without v/type
     json loaded = json::object();       // the loaded event, without v/type
     std::vector<Sample> samples;             // measured

@@ -6,6 +6,7 @@
 // measured blocks are shared out among the rounds. Shared by pitlane-cli and the window.
 // QtCore only.
 #include "pitlane/results/run_result.h"
+#include "pitlane/session/remote_launch.h"
 #include "pitlane/spec/preset.h"
 
 #include <QElapsedTimer>
@@ -14,6 +15,7 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -211,6 +213,17 @@ private:
     // Made with the first worker, removed when the run is finalized.
     std::unique_ptr<QTemporaryDir> scratch_;
     QString scratchDir();
+    // Remote arms (remote_launch.h): each host's preparation (model in its cache, scratch
+    // folder), made in start() before any worker; the scratch folders are removed at finalize.
+    // remote_arms.cpp: true when hosts are being prepared (on a thread; next() waits for
+    // remoteHostsPrepared). preparing_: the generation of that preparation (0: none).
+    std::map<std::string, RemotePrep> remote_;
+    int preparing_ = 0;
+    std::shared_ptr<std::atomic<bool>> prepCancelled_;  // set when the run ends first
+    bool prepareRemoteHosts();
+    void remoteHostsPrepared(const std::vector<RemotePrep>& preps);
+    // The ssh command line an arm's workers were started with ("" for a local arm).
+    std::vector<QString> remoteCommand_;
 };
 
 }  // namespace pitlane::session

@@ -21,6 +21,10 @@ public:
     void start();
     bool send(const nlohmann::json& command);
     void requestStop();  // SIGTERM: the worker flushes what it measured and says bye
+    // A worker behind ssh cannot be sent a signal: requestStop closes its stdin instead (it
+    // finishes its block, flushes, says bye and exits at end of input; the runner's kill after
+    // the grace period ends ssh, and the sshd session's end kills a worker still busy).
+    void setStopByClosingInput(bool on) { stopByClosingInput_ = on; }
     void kill();         // SIGKILL
     bool isRunning() const;
     qint64 pid() const { return pid_; }
@@ -47,6 +51,7 @@ private:
     int malformed_ = 0;
     qint64 pid_ = 0;
     bool exitedReported_ = false;
+    bool stopByClosingInput_ = false;
 };
 
 }  // namespace pitlane::session

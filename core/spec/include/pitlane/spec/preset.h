@@ -104,6 +104,9 @@ struct RunSettings {
     // After the last round's measured blocks, this many iterations of each arm under libtorch's
     // profiler (never timed; ArmResult::profile). 0: no profile. `pitlane-cli run --profile`.
     int profile_iters = 0;
+    // Arms on different hosts (remote arms, issue 15) are refused unless this is true: different
+    // machines are not an A/B of knobs; with it, the run is a host comparison.
+    bool compare_hosts = false;
 };
 
 // A serving experiment (issue 13; docs/KNOBS.md "Serving"): instead of timing batches back to
@@ -138,6 +141,10 @@ struct ArmSpec {
     std::string name;
     Knobs knobs;
     json knobs_json;  // as requested (for the results JSON)
+    // Where its workers run (remote_hosts.h): "" on this machine, else an ssh destination
+    // ("user@host" or an ssh config alias) — the arm's own `host`, else the preset's.
+    std::string host;
+    bool hostWritten = false;  // the arm named its own host (presetToJson writes it back)
 };
 
 struct Preset {
@@ -153,6 +160,10 @@ struct Preset {
     ServingSpec serving;
     SweepSpec sweep;
     std::vector<ArmSpec> arms;
+    // Remote arms (remote_hosts.h): the preset's default host ("" local) and the worker binary
+    // on the remote side (a name looked up on the remote PATH, or an absolute path).
+    std::string host;
+    std::string remote_worker = "pitlane-worker";
     json raw;  // the preset as read (the "preset" field of the results JSON)
 };
 
