@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QElapsedTimer>
 #include <QProcess>
@@ -157,12 +158,23 @@ TEST(Remote, LocalAndSshArmsRunInTheCliAndTheModelIsCached) {
     EXPECT_NE(r.err.find("model cached at"), std::string::npos) << r.err;
     EXPECT_EQ(QFileInfo(cached).lastModified(), mtime);
     // The history keeps each arm's host: the report of the stored run carries it.
-    r = itest::runCli({"report", "1", "--db", db, "--json", tmp.filePath("stored.json")}, 30000);
+    r = itest::runCli({"report", "1", "--db", db, "--json", tmp.filePath("stored.json"), "--md",
+                       tmp.filePath("stored.md")},
+                      30000);
     ASSERT_EQ(r.exitCode, 0) << r.err;
     const json stored = itest::readJson(tmp.filePath("stored.json"));
     ASSERT_EQ(stored["arms"].size(), 2u);
     EXPECT_FALSE(stored["arms"][0].contains("host"));
     EXPECT_EQ(stored["arms"][1].value("host", std::string()), kHost);
+    // ... and the report says where each arm ran.
+    QFile md(tmp.filePath("stored.md"));
+    ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+    const std::string mdText = md.readAll().toStdString();
+    EXPECT_NE(mdText.find("**Where the arms ran:** " + stored["arms"][0]["name"].get<std::string>() +
+                          " on this machine; " + stored["arms"][1]["name"].get<std::string>() + " on " +
+                          kHost + " (over ssh)"),
+              std::string::npos)
+        << mdText.substr(0, 3000);
 }
 
 // Killing the ssh client mid-run: that arm failed, its samples kept, the remote worker gone.

@@ -53,6 +53,9 @@ QString rawDataSection(const results::RunResult& run, Flavor flavor);
 // "Intel Xeon, 2 cores, 23.6 GiB RAM, Linux 6.1 x86_64, host vm, libtorch 1.13.0, BLAS openblas,
 // allocator system" as plain text (machineLine: HTML-escaped).
 QString machineText(const results::RunResult& run);
+// "A on this machine; B on gpu1 (over ssh)" when any arm ran on another host (issue 15), "" when
+// every arm ran here. The environment table's columns are each arm's own host's manifest.
+QString hostsText(const results::RunResult& run);
 QString machineLine(const results::RunResult& run);
 // "[3, 224, 224]": a shape with a space after each comma, so a narrow cell can wrap it.
 QString shapeText(const nlohmann::json& shape);

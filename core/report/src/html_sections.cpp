@@ -236,6 +236,8 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
                      "conditions.</b></p>\n")
                      .arg(drift)
                : QStringLiteral("Identical for every arm: no drift.</p>\n");
+    if (const QString hosts = hostsText(run); !hosts.isEmpty())
+        h += QStringLiteral("<p>Where the arms ran: %1.</p>\n").arg(esc(hosts));
     return h + modelDigestLine(run) + table;
 }
 
@@ -329,6 +331,18 @@ QString appliedText(const RunResult& run, const char* key) {
 }
 
 }  // namespace
+
+QString hostsText(const RunResult& run) {
+    bool remote = false;
+    QStringList parts;
+    for (const auto& a : run.arms) {
+        remote |= !a.host.empty();
+        parts << QString::fromStdString(a.name) +
+                     (a.host.empty() ? QStringLiteral(" on this machine")
+                                     : QStringLiteral(" on %1 (over ssh)").arg(QString::fromStdString(a.host)));
+    }
+    return remote ? parts.join(QStringLiteral("; ")) : QString();
+}
 
 QString machineText(const RunResult& run) {
     const results::ArmResult* src = nullptr;

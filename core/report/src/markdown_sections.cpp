@@ -135,6 +135,8 @@ std::string settingsMarkdown(const RunResult& run) {
 
 std::string environmentMarkdown(const RunResult& run) {
     std::string s = "\n**Environment:** " + md(machineText(run).toStdString()) + "\n";
+    if (const QString hosts = hostsText(run); !hosts.isEmpty())
+        s += "\n**Where the arms ran:** " + md(hosts.toStdString()) + "\n";
     if (!run.model_sha256.empty())
         s += "\n**Model file:** " + md(run.preset.model) + ", SHA-256 `" + run.model_sha256 + "`\n";
     const SettingsTable env =
