@@ -10,6 +10,8 @@
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/setup_panel.h"
 
+#include <QLineEdit>
+
 #include <csignal>
 
 using namespace pitlane;
@@ -49,6 +51,19 @@ private slots:
         QCOMPARE(QString::fromStdString(shown["arms"][1].value("host", std::string())),
                  QString::fromLatin1(testing::kHost));
         QVERIFY(!shown["arms"][0].contains("host"));
+        // ... in a field of each arm's form: the remote arm's shows the host, the local arm's is
+        // empty ("this machine"); typing a host there puts it in the preset, clearing removes it.
+        const auto hosts = w.findChildren<QLineEdit*>(QStringLiteral("armHost"));
+        QCOMPARE(hosts.size(), 2);
+        QStringList texts;
+        for (auto* h : hosts) texts << h->text();
+        texts.sort();
+        QCOMPARE(texts, (QStringList{QString(), QString::fromLatin1(testing::kHost)}));
+        QLineEdit* local = hosts[0]->text().isEmpty() ? hosts[0] : hosts[1];
+        local->setText(QStringLiteral("user@elsewhere"));
+        QCOMPARE(w.setupPanel()->presetJson()["arms"][0].value("host", std::string()), std::string("user@elsewhere"));
+        local->clear();
+        QVERIFY(!w.setupPanel()->presetJson()["arms"][0].contains("host"));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(&w, &app::MainWindow::runFinished);

@@ -15,12 +15,6 @@ namespace pitlane::widgets {
 
 using json = nlohmann::json;
 
-namespace {
-// An arm's `host` (remote arms, issue 15) has no control yet: it is kept as written on the
-// arm's tab, written back by armsJson and shown in the tab's tooltip.
-const char* const kHostProperty = "pitlaneArmHost";
-}  // namespace
-
 ArmEditor::ArmEditor(QWidget* parent) : QWidget(parent), tabs_(new QTabWidget(this)) {
     tabs_->setObjectName(QStringLiteral("armTabs"));
     tabs_->setDocumentMode(true);
@@ -75,6 +69,7 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     tabs_->addTab(scroll, name);
     connect(form, &KnobForm::changed, this, &ArmEditor::changed);
+    connect(form, &KnobForm::changed, this, &ArmEditor::renumber);  // the host in the tooltip
     connect(form, &KnobForm::nameChanged, this, [this, scroll](const QString& n) {
         const int i = tabs_->indexOf(scroll);
         if (i >= 0) tabs_->setTabText(i, n.isEmpty() ? tr("(unnamed)") : n);
@@ -88,12 +83,10 @@ void ArmEditor::renumber() {
         tabs_->setTabIcon(
             i, i == invalid_ ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : armSwatch(i));
         QString tip = i == 0 ? tr("baseline arm: the others are compared to it") : QString();
-        const QString host = tabs_->widget(i)->property(kHostProperty).toString();
+        const QString host = form(i) ? form(i)->armHost() : QString();
         if (!host.isEmpty()) {
-            const json h = json::parse(host.toStdString(), nullptr, false);
             if (!tip.isEmpty()) tip += QLatin1Char('\n');
-            tip += tr("runs on host %1 over ssh (the preset's \"host\", kept as written)")
-                       .arg(QString::fromStdString(h.is_string() ? h.get<std::string>() : host.toStdString()));
+            tip += tr("runs on host %1 over ssh").arg(host);
         }
         tabs_->setTabToolTip(i, tip);
     }
@@ -112,8 +105,10 @@ void ArmEditor::setArms(const json& arms) {
             const auto name = a.is_object() ? a.value("name", std::string()) : std::string();
             appendForm(QString::fromStdString(name),
                        a.is_object() ? a.value("knobs", json::object()) : json::object());
-            if (a.is_object() && a.contains("host"))
-                tabs_->widget(tabs_->count() - 1)->setProperty(kHostProperty, QString::fromStdString(a["host"].dump()));
+            if (a.is_object() && a.contains("host"))  // a host that is not a string is shown as written
+                form(tabs_->count() - 1)
+                    ->setArmHost(QString::fromStdString(a["host"].is_string() ? a["host"].get<std::string>()
+                                                                              : a["host"].dump()));
         }
     renumber();
     if (tabs_->count() == 0) appendForm(QStringLiteral("A"), json::object());
@@ -126,8 +121,8 @@ json ArmEditor::armsJson() const {
     for (int i = 0; i < tabs_->count(); ++i) {
         arms.push_back(
             {{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
-        const QString host = tabs_->widget(i)->property(kHostProperty).toString();
-        if (!host.isEmpty()) arms.back()["host"] = json::parse(host.toStdString(), nullptr, false);
+        const QString host = form(i)->armHost();
+        if (!host.isEmpty()) arms.back()["host"] = host.toStdString();
     }
     return arms;
 }
@@ -165,7 +160,7 @@ void ArmEditor::duplicateArm() {
     auto* copy = appendForm(freeName({}), json::object());
     // Copy every knob as written, including those equal to the defaults the source named.
     copy->setKnobs(form(current)->knobsJson());
-    tabs_->widget(tabs_->count() - 1)->setProperty(kHostProperty, tabs_->widget(current)->property(kHostProperty));
+    copy->setArmHost(form(current)->armHost());
     renumber();
     tabs_->setCurrentIndex(tabs_->count() - 1);
     emit changed();

@@ -55,6 +55,14 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     form_->addRow(tr("Name"), name_);
     connect(name_, &QLineEdit::textChanged, this, &KnobForm::nameChanged);
     watch(name_);
+    host_ = new QLineEdit(this);
+    host_->setObjectName(QStringLiteral("armHost"));
+    host_->setPlaceholderText(tr("this machine"));
+    host_->setToolTip(tr("Run this arm's workers on another machine over ssh: user@host or an ssh config "
+                         "alias (keys only: ssh runs with BatchMode). Empty: this machine. Arms on "
+                         "different hosts are compared only when the preset's run.compare_hosts is true."));
+    form_->addRow(tr("Host"), host_);
+    watch(host_);
 
     cudaNote_ = new QLabel(this);
     cudaNote_->setWordWrap(true);
@@ -186,6 +194,12 @@ QString KnobForm::armName() const {
 }
 void KnobForm::setArmName(const QString& name) {
     name_->setText(name);
+}
+QString KnobForm::armHost() const {
+    return host_->text().trimmed();
+}
+void KnobForm::setArmHost(const QString& host) {
+    host_->setText(host);
 }
 
 namespace {

@@ -45,6 +45,10 @@ public:
     nlohmann::json knobsJson() const;
     QString armName() const;
     void setArmName(const QString& name);
+    // Where the arm's workers run (remote arms, issue 15): "" this machine, else the ssh
+    // destination ("user@host" or an ssh config alias), the arm's `host` in the preset.
+    QString armHost() const;
+    void setArmHost(const QString& host);
     void setCuda(const CudaAvailability& cuda);
     // The control of a knob (its objectName is the knob's name); nullptr for an unknown name.
     QWidget* control(const std::string& knob) const;
@@ -70,6 +74,7 @@ private:
 
     QFormLayout* form_;
     QLineEdit* name_;
+    QLineEdit* host_;
     QLabel* cudaNote_;
     std::vector<Control> controls_;
     std::set<std::string> explicit_;  // knobs the loaded preset named
