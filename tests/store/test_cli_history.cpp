@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.h"
+
 #include <algorithm>
 #include <csignal>
 #include <iostream>
@@ -26,8 +28,11 @@ using pitlane::store::RunStore;
 
 namespace {
 
-QString cli() {
-    return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli");
+QString cli() { return pitlane::testing::cliPath(); }
+
+// pitlane-cli with this environment, a minute at most.
+pitlane::testing::CliRun runCli(const QStringList& args, const QProcessEnvironment& env) {
+    return pitlane::testing::runCli(args, env, 60000);
 }
 
 QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
@@ -42,20 +47,6 @@ QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
                 .arg(blockIters)
                 .toUtf8());
     return path;
-}
-
-struct CliRun {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliRun runCli(const QStringList& args, const QProcessEnvironment& env) {
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(cli(), args);
-    EXPECT_TRUE(p.waitForFinished(60000)) << "pitlane-cli did not finish";
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
 }
 
 // A worker orphaned by the SIGKILL of its parent: end it by its own pid, only if it is ours.

@@ -13,24 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.h"
+
 using nlohmann::json;
+using pitlane::testing::runCli;
 using pitlane::store::RunStore;
 
 namespace {
-
-struct CliRun {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess p;
-    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-    p.start(QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli"), args);
-    EXPECT_TRUE(p.waitForFinished(120000)) << "pitlane-cli did not finish";
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
 
 QString readText(const QString& path) {
     QFile f(path);

@@ -16,31 +16,16 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.h"
+
 #include <csignal>
 #include <vector>
 
 using nlohmann::json;
+using pitlane::testing::runCli;
 using pitlane::store::RunStore;
 
 namespace {
-
-QString cli() {
-    return QDir(qEnvironmentVariable("PITLANE_BIN_DIR")).filePath("pitlane-cli");
-}
-
-struct CliRun {
-    int exitCode = -1;
-    QString out, err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess p;
-    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-    p.start(cli(), args);
-    EXPECT_TRUE(p.waitForFinished(120000)) << "pitlane-cli did not finish";
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
 
 json readJson(const QString& path) {
     QFile f(path);
@@ -121,7 +106,7 @@ TEST(CliServingHistory, SurvivesSigkillMidLevelWithEveryReportedLevel) {
     }
     QProcess p;
     p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-    p.start(cli(), {QStringLiteral("run"), preset, QStringLiteral("--db"), db});
+    p.start(pitlane::testing::cliPath(), {QStringLiteral("run"), preset, QStringLiteral("--db"), db});
     ASSERT_TRUE(p.waitForStarted());
     // "[b1] served 100 req/s: 151 of 151 requests in 151 batches (1/4 levels)"
     const QRegularExpression served(QStringLiteral(

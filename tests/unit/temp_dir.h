@@ -43,4 +43,13 @@ inline void writeFile(const fs::path& p, const std::string& content) {
     f << content;
 }
 
+// A model directory `dir`/models holding a stand-in "mlp" bundle: the preset parser only checks
+// that the .pt exists and reads the sidecar (input [256] float32), it never loads TorchScript.
+// Returns the directory.
+inline std::string writeStandInModels(const TempDir& dir) {
+    writeFile(dir / "models/mlp.pt", "not TorchScript; the parser only checks it exists");
+    writeFile(dir / "models/mlp.json", R"({"name": "mlp", "input": [{"shape": [256], "dtype": "float32"}]})");
+    return (dir / "models").string();
+}
+
 }  // namespace pitlane::test

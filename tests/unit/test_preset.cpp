@@ -24,10 +24,7 @@ namespace fs = std::filesystem;
 class PresetTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        modelDir = (tmp / "models").string();
-        writeFile(tmp / "models/mlp.pt", "not TorchScript; the parser only checks it exists");
-        writeFile(tmp / "models/mlp.json",
-                  R"({"name": "mlp", "input": [{"shape": [256], "dtype": "float32"}]})");
+        modelDir = pitlane::test::writeStandInModels(tmp);
         presetFile = (tmp / "presets/bad.json").string();
     }
 

@@ -17,10 +17,7 @@ namespace spec = pitlane::spec;
 class RemoteHosts : public ::testing::Test {
 protected:
     void SetUp() override {
-        modelDir = (tmp / "models").string();
-        writeFile(tmp / "models/mlp.pt", "not TorchScript; the parser only checks it exists");
-        writeFile(tmp / "models/mlp.json",
-                  R"({"name": "mlp", "input": [{"shape": [256], "dtype": "float32"}]})");
+        modelDir = pitlane::test::writeStandInModels(tmp);
     }
     // Arm A on this machine, B on gpu-box.
     static json mixed() {

@@ -20,9 +20,7 @@ namespace spec = pitlane::spec;
 class SweepSpecTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        modelDir = (tmp / "models").string();
-        writeFile(tmp / "models/mlp.pt", "not TorchScript; the parser only checks it exists");
-        writeFile(tmp / "models/mlp.json", R"({"input": [{"shape": [256], "dtype": "float32"}]})");
+        modelDir = pitlane::test::writeStandInModels(tmp);
         writeFile(tmp / "presets/tiny.pt", "a model file next to the preset");
         writeFile(tmp / "presets/tiny.json", R"({"input": [{"shape": [16], "dtype": "float32"}]})");
         file = (tmp / "presets/sweep.json").string();
