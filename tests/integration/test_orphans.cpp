@@ -39,9 +39,16 @@ std::vector<qint64> workersOf(qint64 parent) {
     return out;
 }
 
+// A pitlane-worker that still runs: a zombie has exited (it waits only for its new parent to
+// reap it, and this machine's pid 1 is not an init that reaps at once).
 bool alive(qint64 pid) {
     QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
-    return comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == "pitlane-worker";
+    if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "pitlane-worker") return false;
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly)) return false;
+    const QByteArray s = stat.readAll();
+    const int close = s.lastIndexOf(')');  // "pid (comm) S ...": the state follows the comm
+    return close < 0 || close + 2 >= s.size() || s.at(close + 2) != 'Z';
 }
 
 // A preset whose forward takes about a second here: resnet18 on a 3×1024×1024 input, one thread.
