@@ -1,9 +1,9 @@
-#!/usr/bin/python3
-"""Export Pitlane's bundled TorchScript models with Debian's python3-torch.
+#!/usr/bin/env python3
+"""Export Pitlane's bundled TorchScript models with the pinned torch wheel (.venv, issue 25).
 
 Each model gets <name>.pt plus a sidecar <name>.json describing its input signature (shapes
 exclude the batch dimension). Weights are random but seeded, so every build exports the same
-numbers. Run: /usr/bin/python3 tools/export_models.py OUT_DIR [NAME ...]
+numbers. Run: .venv/bin/python tools/export_models.py OUT_DIR [NAME ...]
 """
 import json
 import os
@@ -11,6 +11,7 @@ import sys
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 class LSTMModel(nn.Module):
@@ -94,6 +95,27 @@ class ConvProbe(nn.Module):
         return self.head(torch.flatten(self.features(x), 1))
 
 
+class AttentionProbe(nn.Module):
+    """Test model: one causal self-attention block through F.scaled_dot_product_attention, the
+    operator PyTorch 2.0 added (and nn.MultiheadAttention / TransformerEncoderLayer use): a model
+    saved by a current PyTorch that libtorch 1.13 refused ("Unknown builtin op")."""
+
+    def __init__(self, d_model=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        k = k.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        v = v.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, s, d))
+
+
 def build(name):
     if name in ("resnet18", "mobilenet_v3_small"):
         import torchvision.models as tvm  # only these two need torchvision
@@ -113,6 +135,9 @@ def build(name):
         return MemHog(), [[4]], "test model: allocates 768 MiB per forward"
     if name == "conv_probe":
         return ConvProbe(), [[3, 64, 64]], "test model: conv-bn-relu-conv-relu-pool-linear, 3x64x64"
+    if name == "attention_probe":
+        return (AttentionProbe(), [[16, 64]],
+                "test model: causal self-attention through scaled_dot_product_attention, seq 16, d 64")
     if name == "alloc_probe":
         return AllocProbe(), [[4]], "test model: allocates 4 MiB per forward"
     raise SystemExit(f"export_models.py: unknown model {name!r}")

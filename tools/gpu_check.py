@@ -46,7 +46,12 @@ SCENARIOS = {
     "cuda_graph": dict(CUDA, cuda_graph=True),
     "host_sync": dict(CUDA, host_sync_each_iter=True),
     "input_on_host": dict(CUDA, input_on_host=True),
+    "profile": dict(CUDA),
+    "attention": dict(CUDA, grad="inference_mode", mode="eval"),
 }
+# Scenarios on another model than conv_probe, and those profiled after their measured block.
+SCENARIO_MODEL = {"attention": "attention_probe"}
+PROFILE_ITERS = {"profile": 3}
 EXPECTED_ERRORS = {"device_missing": "device_unavailable"}
 
 CHECKS = [
@@ -70,6 +75,9 @@ CHECKS = [
     ("nvml_memory", "metrics gpu[].memory_used_bytes within memory_total_bytes"),
     ("nvml_clocks", "metrics gpu[].sm_clock_mhz above 0"),
     ("nvml_power", "metrics gpu[].power_w above 0, temperature_c plausible"),
+    ("kineto_profile_cuda", "profile on cuda:0 through Kineto: CPU operators and CUDA kernels in "
+                            "the trace, device time above 0"),
+    ("sdpa_model_cuda", "attention_probe (scaled_dot_product_attention, saved by torch 2.x) runs on cuda:0"),
     ("worker_protocol", "every worker: hello first, bye last, exit 0, samples = block_done iters"),
 ]
 CPU_CHECKS = ["cpu_hello", "cpu_configure", "cpu_samples", "cpu_block_done", "cpu_bye"]
@@ -281,6 +289,38 @@ def c_nvml_power(scen):
                                              min(g["temperature_c"] for g in r), max(g["temperature_c"] for g in r))
 
 
+def c_kineto_profile(scen):
+    s = get(scen, "profile")
+    s.ran()
+    p = s.first("profile")
+    need(p is not None, "no profile event (%s)" % s.error_text())
+    need("kineto" in p.get("profiler", "") and "CUDA" in p.get("profiler", ""),
+         "profiler is %r, not Kineto with CUDA" % p.get("profiler"))
+    iters = PROFILE_ITERS["profile"]
+    conv = [o for o in p.get("ops", []) if o.get("name") == "aten::conv2d"]
+    need(conv and conv[0].get("calls") == 2 * iters,
+         "aten::conv2d calls %r, expected %d (two convolutions per iteration)" % (
+             conv[0].get("calls") if conv else None, 2 * iters))
+    need(isinstance(p.get("device_us"), (int, float)) and p["device_us"] > 0,
+         "device_us is %r" % p.get("device_us"))
+    events = (p.get("trace") or {}).get("traceEvents", [])
+    kernels = [e for e in events if isinstance(e, dict) and e.get("cat") == "kernel"]
+    runtime = [e for e in events if isinstance(e, dict) and e.get("cat") == "cuda_runtime"]
+    need(kernels, "the trace has no kernel events (categories: %s)" % sorted(
+        {e.get("cat") for e in events if isinstance(e, dict)} - {None}))
+    need(runtime, "the trace has no cuda_runtime events")
+    return "%d kernels, %d CUDA runtime calls in the trace; device time %.1f us over %d iterations" % (
+        len(kernels), len(runtime), p["device_us"], iters)
+
+
+def c_sdpa_model(scen):
+    s = get(scen, "attention")
+    a = s.applied()
+    need(a.get("device") == "cuda:0", "applied.device is %r" % a.get("device"))
+    s.ran()
+    return "median %.3f ms over %d iterations" % (ms(s.samples()[0]), ITERS)
+
+
 def protocol_problems(s):
     """What is wrong with one worker's conversation ([] when nothing)."""
     bad = []
@@ -333,6 +373,8 @@ CHECK_FUNCS = {
     "nvml_memory": c_nvml_memory,
     "nvml_clocks": c_nvml_clocks,
     "nvml_power": c_nvml_power,
+    "kineto_profile_cuda": c_kineto_profile,
+    "sdpa_model_cuda": c_sdpa_model,
     "worker_protocol": c_worker_protocol,
 }
 assert [c for c, _ in CHECKS] == list(CHECK_FUNCS)
@@ -368,7 +410,9 @@ def live(args):
             for name, knobs in SCENARIOS.items():
                 print("running scenario %s: %s" % (name, json.dumps(knobs)), file=sys.stderr, flush=True)
                 scen[name] = run_scenario(args.worker, args.models, name, knobs, scratch, log,
-                                          busy_ms=BUSY_MS if name == "baseline" else 0)
+                                          busy_ms=BUSY_MS if name == "baseline" else 0,
+                                          model=SCENARIO_MODEL.get(name, "conv_probe"),
+                                          profile_iters=PROFILE_ITERS.get(name, 0))
     if args.save_transcript:
         save_transcript(args.save_transcript, scen, "recorded live by tools/gpu_check.py from " + args.worker)
     return report(evaluate(scen), "live run of %s" % args.worker)

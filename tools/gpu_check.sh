@@ -65,7 +65,7 @@ fi
 
 # 3. Models, exported by this machine's torch (a TorchScript file loads in the libtorch that wrote it).
 MODELS="$BUILD/models"
-"$PY" "$SRC/tools/export_models.py" "$MODELS" conv_probe mlp
+"$PY" "$SRC/tools/export_models.py" "$MODELS" conv_probe mlp attention_probe
 
 # 4. The checks.
 TRANSCRIPT="${TRANSCRIPT:-$BUILD/gpu_transcript.jsonl}"

@@ -153,8 +153,10 @@ class Worker:
             return self.proc.wait()
 
 
-def run_scenario(binary, models, name, knobs, scratch, log, busy_ms=0, iters=ITERS, model=MODEL):
-    """One worker through hello, configure, warmup, a measured block (and a timed one): Scenario."""
+def run_scenario(binary, models, name, knobs, scratch, log, busy_ms=0, iters=ITERS, model=MODEL,
+                 profile_iters=0):
+    """One worker through hello, configure, warmup, a measured block (and a timed one), and a
+    profile of `profile_iters` iterations when asked: Scenario."""
     with open(os.path.join(models, model + ".json"), encoding="utf-8") as f:
         inputs = json.load(f)["input"]
     w = Worker(binary, scratch, log)
@@ -169,6 +171,10 @@ def run_scenario(binary, models, name, knobs, scratch, log, busy_ms=0, iters=ITE
                 w.send("run", block=block, phase=phase, **amount)
                 if not w.wait_for({"block_done"}, 300) or w.events[-1].get("type") != "block_done":
                     break
+            else:
+                if profile_iters:
+                    w.send("profile", iters=profile_iters)
+                    w.wait_for({"profile", "error"}, 300)
     rc = w.finish()
     header = {"scenario": name, "model": model, "knobs": knobs}
     return Scenario(name, header, w.events, rc)

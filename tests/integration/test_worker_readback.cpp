@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <string>
 
 namespace {
 
@@ -30,6 +32,40 @@ TEST(WorkerReadback, HelloCarriesPidAndEnvironment) {
     EXPECT_EQ(hello["protocol"], 1);
     ASSERT_TRUE(hello["environment"].is_object());
     EXPECT_TRUE(hello["environment"].contains("libtorch"));
+    EXPECT_TRUE(w.quit());
+}
+
+// Issue 25: the worker is built on the pinned PyTorch wheel (2.x, a CUDA build), and a model
+// that PyTorch 2.x saves with scaled_dot_product_attention (the test model attention_probe,
+// exported at build time with the same wheel; libtorch 1.13 refused it with "Unknown builtin op")
+// loads and is measured. The libtorch the worker reports is the torch that wrote the file.
+TEST(WorkerReadback, ModelSavedByPinnedTorchWithScaledDotProductAttentionIsMeasured) {
+    const std::string model = modelDir() + "/attention_probe.pt";
+    std::ifstream sidecarFile(modelDir() + "/attention_probe.json");
+    ASSERT_TRUE(sidecarFile) << "no sidecar of " << model << " (the test_models target exports it)";
+    const json sidecar = json::parse(sidecarFile);
+    std::string exportedWith = sidecar["exported_with"]["torch"];  // "2.11.0+cu130"
+    exportedWith = exportedWith.substr(0, exportedWith.find('+'));
+    WorkerDriver w;
+    const json hello = w.start();
+    ASSERT_FALSE(hello.is_null());
+    const json& env = hello["environment"];
+    EXPECT_EQ(env["libtorch"], exportedWith) << "the worker's libtorch is the torch that saved the model";
+    EXPECT_GE(std::stoi(env["libtorch"].get<std::string>()), 2) << env.dump();
+    EXPECT_EQ(env.value("kineto", false), true);
+    const json input = json::array({{{"shape", {16, 64}}, {"dtype", "float32"}}});
+    const json ev = w.configure({{"intra_op_threads", 1}, {"grad", "inference_mode"}, {"mode", "eval"}},
+                                input, model);
+    ASSERT_EQ(ev.value("type", ""), "applied") << ev.dump();
+    const json done = w.run(0, 20);
+    ASSERT_EQ(done.value("type", ""), "block_done") << done.dump();
+    int samples = 0;
+    for (const auto& s : w.eventsOfType("samples"))
+        for (const auto& ns : s["latency_ns"]) {
+            EXPECT_GT(ns.get<std::int64_t>(), 0);
+            ++samples;
+        }
+    EXPECT_EQ(samples, 20);
     EXPECT_TRUE(w.quit());
 }
 

@@ -17,7 +17,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 CHECKER = os.path.join(SRC, "tools", "gpu_check.py")
-OK = os.path.join(HERE, "gpu_transcript_ok.jsonl")
+OK = os.path.join(HERE, "gpu_transcript_h100.jsonl")  # recorded on a GPU (docs/GPU.md)
 TF32_WRONG = os.path.join(HERE, "gpu_transcript_tf32_wrong.jsonl")
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import gpu_check as g  # noqa: E402
@@ -48,7 +48,7 @@ class Transcripts(unittest.TestCase):
         self.assertEqual([l.split("\t")[0] for l in lines], NAMES)
         self.assertGreaterEqual(len(NAMES), 21)
 
-    def test_constructed_cuda_transcript_passes_every_check(self):
+    def test_recorded_h100_transcript_passes_every_check(self):
         rc, lines = run("--transcript", OK)
         self.assertEqual(rc, 0, "\n".join(lines))
         self.assertEqual(statuses(lines), {n: "PASS" for n in NAMES}, "\n".join(lines))
@@ -57,8 +57,9 @@ class Transcripts(unittest.TestCase):
         # The details are the transcript's figures, not fixed words.
         self.assertIn("PASS device_selection: cuda:0 of 1 device(s)", text)
         self.assertIn("PASS cuda_allocator: ", text)
-        self.assertIn("allocated peak 9437184 B, reserved peak 23068672 B", text)
-        self.assertIn("PASS nvml_clocks: SM clock 345..1980 MHz", text)
+        self.assertIn("allocated peak 35465216 B, reserved peak 35651584 B", text)
+        self.assertIn("PASS nvml_clocks: SM clock 1980..1980 MHz", text)
+        self.assertIn("PASS kineto_profile_cuda: 27 kernels, 42 CUDA runtime calls in the trace", text)
 
     def test_tf32_asked_but_not_applied_fails_with_a_nonzero_exit(self):
         rc, lines = run("--transcript", TF32_WRONG)
@@ -177,6 +178,24 @@ class Mutations(unittest.TestCase):
         def m(s):
             s["baseline"].metrics_with("gpu")[-1]["gpu"][0].update(power_w=0, sm_clock_mhz=0)
         self.assertEqual(self.failed(m), ["nvml_clocks", "nvml_power"])
+
+    def test_profile_without_kernels(self):
+        def m(s):
+            p = s["profile"].first("profile")
+            p["trace"]["traceEvents"] = [e for e in p["trace"]["traceEvents"] if e.get("cat") != "kernel"]
+        self.assertEqual(self.failed(m), ["kineto_profile_cuda"])
+
+    def test_profile_of_the_legacy_cpu_profiler(self):
+        self.assertEqual(self.failed(lambda s: s["profile"].first("profile").update(
+            profiler="legacy (autograd profiler, CPU)")), ["kineto_profile_cuda"])
+
+    def test_attention_model_that_did_not_load(self):
+        def m(s):
+            sc = s["attention"]
+            sc.events = [e for e in sc.events if e.get("type") not in ("applied", "samples", "block_done")]
+            sc.events.insert(-1, {"v": 1, "type": "error", "code": "model_load_failed",
+                                  "message": "Unknown builtin op: aten::scaled_dot_product_attention"})
+        self.assertEqual(self.failed(m), ["sdpa_model_cuda", "worker_protocol"])
 
     def test_a_missing_scenario_fails_its_checks_and_the_protocol(self):
         self.assertEqual(self.failed(lambda s: s.pop("half")), ["precision_half", "worker_protocol"])

@@ -6,12 +6,29 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <cuda_runtime_api.h>
 
 #include <stdexcept>
 
 namespace pitlane::engine::cuda {
 
 bool compiledIn() { return true; }
+
+nlohmann::json versions() {
+    auto text = [](int v) {  // 13000 -> "13.0"
+        return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+    };
+    int runtime = 0, driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    const long cudnn = at::detail::getCUDAHooks().versionCuDNN();  // e.g. 91900
+    return {{"runtime", runtime ? text(runtime) : "unknown"},
+            {"driver", driver ? text(driver) : "none"},
+            {"cudnn", cudnn ? std::to_string(cudnn / 10000) + "." + std::to_string((cudnn % 10000) / 100) + "." +
+                                  std::to_string(cudnn % 100)
+                            : "none"}};
+}
 
 struct EventTimer::Impl {
     at::cuda::CUDAEvent begin{cudaEventDefault}, end{cudaEventDefault};

@@ -1,8 +1,9 @@
 #pragma once
-// The CUDA module: compiled only when Torch has CUDA (CMake: if(CAFFE2_USE_CUDA) defines
-// PITLANE_WITH_CUDA and adds cuda_support.cpp); the engine calls it under #ifdef PITLANE_WITH_CUDA.
-// It cannot run on the development machines (no GPU); a test compile-checks it against the CUDA
-// toolkit headers so it cannot rot unseen. Kept small and plain on purpose.
+// The CUDA module: compiled and linked into the worker whenever Torch has CUDA (CMake:
+// if(CAFFE2_USE_CUDA) defines PITLANE_WITH_CUDA and adds cuda_support.cpp), which the pinned
+// PyTorch wheel always has; the engine calls it under #ifdef PITLANE_WITH_CUDA. On a machine
+// without a GPU it is linked but idle (test cuda_module_linked); tools/gpu_check.sh runs it on a
+// GPU (docs/GPU.md). Kept small and plain on purpose.
 #include <torch/script.h>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,11 @@
 namespace pitlane::engine::cuda {
 
 bool compiledIn();
+
+// The CUDA versions of this build, no device needed: runtime (cudaRuntimeGetVersion), driver
+// (cudaDriverGetVersion: 0 without a driver), cuDNN libtorch was built with, e.g.
+// {"runtime": "13.0", "driver": "0", "cudnn": "9.19.0"}.
+nlohmann::json versions();
 
 // Device-side time of one iteration, measured with a pair of CUDA events on the current stream.
 class EventTimer {

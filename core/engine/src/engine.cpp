@@ -79,6 +79,16 @@ json Engine::torchManifest() const {
     m["cuda_available"] = torch::cuda::is_available();
     m["cuda_devices"] = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
     m["mkldnn"] = at::hasMKLDNN();
+    m["mkl"] = at::hasMKL();
+    // What this worker was built with, device or none: the CUDA module linked in (libtorch_cuda),
+    // the CUDA runtime and cuDNN versions, and Kineto (the profiler of `profile`).
+#ifdef PITLANE_WITH_CUDA
+    m["cuda_build"] = cuda::compiledIn();
+    m["cuda_versions"] = cuda::versions();
+#else
+    m["cuda_build"] = false;
+#endif
+    m["kineto"] = at::show_config().find("USE_KINETO") != std::string::npos;
     m["build_config"] = at::show_config();
     return m;
 }

@@ -465,7 +465,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     a["input_shapes"] = json::array();
     for (const auto& v : inputs[bs0].front()) a["input_shapes"].push_back(v.toTensor().sizes().vec());
     a["input_variants"] = inputs[bs0].size();
-    const auto blas = mappedBlas();
+    const auto blas = mappedBlas(at::hasMKL());
     a["blas"] = blas["name"];
     a["blas_path"] = blas["path"];
     readBackAllocator(a, s.allocator);

@@ -128,6 +128,12 @@ std::string applyLandlock(const std::string& scratch, std::string& error) {
     for (const auto& d : writableDevices())
         if (ok && allowBeneath(ruleset, d, kFsWriteFile | (abi >= 3 ? kFsTruncate : 0)))
             devices += (devices.empty() ? "" : ", ") + d;
+    // The process's own threads' files (/proc/self/task/<tid>/comm): the CUDA driver names its
+    // threads there, and cuInit fails with error 304 ("OS call failed") when it cannot (seen on
+    // an H100 with driver 580: CUDA unavailable under the sandbox, available without it).
+    // Writable only for this process's own threads.
+    if (ok && allowBeneath(ruleset, "/proc/self/task", kFsWriteFile | (abi >= 3 ? kFsTruncate : 0)))
+        devices += (devices.empty() ? "" : ", ") + std::string("/proc/self/task (thread names)");
     if (ok && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
         error = "filesystem: landlock_restrict_self failed: " + errnoText(errno);
         ok = false;

@@ -192,7 +192,7 @@ std::int64_t readMigrations() {
     return any ? total : -1;
 }
 
-json mappedBlas() {
+json mappedBlas(bool torchHasMkl) {
     std::ifstream f("/proc/self/maps");
     std::string line;
     std::set<std::string> paths;
@@ -226,6 +226,7 @@ json mappedBlas() {
             char real[PATH_MAX];
             chosen = realpath(info.dli_fname, real) ? real : info.dli_fname;
             name = kind(chosen);
+            if (name.empty() && torchHasMkl && chosen.find("libtorch_cpu") != std::string::npos) name = "mkl";
             if (name.empty()) name = "other";
             break;
         }

@@ -107,28 +107,41 @@ std::string profileTraceJson(const ArmResult& arm) {
     if (!p.is_object() || !p.contains("trace") || !p["trace"].is_object()) return {};
     const json& in = p["trace"].value("traceEvents", json::array());
     if (!in.is_array()) return {};
-    // Complete events in order of start, the longer first at equal starts (a parent before its
-    // children, as viewers nest them); the worker writes them so, a profile stored before it did
-    // is put in that order here. Metadata events the worker wrote (thread names) are kept.
-    std::vector<const json*> spans, meta;
+    // The trace as the worker's profiler wrote it (Kineto's, since issue 25: CPU operators,
+    // user annotations, on CUDA the kernels, memcpys and their flow arrows; the legacy profiler's
+    // of a stored older run), with the worker's process named after the arm. Complete events are
+    // put in order of start, the longer first at equal starts (a parent before its children, as
+    // viewers nest them); everything else is kept as it came, in its order, before them. Kineto
+    // names the process by the executable ("pitlane-worker"): that one process_name / labels
+    // event is replaced.
+    std::vector<const json*> spans, other;
     std::set<std::pair<long, long>> threads, namedThreads;
     long pid = arm.pid;
+    bool pidFromSpans = false;
+    auto intOf = [](const json& e, const char* key, long dflt) {
+        const auto it = e.find(key);
+        return it != e.end() && it->is_number_integer() ? it->get<long>() : dflt;
+    };
     for (const auto& e : in) {
         if (!e.is_object()) continue;
-        try {  // an event of the wrong shape (a hand-edited results JSON) is left out
-            const std::string ph = e.value("ph", std::string());
-            if (ph == "M") {
-                meta.push_back(&e);
-                if (e.value("name", std::string()) == "thread_name")
-                    namedThreads.insert({e.value("pid", 0L), e.value("tid", 0L)});
-            } else if (ph == "X" && e.contains("ts") && e["ts"].is_number() && e.contains("dur") &&
-                       e["dur"].is_number()) {
-                threads.insert({e.value("pid", 0L), e.value("tid", 0L)});
-                pid = e.value("pid", pid);
-                spans.push_back(&e);
-            }
-        } catch (const json::exception&) {
+        const auto ph = e.find("ph");
+        if (ph == e.end() || !ph->is_string()) continue;  // a hand-edited results JSON
+        const auto ts = e.find("ts"), dur = e.find("dur");
+        if (*ph == "X") {
+            if (ts == e.end() || !ts->is_number() || dur == e.end() || !dur->is_number()) continue;
+            const auto tid = e.find("tid");
+            // Kineto's cpu_op / user_annotation events are on the worker's (integer) pid.
+            if (e.value("cat", std::string()) == "cpu_op" || e.value("cat", std::string()) == "iteration" ||
+                e.value("cat", std::string()) == "user_annotation")
+                if (!pidFromSpans && intOf(e, "pid", -1) >= 0) pid = intOf(e, "pid", pid), pidFromSpans = true;
+            if (tid != e.end() && tid->is_number_integer() && intOf(e, "pid", -1) >= 0)
+                threads.insert({intOf(e, "pid", 0), tid->get<long>()});
+            spans.push_back(&e);
+            continue;
         }
+        if (*ph == "M" && e.value("name", std::string()) == "thread_name")
+            namedThreads.insert({intOf(e, "pid", 0), intOf(e, "tid", 0)});
+        other.push_back(&e);
     }
     std::stable_sort(spans.begin(), spans.end(), [](const json* a, const json* b) {
         return std::make_tuple((*a)["ts"].get<double>(), -(*a)["dur"].get<double>()) <
@@ -151,7 +164,13 @@ std::string profileTraceJson(const ArmResult& arm) {
                       {"pid", pid},
                       {"tid", 0},
                       {"args", {{"labels", labels}}}});
-    for (const json* e : meta) events.push_back(*e);
+    for (const json* e : other) {
+        const std::string name = (*e).value("name", std::string());
+        if ((*e)["ph"] == "M" && (name == "process_name" || name == "process_labels") &&
+            intOf(*e, "pid", -1) == pid)
+            continue;
+        events.push_back(*e);
+    }
     for (const auto& [tpid, tid] : threads)
         if (!namedThreads.count({tpid, tid}))
             events.push_back({{"name", "thread_name"},
@@ -160,14 +179,16 @@ std::string profileTraceJson(const ArmResult& arm) {
                               {"tid", tid},
                               {"args", {{"name", "libtorch thread " + std::to_string(tid)}}}});
     for (const json* e : spans) events.push_back(*e);
-    json doc = {{"traceEvents", std::move(events)},
-                {"displayTimeUnit", "ms"},
-                {"otherData",
-                 {{"pitlane_arm", arm.name},
-                  {"iters", iters},
-                  {"batch_size", p.value("batch_size", arm.batch_size)},
-                  {"wall_ms", p.value("wall_ms", 0.0)},
-                  {"profiler", p.value("profiler", std::string())}}}};
+    json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+    // Kineto's top-level fields (schemaVersion, deviceProperties, baseTimeNanoseconds, ...) stay.
+    for (const auto& [key, value] : p["trace"].items())
+        if (key != "traceEvents" && key != "displayTimeUnit" && key != "otherData" && key != "traceName")
+            doc[key] = value;
+    doc["otherData"] = {{"pitlane_arm", arm.name},
+                        {"iters", iters},
+                        {"batch_size", p.value("batch_size", arm.batch_size)},
+                        {"wall_ms", p.value("wall_ms", 0.0)},
+                        {"profiler", p.value("profiler", std::string())}};
     return doc.dump();
 }
 

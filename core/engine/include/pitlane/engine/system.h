@@ -61,7 +61,9 @@ std::vector<CoreTimes> readCoreTimes();
 std::int64_t readMigrations();
 
 // Which BLAS is mapped into this process: {"name": "openblas"|"reference"|"mkl"|..., "path"}.
-json mappedBlas();
+// `torchHasMkl` (at::hasMKL(), known only to the engine's torch side): the PyTorch wheel links
+// MKL statically into libtorch_cpu, so sgemm_ resolving there is MKL.
+json mappedBlas(bool torchHasMkl = false);
 
 // Which heap allocator serves this process's malloc, read back from the process itself: the
 // library that defines the `malloc` the program's calls resolve to (dlsym + dladdr), named by
