@@ -177,8 +177,12 @@ private slots:
         const json written = testing::readJson(trace);
         QCOMPARE(written, json::parse(results::profileTraceJson(live.arms[1])));
         QVERIFY(written["traceEvents"].size() > 10);
-        // Metadata (process and thread names) then the worker's complete events.
-        for (const auto& e : written["traceEvents"]) QVERIFY(e["ph"] == "X" || e["ph"] == "M");
+        // Kineto's events as it wrote them: metadata, complete events, its instant marks ("i")
+        // and, on CUDA, flow arrows ("s", "f"); the arm's name on the process.
+        for (const auto& e : written["traceEvents"])
+            QVERIFY(e["ph"] == "X" || e["ph"] == "M" || e["ph"] == "i" || e["ph"] == "s" || e["ph"] == "f");
+        QCOMPARE(written["traceEvents"][0]["name"], json("process_name"));
+        QCOMPARE(written["traceEvents"][0]["args"]["name"], json("nograd"));
         QVERIFY(!view->exportTrace(2, trace, &error));  // no third profiled arm
 
         // The same run read back from the history: the same table.

@@ -82,8 +82,8 @@ results::RunResult runPreset(const spec::Preset& preset, int timeoutMs) {
     return runner.result();
 }
 
-WorkerDriver::WorkerDriver()
-    : process_(std::make_unique<session::WorkerProcess>(QString::fromStdString(workerPath()))) {
+WorkerDriver::WorkerDriver(const QStringList& arguments)
+    : process_(std::make_unique<session::WorkerProcess>(QString::fromStdString(workerPath()), arguments)) {
     QObject::connect(process_.get(), &session::WorkerProcess::eventReceived,
                      [this](const json& ev) { events_.push_back(ev); });
     QObject::connect(process_.get(), &session::WorkerProcess::exited,

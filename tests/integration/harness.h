@@ -41,7 +41,8 @@ results::RunResult runPreset(const spec::Preset& preset, int timeoutMs = 60000);
 // One real pitlane-worker spoken to through session::WorkerProcess, as the runner does.
 class WorkerDriver {
 public:
-    WorkerDriver();
+    // `arguments`: the worker's command line (none: the sandbox on, nothing writable).
+    explicit WorkerDriver(const QStringList& arguments = {});
     ~WorkerDriver();
 
     // Starts the worker; returns its hello event (null on failure).

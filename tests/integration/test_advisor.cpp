@@ -150,7 +150,7 @@ TEST(Advisor, SettingsMetricsAndProfileRulesFireWhereTheEvidenceIs) {
     for (const char* arm : {"frozen", "bf16", "glibc"}) EXPECT_FALSE(has(rulesFor(r, arm), "unpinned_migrations")) << arm;
 
     // Batch 4 is not batch 1; fp32 arms have no casts to remove; inference_mode arms no autograd;
-    // eval arms no train mode; OpenBLAS is no reference BLAS.
+    // eval arms no train mode; MKL (static in the wheel's libtorch_cpu) is no reference BLAS.
     EXPECT_FALSE(has(rulesFor(r, "b4"), "batch_one_idle_cores"));
     for (const char* arm : {"train_grad", "frozen", "glibc", "b4"}) EXPECT_FALSE(has(rulesFor(r, arm), "copies")) << arm;
     for (const char* arm : {"frozen", "bf16", "glibc", "2x2", "b4"}) {
@@ -158,7 +158,7 @@ TEST(Advisor, SettingsMetricsAndProfileRulesFireWhereTheEvidenceIs) {
         EXPECT_FALSE(has(rulesFor(r, arm), "train_mode_layers")) << arm;
     }
     for (const auto& a : r["advice"]) EXPECT_NE(a["rule"], "reference_blas") << a.dump();
-    EXPECT_EQ(r["arms"][0]["applied"]["blas"], "openblas");
+    EXPECT_EQ(r["arms"][0]["applied"]["blas"], "mkl");
 
     // Every suggested arm is a valid arm: the advice preset validates.
     const QString next = dir.filePath("next.json");
@@ -173,10 +173,12 @@ TEST(Advisor, SettingsMetricsAndProfileRulesFireWhereTheEvidenceIs) {
     EXPECT_EQ(v.exitCode, 0) << v.out << v.err;
 }
 
-// The reference BLAS (Debian's libblas3, chosen by LD_LIBRARY_PATH for the workers) is read back
-// and its share of the time named; the profiling executor's first call is flagged only where it
-// is on.
-TEST(Advisor, ReferenceBlasAndTheProfilingExecutorsFirstCall) {
+// The BLAS is read back as it is, not as the environment suggests: the PyTorch wheel links MKL
+// statically into libtorch_cpu, so Debian's reference BLAS put first on LD_LIBRARY_PATH (which
+// made libtorch 1.13 10-20x slower on the mlp) changes nothing; the read-back says mkl and the
+// reference_blas rule stays silent (its firing is tested on a constructed result in test_results).
+// The profiling executor's first call is flagged only where it is on.
+TEST(Advisor, BlasReadBackAndTheProfilingExecutorsFirstCall) {
     const char* refDir = "/usr/lib/x86_64-linux-gnu/blas";
     if (!QFileInfo::exists(QString(refDir) + "/libblas.so.3"))
         GTEST_SKIP() << "Debian's reference BLAS (libblas3, " << refDir << "/libblas.so.3) is not installed";
@@ -193,12 +195,11 @@ TEST(Advisor, ReferenceBlasAndTheProfilingExecutorsFirstCall) {
     ASSERT_TRUE(r.contains("advice"));
     for (const char* arm : {"profiling_on", "profiling_off"}) {
         SCOPED_TRACE(arm);
-        EXPECT_EQ(r["arms"][arm == std::string("profiling_on") ? 0 : 1]["applied"]["blas"], "reference");
-        const json* b = adviceOf(r, arm, "reference_blas");
-        ASSERT_NE(b, nullptr) << joined(rulesFor(r, arm));
-        EXPECT_GE((*b)["share"].get<double>(), 0.5) << "the mlp is matrix products";
-        EXPECT_TRUE((*b)["arm_knobs"].is_null()) << "not a knob";
-        EXPECT_NE((*b)["action"].get<std::string>().find("libopenblas0-openmp"), std::string::npos);
+        const json& applied = r["arms"][arm == std::string("profiling_on") ? 0 : 1]["applied"];
+        EXPECT_EQ(applied["blas"], "mkl");
+        EXPECT_NE(applied["blas_path"].get<std::string>().find("libtorch_cpu"), std::string::npos)
+            << applied["blas_path"];
+        EXPECT_FALSE(has(rulesFor(r, arm), "reference_blas"));
     }
     const json* cold = adviceOf(r, "profiling_on", "cold_start_profiling_executor");
     ASSERT_NE(cold, nullptr) << joined(rulesFor(r, "profiling_on"));

@@ -71,8 +71,11 @@ TEST(Sandbox, OnByDefaultAndReadBackFromInsideTheWorker) {
     EXPECT_EQ(rb["seccomp_mode"], "2");
     EXPECT_TRUE(refused(rb["socket_inet"])) << rb.dump();
     EXPECT_EQ(rb["socket_unix"], "allowed");
-    EXPECT_EQ(rb["rlimit_data_bytes"], threeQuartersOfMemory());
+    // The limit is on top of what the worker had mapped when it started (libtorch's data).
     EXPECT_EQ(sb["memory_limit_bytes"], threeQuartersOfMemory());
+    ASSERT_TRUE(sb["data_at_start_bytes"].is_number_integer()) << sb.dump();
+    EXPECT_GT(sb["data_at_start_bytes"].get<std::int64_t>(), 0);
+    EXPECT_EQ(rb["rlimit_data_bytes"], threeQuartersOfMemory() + sb["data_at_start_bytes"].get<std::int64_t>());
     ASSERT_TRUE(sb["scratch"].is_string());
     const QString scratch = QString::fromStdString(sb["scratch"].get<std::string>());
     EXPECT_TRUE(scratch.startsWith(QDir::tempPath() + "/pitlane-run-")) << scratch.toStdString();
@@ -153,7 +156,10 @@ TEST(Sandbox, AnAllocationAboveTheMemoryLimitIsOutOfMemory) {
 
     const auto roomy = runOneArm({{"intra_op_threads", 1}, {"memory_limit_mb", 4096}}, hog);
     EXPECT_EQ(roomy.status, "ok") << (roomy.error ? roomy.error->message : "");
-    EXPECT_EQ(roomy.applied["sandbox"]["read_back"]["rlimit_data_bytes"], std::int64_t(4096) << 20);
+    const json& sb = roomy.applied["sandbox"];
+    EXPECT_EQ(sb["memory_limit_bytes"], std::int64_t(4096) << 20);
+    EXPECT_EQ(sb["read_back"]["rlimit_data_bytes"],
+              (std::int64_t(4096) << 20) + sb.value("data_at_start_bytes", std::int64_t(0)));
 }
 
 TEST(Sandbox, AWorkerStartedOtherwiseThanTheArmAsksIsRefused) {

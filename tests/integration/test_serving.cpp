@@ -163,9 +163,11 @@ TEST(Serving, ALowRateCostsAClosedLoopForward) {
     // idle_wait spin: a batcher that sleeps between requests finds the core cold (~1.4x a
     // back-to-back forward on this VM; that is what a sleeping server pays, and what
     // docs/PERFORMANCE.md records); spinning isolates the serving path.
+    // Long enough for ~75 requests whatever a forward costs on this machine now (a forward of
+    // 20 ms under load gave only 40 requests in a fixed 4 s).
     const json load = {{"arrival", "constant"}, {"rate_per_s", 0.2 * 1e3 / forwardMs},
-                       {"duration_ms", 4000}, {"max_batch", 1}, {"max_wait_ms", 0},
-                       {"idle_wait", "spin"}};
+                       {"duration_ms", std::max(4000.0, 75 * forwardMs / 0.2)}, {"max_batch", 1},
+                       {"max_wait_ms", 0}, {"idle_wait", "spin"}};
     const auto done = w.serve(1, load);
     ASSERT_EQ(done.value("type", ""), "block_done") << done.dump();
     const Level l = collect(w, 1, done);

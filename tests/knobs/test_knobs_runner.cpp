@@ -62,13 +62,18 @@ TEST(KnobRunner, BatchSizeSweepGivesOnePointPerSizeAndLatencyGrowsWithBatch) {
 }
 
 // Two sequence lengths, alternating: the short one runs at even iterations of every block, the
-// long one at odd ones, and the latencies show it.
+// long one at odd ones, and the latencies show it. The profiling executor is off: on libtorch 2.11
+// it specialises the graph to one of the two shapes after a few calls and sends the other through
+// its fallback, which then costs more than the longer sequence (measured: 1.4 / 6.5 ms short /
+// long for the first calls, then 5.4 / 2.2 ms) — the variable-shapes pitfall, not what this test
+// is about.
 TEST(KnobRunner, VaryingInputShapesAlternatePerIteration) {
     const json input = json::array({{{"shapes", {{8, 64}, {64, 64}}}, {"dtype", "float32"}}});
     const json run = {{"warmup_iters", 4}, {"iters", 40}, {"block_iters", 20}};
     const auto preset = knobPreset(
-        "lstm", json::array({arm("dynamic", {{"intra_op_threads", 1}, {"grad", "no_grad"}})}), run,
-        input);
+        "lstm",
+        json::array({arm("dynamic", {{"intra_op_threads", 1}, {"grad", "no_grad"}, {"profiling_executor", false}})}),
+        run, input);
     const auto result = runPreset(preset);
     ASSERT_EQ(result.arms.size(), 1u);
     const auto& a = result.arms[0];
@@ -92,7 +97,8 @@ TEST(KnobRunner, VaryingInputShapesAlternatePerIteration) {
         previous = double(s.latency_ns);
     }
     const double mShort = median(shortSeq), mLong = median(longSeq);
-    EXPECT_GT(mLong, 2.0 * mShort) << "median at seq 8: " << mShort << " ns, at seq 64: " << mLong;
+    // 8x the time steps, but a fixed cost per call too (measured 1.1 vs 2.1 ms here).
+    EXPECT_GT(mLong, 1.4 * mShort) << "median at seq 8: " << mShort << " ns, at seq 64: " << mLong;
     // Most (short, long) neighbours are ordered that way: the shapes alternate, not just differ.
     EXPECT_GE(shorterPairs, pairs * 3 / 4) << shorterPairs << " of " << pairs;
 }

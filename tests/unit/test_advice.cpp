@@ -243,3 +243,38 @@ TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
     EXPECT_NE(adviceText(r, v).find("A 1. Freeze and optimize"), std::string::npos) << adviceText(r, v);
     EXPECT_EQ(changeText({{"grad", "inference_mode"}, {"intra_op_threads", 1}}), "grad=inference_mode, intra_op_threads=1");
 }
+
+// The reference BLAS rule on hand-built arms (a real worker on the PyTorch wheel always reads
+// back MKL: integration_advisor): the share is the profiled time of the operators that call
+// BLAS, from 5 % on; without a profile a prior of 50 %, marked estimated; any other BLAS is
+// silent.
+TEST(Advice, ReferenceBlasShareIsTheProfiledTimeOfBlasOperators) {
+    auto a = arm("A", {{"grad", "inference_mode"}},
+                 inferenceApplied({{"blas", "reference"}, {"blas_path", "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"}}));
+    a.profile = {{"iters", 2}, {"ops", {op("aten::addmm", 60000), op("aten::mm", 20000), op("aten::relu", 20000)}}};
+    const auto advice = advise(runOf({a}));
+    const Advice* b = find(advice, "reference_blas");
+    ASSERT_NE(b, nullptr);
+    EXPECT_NEAR(b->share, 80.0 / 100.0, 1e-12);
+    EXPECT_TRUE(b->measured);
+    EXPECT_TRUE(b->arm_knobs.is_null()) << "not a knob";
+    EXPECT_NE(b->action.find("libopenblas0-openmp"), std::string::npos);
+    EXPECT_NE(b->evidence.find("libblas.so.3"), std::string::npos);
+    // Under 5 % of the profiled time: silent; at 5 %: advice.
+    a.profile["ops"] = {op("aten::addmm", 4900), op("aten::relu", 95100)};
+    EXPECT_EQ(find(advise(runOf({a})), "reference_blas"), nullptr);
+    a.profile["ops"] = {op("aten::addmm", 5000), op("aten::relu", 95000)};
+    EXPECT_NE(find(advise(runOf({a})), "reference_blas"), nullptr);
+    // No profile: the prior, not measured.
+    a.profile = json();
+    const auto v = advise(runOf({a}));
+    const Advice* prior = find(v, "reference_blas");
+    ASSERT_NE(prior, nullptr);
+    EXPECT_DOUBLE_EQ(prior->share, 0.5);
+    EXPECT_FALSE(prior->measured);
+    // MKL (the wheel's, static in libtorch_cpu) or OpenBLAS: nothing to say.
+    for (const char* blas : {"mkl", "openblas"}) {
+        a.applied["blas"] = blas;
+        EXPECT_EQ(find(advise(runOf({a})), "reference_blas"), nullptr) << blas;
+    }
+}

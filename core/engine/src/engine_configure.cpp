@@ -1,6 +1,8 @@
 // configure: apply every knob in the order torch requires, then read each one back.
 #include "engine_impl.h"
 
+#include <ATen/record_function.h>
+
 namespace pitlane::engine {
 
 using namespace detail;
@@ -54,17 +56,36 @@ void readBackJit(json& a, torch::jit::Module& module, const std::string& jitKnob
                       {"fuser_nnc", torch::jit::tensorExprFuserEnabled()}};
 }
 
-// Read-back of the precision: the first output's dtype, and whether autocast was on around it.
+// Read-back of the precision: whether autocast was on around the forward, and the evidence that
+// it did something: the first output's dtype, or (autocast arms) the dtypes the forward's ATen
+// operators produced. A model whose last operators run in float32 under autocast (LayerNorm of a
+// transformer under PyTorch 2.x) returns float32 while its matrix products ran in bfloat16: the
+// operators say so where the output cannot.
 void readBackPrecision(json& a, const ConfigureState& s) {
     const std::string outDtype = s.out.defined() ? dtypeName(s.out.scalar_type()) : "none";
     std::string precision = "fp32";
     const bool cpuAc = s.autocast.value("cpu_enabled", false), cudaAc = s.autocast.value("cuda_enabled", false);
     const std::string cudaDtype = s.autocast.value("cuda_dtype", std::string());
-    if ((cpuAc || (cudaAc && cudaDtype == "bfloat16")) && outDtype == "bfloat16") precision = "autocast_bf16";
-    else if (cudaAc && cudaDtype == "float16" && outDtype == "float16") precision = "autocast_fp16";
+    auto produced = [&](const char* dtype) {
+        return outDtype == dtype || (s.opDtypes.is_object() && s.opDtypes.value(dtype, 0) > 0);
+    };
+    if ((cpuAc || (cudaAc && cudaDtype == "bfloat16")) && produced("bfloat16")) precision = "autocast_bf16";
+    else if (cudaAc && cudaDtype == "float16" && produced("float16")) precision = "autocast_fp16";
     else if (outDtype == "float16") precision = "half";
     a["precision"] = precision;
     a["precision_state"] = {{"output_dtype", outDtype}, {"autocast", s.autocast}};
+    if (s.opDtypes.is_object()) a["precision_state"]["op_output_dtypes"] = s.opDtypes;
+}
+
+// The floating dtypes of the first outputs of the ATen operators one forward runs, counted by a
+// RecordFunction observer on this thread (an extra, unmeasured forward of autocast arms).
+thread_local std::map<std::string, int>* tCensus = nullptr;
+void censusOutput(const at::RecordFunction& fn, at::ObserverContext*) {
+    if (!tCensus) return;
+    const auto& outs = fn.outputs();
+    if (outs.empty() || !outs.front().isTensor()) return;
+    const auto& t = outs.front().toTensor();
+    if (t.defined() && t.is_floating_point()) ++(*tCensus)[dtypeName(t.scalar_type())];
 }
 
 // Read-back of the affinity: the union of every thread's mask, and whether all threads agree.
@@ -404,6 +425,25 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
                               {"dtype", dtypeName(s.out.scalar_type())}};
     }
     s.loaded["input"] = spec::inputsToJson(inputSpecs);
+    if (k.precision.rfind("autocast", 0) == 0) {
+        // After the first forward (its cold cost is measured without the observer).
+        std::map<std::string, int> census;
+        tCensus = &census;
+        const auto handle = at::addThreadLocalCallback(
+            at::RecordFunctionCallback(nullptr, censusOutput).needsOutputs(true).scopes({at::RecordScope::FUNCTION}));
+        try {
+            GradScope g(k.grad);
+            AutocastScope ac(k.precision, device.is_cuda());
+            forward(inputs[bs0].front());
+            if (device.is_cuda()) torch::cuda::synchronize();
+        } catch (const std::exception&) {
+            // The first forward ran; the census only reads back what it can.
+        }
+        at::removeCallback(handle);
+        tCensus = nullptr;
+        s.opDtypes = json::object();
+        for (const auto& [dtype, n] : census) s.opDtypes[dtype] = n;
+    }
     return true;
 }
 

@@ -230,6 +230,7 @@ struct ConfigureState {
     at::Tensor out;           // the first forward's first output tensor
     json grad, autocast;      // grad / autocast state seen inside the first forward
     json workload;            // workload_state: what the first iteration (a train step?) did
+    json opDtypes;            // autocast arms: the floating dtypes ATen operators produced
 };
 
 // The autocast state of this thread (read inside the forward's autocast scope).

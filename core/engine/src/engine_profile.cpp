@@ -163,9 +163,11 @@ bool Engine::profileBlock(const json& cmd) {
         buf.push_back('\0');
         const int fd = ::mkstemp(buf.data());
         if (fd < 0)
-            return d.sink.error(code::kBadCommand, "profile: cannot make a temporary file for the trace in " +
-                                                       std::string(tmp && *tmp ? tmp : "/tmp") + ": " +
-                                                       std::strerror(errno)),
+            return d.sink.error(code::kBadCommand,
+                                "profile: Kineto writes its trace to a file, and this worker cannot make one in " +
+                                    std::string(tmp && *tmp ? tmp : "/tmp") + " (" + std::strerror(errno) +
+                                    "): start it with --scratch DIR (the sandbox allows writes only there), as "
+                                    "pitlane-cli and the window do"),
                    false;
         ::close(fd);
         path.assign(buf.data());
@@ -182,6 +184,7 @@ bool Engine::profileBlock(const json& cmd) {
         ::unlink(path.c_str());
         if (!trace.is_object() || !trace.contains("traceEvents"))
             return d.sink.error(code::kBadCommand, "profile: Kineto wrote a trace that is not JSON"), false;
+        trace.erase("traceName");  // the temporary file's path, gone now
     }
 
     json table = json::array();

@@ -240,20 +240,28 @@ json readBack(const std::string& scratch) {
     return r;
 }
 
+// The limit is what the worker may allocate beyond what it has mapped when it starts: RLIMIT_DATA
+// counts every private writable mapping, the libraries' data included, and libtorch's differ by
+// build (the PyTorch 2.11 wheel with its CUDA libraries maps ~600 MiB before anything runs, Debian's
+// 1.13 far less): a limit of 512 MiB set as the absolute RLIMIT_DATA left the 2.11 worker unable
+// to start. So memory_limit_mb means the memory the model and its run may take.
 void applyMemoryLimit(std::int64_t bytes, json& report, json& errors) {
     if (bytes == -1) bytes = defaultMemoryLimitBytes();
     if (bytes <= 0) {
         report["memory_limit_bytes"] = nullptr;
         return;
     }
-    struct rlimit rl {rlim_t(bytes), rlim_t(bytes)};
+    const std::int64_t baseline = std::atoll(procStatus("VmData").c_str()) * 1024;  // "601012 kB"
+    const std::int64_t total = baseline + bytes;
+    struct rlimit rl {rlim_t(total), rlim_t(total)};
     if (setrlimit(RLIMIT_DATA, &rl) != 0) {
-        errors.push_back("memory: setrlimit(RLIMIT_DATA, " + std::to_string(bytes) + ") failed: " +
+        errors.push_back("memory: setrlimit(RLIMIT_DATA, " + std::to_string(total) + ") failed: " +
                          errnoText(errno));
         report["memory_limit_bytes"] = nullptr;
         return;
     }
     report["memory_limit_bytes"] = bytes;
+    report["data_at_start_bytes"] = baseline;
 }
 
 }  // namespace

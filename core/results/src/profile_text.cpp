@@ -130,10 +130,15 @@ std::string profileTraceJson(const ArmResult& arm) {
         if (*ph == "X") {
             if (ts == e.end() || !ts->is_number() || dur == e.end() || !dur->is_number()) continue;
             const auto tid = e.find("tid");
-            // Kineto's cpu_op / user_annotation events are on the worker's (integer) pid.
-            if (e.value("cat", std::string()) == "cpu_op" || e.value("cat", std::string()) == "iteration" ||
-                e.value("cat", std::string()) == "user_annotation")
-                if (!pidFromSpans && intOf(e, "pid", -1) >= 0) pid = intOf(e, "pid", pid), pidFromSpans = true;
+            // The worker's process: the (integer) pid of its CPU spans (Kineto's cpu_op and
+            // user_annotation, the legacy profiler's cpu_op / iteration or uncategorised ones),
+            // never a GPU's.
+            const std::string cat = e.value("cat", std::string());
+            if (!pidFromSpans && intOf(e, "pid", -1) >= 0 &&
+                (cat.empty() || cat == "cpu_op" || cat == "iteration" || cat == "user_annotation")) {
+                pid = intOf(e, "pid", pid);
+                pidFromSpans = true;
+            }
             if (tid != e.end() && tid->is_number_integer() && intOf(e, "pid", -1) >= 0)
                 threads.insert({intOf(e, "pid", 0), tid->get<long>()});
             spans.push_back(&e);
