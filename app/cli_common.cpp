@@ -114,8 +114,11 @@ const std::string& usage() {
         "      advice added as an arm (run it to measure the advice)\n" +
         "      --quiet: no progress, info or worker output on stderr (warnings and errors stay);\n"
         "      the results table and run id still go to stdout (redirect it if unwanted)\n"
-        "  pitlane-cli validate PRESET.json...\n"
-        "      every error of each preset, one 'file: field: reason' line each\n" +
+        "  pitlane-cli validate [--no-load] PRESET.json...\n"
+        "      every error of each preset, one 'file: field: reason' line each; then the model\n"
+        "      file's integrity, and each local arm's model loaded in a sandboxed worker with the\n"
+        "      arm's knobs and one forward with its input (an unknown operator, a wrong input\n"
+        "      rank or dtype fail here, exit 2, not in the run); --no-load: no worker\n" +
         usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]", "[--advise]", "[--advice-preset FILE]"}) +
         "  pitlane-cli lessons [--run] [--only TEXT] [--markdown FILE] [--db PATH|none] [--quiet]\n"
         "      list the lessons (their status on this machine from the history), or run them\n"

@@ -2,12 +2,15 @@
 #include "cli_common.h"
 
 #include "pitlane/report/report.h"
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/model_probe.h"
 #include "pitlane/spec/model_file.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QGuiApplication>
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -27,12 +30,44 @@ bool printPresetErrors(const std::string& file) {
     return !errors.empty();
 }
 
-// Exit 2 when any of the presets is invalid.
+// Each local arm's model loaded as the run would (session/model_probe.h): one line per arm; false
+// when one failed.
+bool probeModels(const std::string& file, const spec::Preset& p) {
+    bool ok = true;
+    for (const auto& a : session::probeArms(p, session::defaultWorkerPath())) {
+        if (!a.skipped.empty()) {
+            std::cout << file << ": arm " << a.arm << ": model not loaded here (" << a.skipped << ")\n";
+        } else if (a.ok) {
+            std::cout << file << ": arm " << a.arm << ": the model loads and runs a forward";
+            if (a.loaded.contains("load_ms") && a.loaded["load_ms"].is_number())
+                std::cout << " (load " << std::lround(a.loaded["load_ms"].get<double>()) << " ms";
+            if (a.loaded.contains("output") && a.loaded["output"].is_object())
+                std::cout << ", output " << a.loaded["output"].value("shape", nlohmann::json::array()).dump()
+                          << " " << a.loaded["output"].value("dtype", std::string());
+            if (a.loaded.contains("load_ms")) std::cout << ")";
+            std::cout << "\n";
+        } else {
+            std::cerr << file << ": arm " << a.arm << ": " << a.code << ": " << a.message << "\n";
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+// Exit 2 when any of the presets is invalid, or (without --no-load) an arm's model does not load
+// and run one forward.
 int cmdValidate(const QStringList& args) {
-    if (args.size() < 3) return usageError("validate needs a preset file");
-    int exitCode = kExitOk;
+    QStringList files;
+    bool load = true;
     for (int i = 2; i < args.size(); ++i) {
-        const std::string file = args[i].toStdString();
+        if (args[i] == QLatin1String("--no-load")) load = false;
+        else if (args[i].startsWith(QLatin1String("--"))) return usageError("validate: unknown option " + args[i].toStdString());
+        else files << args[i];
+    }
+    if (files.isEmpty()) return usageError("validate needs a preset file");
+    int exitCode = kExitOk;
+    for (const QString& f : files) {
+        const std::string file = f.toStdString();
         if (printPresetErrors(file)) {
             exitCode = kExitUsage;
             continue;
@@ -45,9 +80,14 @@ int cmdValidate(const QStringList& args) {
             exitCode = kExitUsage;
             continue;
         }
+        if (load && !probeModels(file, p)) {
+            exitCode = kExitUsage;
+            continue;
+        }
         std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path
                   << ", SHA-256 " << model.sha256;
         if (p.sweep.enabled) std::cout << "; a sweep of " << spec::expandSweep(p).size() << " slices";
+        if (!load) std::cout << "; not loaded: --no-load";
         std::cout << ")\n";
     }
     return exitCode;

@@ -6,7 +6,7 @@
 # ran (its MARKER file exists; must be 0).
 #
 # usage: tools/model_corpus_run.sh CORPUS_DIR [--validate-only] [--check]
-#   --validate-only  only `pitlane-cli validate` (no worker: seconds for the whole corpus)
+#   --validate-only  only `pitlane-cli validate --no-load` (no worker: seconds for the whole corpus)
 #   --check          exit 1 unless crashes, hangs, accepted CRC mismatches and markers are all 0
 # Environment: PITLANE_BIN_DIR (default build/bin), PITLANE_PYTHON (default /usr/bin/python3),
 # VALIDATE_TIMEOUT_S (20), RUN_TIMEOUT_S (90).
@@ -37,7 +37,7 @@ for preset in "$corpus"/[0-9]*.json; do
   case $preset in *.out.json) continue ;; esac
   name=$(basename "$preset" .json)
   t0=$(date +%s.%N)
-  timeout -k 5 "${VALIDATE_TIMEOUT_S:-20}" "$cli" validate "$preset" \
+  timeout -k 5 "${VALIDATE_TIMEOUT_S:-20}" "$cli" validate --no-load "$preset" \
     > "$corpus/$name.validate.out" 2> "$corpus/$name.validate.err"
   vrc=$?
   t1=$(date +%s.%N)

@@ -109,8 +109,13 @@ TEST_F(ModelIntegrity, AnIntactCopyRunsAndEveryOutputCarriesItsSha256) {
 }
 
 TEST_F(ModelIntegrity, AMaliciousPickleIsRefusedByTheLoaderAndNeverRuns) {
-    const auto v = runCli({"validate", preset("pickle")});
-    EXPECT_EQ(v.exitCode, 0) << "a sound archive: the zip check has nothing against it\n" << v.err;
+    const auto quick = runCli({"validate", "--no-load", preset("pickle")});
+    EXPECT_EQ(quick.exitCode, 0) << "a sound archive: the zip check has nothing against it\n" << quick.err;
+    // Loading it, in a sandboxed worker as a run would: libtorch's unpickler refuses it.
+    const auto v = runCli({"validate", preset("pickle")}, 60000);
+    EXPECT_EQ(v.exitCode, 2) << v.out << v.err;
+    EXPECT_NE(v.err.find("arm A: model_load_failed: "), std::string::npos) << v.err;
+    EXPECT_FALSE(QFile::exists(QString::fromStdString(marker()))) << "os.system ran during validate";
     const auto r = runCli({"run", preset("pickle"), "--db", "none", "--json", path("out.json")});
     ASSERT_TRUE(r.finished) << r.err;
     EXPECT_EQ(r.exitCode, 1) << r.err;
@@ -120,6 +125,47 @@ TEST_F(ModelIntegrity, AMaliciousPickleIsRefusedByTheLoaderAndNeverRuns) {
         EXPECT_TRUE(a["latency_ns"].empty());
     }
     EXPECT_FALSE(QFile::exists(QString::fromStdString(marker()))) << "os.system ran";
+}
+
+// Issue 26, "explain a model before the run": validate loads each arm's model in a sandboxed
+// worker and runs one forward with the arm's input. A model that calls an operator this libtorch
+// lacks (a custom operator registered only in the Python that saved it: what a file from a newer
+// PyTorch looks like) exits 2 naming the operator and this libtorch; an input of the wrong rank
+// exits 2 naming the input; a good preset says each arm's model loads.
+TEST_F(ModelIntegrity, ValidateLoadsEachArmsModelAndRunsAForward) {
+    const QString unknown = path("unknown_op.pt");
+    shell(std::string(PITLANE_PYTHON) + " " + PITLANE_UNKNOWN_OP_MODEL + " " + unknown.toStdString());
+    json j = readJson(preset("mlp"));
+    j["model"] = "unknown_op.pt";
+    j["input"] = json::array({{{"shape", {4}}, {"dtype", "float32"}}});
+    const QString unknownPreset = writeJson(path("unknown.json"), j);
+    const auto quick = runCli({"validate", "--no-load", unknownPreset});
+    EXPECT_EQ(quick.exitCode, 0) << "the archive is sound\n" << quick.err;
+    EXPECT_NE(quick.out.find("not loaded: --no-load"), std::string::npos) << quick.out;
+    const auto v = runCli({"validate", unknownPreset}, 60000);
+    EXPECT_EQ(v.exitCode, 2) << v.out << v.err;
+    for (const char* arm : {"arm A: model_load_failed: ", "arm B: model_load_failed: "})
+        EXPECT_NE(v.err.find(arm), std::string::npos) << v.err;
+    EXPECT_NE(v.err.find("Unknown builtin op: pitlane_test::mystery"), std::string::npos) << v.err;
+    EXPECT_NE(v.err.find("this worker's libtorch 2."), std::string::npos) << v.err;
+    EXPECT_NE(v.err.find("has no operator pitlane_test::mystery"), std::string::npos) << v.err;
+    EXPECT_NE(v.err.find("re-export it with PyTorch"), std::string::npos) << v.err;
+
+    // resnet18 fed a [1, 256] input: the convolution refuses it, naming the input's shape.
+    json r = readJson(preset("mlp"));
+    r["model"] = "resnet18";
+    const auto rank = runCli({"validate", writeJson(path("rank.json"), r)}, 60000);
+    EXPECT_EQ(rank.exitCode, 2) << rank.out << rank.err;
+    EXPECT_NE(rank.err.find("arm A: "), std::string::npos) << rank.err;
+    EXPECT_NE(rank.err.find("input [1, 256] float32"), std::string::npos) << rank.err;
+
+    // The intact mlp: both arms load and run a forward, then the summary line.
+    const auto ok = runCli({"validate", preset("intact")}, 60000);
+    EXPECT_EQ(ok.exitCode, 0) << ok.out << ok.err;
+    for (const char* arm : {"arm A: the model loads and runs a forward", "arm B: the model loads and runs a forward"})
+        EXPECT_NE(ok.out.find(arm), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find("output [1,10] float32"), std::string::npos) << ok.out;
+    EXPECT_NE(ok.out.find(": ok (2 arms"), std::string::npos) << ok.out;
 }
 
 }  // namespace

@@ -315,9 +315,25 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
     try {
         module = torch::jit::load(modelPath, device);
     } catch (const std::exception& e) {
-        sink.error(code::kModelLoadFailed,
-                   "cannot load " + modelPath + " as TorchScript: " + torchReason(e),
-                   {{"path", modelPath}, {"torch", std::string(e.what()).substr(0, 2000)}});
+        // An operator this libtorch does not know: the file was written by another PyTorch.
+        // Name the operator and this libtorch, and say what to do.
+        const std::string what = e.what();
+        const std::string marker = "Unknown builtin op: ";
+        std::string hint;
+        json detail = {{"path", modelPath}, {"torch", what.substr(0, 2000)}};
+        if (const auto at = what.find(marker); at != std::string::npos) {
+            const auto start = at + marker.size();
+            const auto colons = what.find("::", start);
+            const auto end = what.find_first_of(".\n \t", colons == std::string::npos ? start : colons + 2);
+            const std::string op = what.substr(start, end == std::string::npos ? std::string::npos : end - start);
+            detail["operator"] = op;
+            hint = " — this worker's libtorch " + std::string(TORCH_VERSION) + " has no operator " + op +
+                   ": the file was saved by a PyTorch that has it (a newer one, or one with an extension "
+                   "loaded); re-export it with PyTorch " + std::string(TORCH_VERSION) +
+                   " (the project's .venv/bin/python)";
+        }
+        sink.error(code::kModelLoadFailed, "cannot load " + modelPath + " as TorchScript: " + torchReason(e) + hint,
+                   detail);
         return false;
     }
     loaded["load_ms"] = msSince(t0);

@@ -1,0 +1,104 @@
+// model_probe.h: one worker per arm, configure (load + knobs + one forward), quit.
+#include "pitlane/session/model_probe.h"
+
+#include "pitlane/session/allocator.h"
+#include "pitlane/session/sandbox_launch.h"
+#include "pitlane/session/worker_process.h"
+
+#include <QDir>
+#include <QEventLoop>
+#include <QTemporaryDir>
+#include <QTimer>
+
+namespace pitlane::session {
+
+using json = nlohmann::json;
+
+namespace {
+
+ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString& workerPath, int timeoutMs) {
+    ArmProbe out;
+    out.arm = arm.name;
+    if (!arm.host.empty()) {
+        out.skipped = "runs on " + arm.host + ": its model is loaded there when the run starts";
+        return out;
+    }
+    const AllocatorLaunch launch = allocatorLaunch(arm.knobs.allocator);
+    if (!launch.error.isEmpty()) {
+        out.code = "bad_knob";
+        out.message = launch.error.toStdString();
+        return out;
+    }
+    QTemporaryDir scratch(QDir::tempPath() + QStringLiteral("/pitlane-validate-XXXXXX"));
+    WorkerProcess worker(workerPath, sandboxArguments(arm.knobs, scratch.path()));
+    worker.setEnvironment(withAllocator(QProcessEnvironment::systemEnvironment(), launch));
+    QEventLoop loop;
+    QTimer timer;
+    timer.setSingleShot(true);
+    bool helloSeen = false, answered = false, ended = false;
+    QObject::connect(&worker, &WorkerProcess::eventReceived, &loop, [&](const json& ev) {
+        const std::string type = ev.value("type", "");
+        if (type == protocol::kHello && !helloSeen) {
+            helloSeen = true;
+            json cmd = protocol::makeCommand(protocol::kConfigure);
+            cmd["arm"] = {{"name", arm.name},
+                          {"model_path", p.model_path},
+                          {"input", spec::inputsToJson(p.input)},
+                          {"knobs", spec::knobsToJson(arm.knobs)},
+                          {"seed", p.run.seed},
+                          {"worker_count", 1}};
+            worker.send(cmd);
+        } else if (type == protocol::kLoaded) {
+            out.loaded = ev;
+        } else if (!answered && (type == "applied" || type == protocol::kError)) {
+            answered = true;
+            out.ok = type == "applied";
+            if (!out.ok) {
+                out.code = ev.value("code", "error");
+                out.message = ev.value("message", "");
+            }
+            worker.send(protocol::makeCommand(protocol::kQuit));
+        }
+    });
+    QObject::connect(&worker, &WorkerProcess::exited, &loop, [&](int code, bool crashed) {
+        ended = true;
+        if (!answered) {
+            out.code = crashed ? "crashed" : "worker_exited";
+            const QStringList tail = worker.stderrTail();
+            out.message = std::string(crashed ? "the worker died by signal " : "the worker exited with code ") +
+                          std::to_string(code) + " while loading the model" +
+                          (tail.isEmpty() ? std::string() : "; last stderr: " + tail.last().toStdString());
+        }
+        loop.quit();
+    });
+    QObject::connect(&worker, &WorkerProcess::startFailed, &loop, [&](const QString& why) {
+        ended = true;
+        out.code = "worker_missing";
+        out.message = why.toStdString();
+        loop.quit();
+    });
+    QObject::connect(&timer, &QTimer::timeout, &loop, [&] {
+        if (!answered) {
+            out.code = "timeout";
+            out.message = "the worker did not finish loading the model and one forward in " +
+                          std::to_string(timeoutMs / 1000) + " s";
+        }
+        worker.kill();
+        loop.quit();
+    });
+    timer.start(timeoutMs);
+    worker.start();
+    if (!ended) loop.exec();
+    if (worker.isRunning()) worker.kill();
+    return out;
+}
+
+}  // namespace
+
+std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs) {
+    std::vector<ArmProbe> out;
+    for (const auto& arm : preset.arms) out.push_back(probeOne(preset, arm, workerPath, timeoutMs));
+    return out;
+}
+
+}  // namespace pitlane::session
