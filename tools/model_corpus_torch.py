@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """What libtorch alone does with each file of a corpus (tools/model_corpus.py): what a run would
 have measured without Pitlane's model check. Each file is loaded by torch.jit.load (the same C++
 reader and unpickler as the worker's libtorch) in a forked child with a time limit, then run on
@@ -6,7 +6,7 @@ a fixed input; its output is compared with the intact model's, bit for bit. With
 verdicts from results.tsv (tools/model_corpus_run.sh), it tallies the refused files libtorch
 would have loaded and run, and how many of those computed something else.
 
-usage: model_corpus_torch.py CORPUS_DIR [--timeout 30]
+usage: .venv/bin/python tools/model_corpus_torch.py CORPUS_DIR [--timeout 30]   (the pinned torch)
 """
 import argparse
 import collections
