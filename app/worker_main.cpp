@@ -175,8 +175,11 @@ int main(int argc, char** argv) {
     Args args;
     bool help = false;
     if (const int rc = parseArgs(argc, argv, args, help); rc != 0 || help) return rc;
-    // Confined before torch starts a thread or sees the model (sandbox.h).
+    // Confined before torch starts a thread or sees the model (sandbox.h). jemalloc's background
+    // threads, started before main, are stopped first and started again confined.
+    const bool jemallocThreads = engine::setJemallocBackgroundThreads(false);
     engine::applySandbox(args.sandbox);
+    if (jemallocThreads) engine::setJemallocBackgroundThreads(true);
 
     engine::Engine eng(sink);
     if (!sink.emit(helloEvent(eng))) return 0;

@@ -203,6 +203,14 @@ TEST_F(KnobAllocator, JemallocReadsBackWithItsPathAndPyTorchsMallocConf) {
     EXPECT_EQ(o.value("opt.muzzy_decay_ms", 0), -1) << o.dump();
     EXPECT_EQ(o.value("opt.background_thread", false), true) << o.dump();
     EXPECT_EQ(o.value("version", "").rfind("5.", 0), 0u) << o.dump();
+    // Its background threads start before main; the worker stops them, confines itself with one
+    // thread, and starts them again (inside the sandbox): running, and no sandbox_incomplete.
+    EXPECT_EQ(o.value("background_thread", false), true) << o.dump();
+    const json& sb = w.reply["sandbox"];
+    if (sb.value("enabled", false)) {
+        EXPECT_EQ(sb["threads_at_start"], 1) << sb.dump();
+        EXPECT_EQ(sb["errors"], json::array()) << sb.dump();
+    }
 }
 
 TEST_F(KnobAllocator, TcmallocReadsBackWithItsPath) {

@@ -440,4 +440,15 @@ json systemManifest() {
     return m;
 }
 
+bool setJemallocBackgroundThreads(bool on) {
+    using Mallctl = int (*)(const char*, void*, std::size_t*, void*, std::size_t);
+    auto mallctl = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"));
+    if (!mallctl) return false;
+    bool running = false;
+    std::size_t n = sizeof(running);
+    if (mallctl("background_thread", &running, &n, nullptr, 0) != 0) return false;
+    if (running != on) mallctl("background_thread", nullptr, nullptr, &on, sizeof(on));
+    return running;
+}
+
 }  // namespace pitlane::engine

@@ -65,6 +65,14 @@ std::int64_t readMigrations();
 // MKL statically into libtorch_cpu, so sgemm_ resolving there is MKL.
 json mappedBlas(bool torchHasMkl = false);
 
+// jemalloc's background threads (MALLOC_CONF background_thread:true, which the runner sets for
+// the jemalloc allocator knob) start before main, so the worker would confine itself with two
+// threads and Landlock would not cover the second. `setJemallocBackgroundThreads(false)` stops
+// (joins) them and returns whether they were running; `true` starts them again: the worker does
+// both around applySandbox, so they run confined, as the arm's settings ask. A no-op without
+// jemalloc.
+bool setJemallocBackgroundThreads(bool on);
+
 // Which heap allocator serves this process's malloc, read back from the process itself: the
 // library that defines the `malloc` the program's calls resolve to (dlsym + dladdr), named by
 // its path in /proc/self/maps.
