@@ -84,6 +84,11 @@ TEST(Processes, EveryArmIsMeasuredInFreshProcessesInOrderBalancedRounds) {
         }
         EXPECT_TRUE(R::varianceShares(a).computed);
         EXPECT_GE(R::minorFaultsPerIter(a), 0.0);
+        // The replicates applied the same settings: what each process measures about itself
+        // (the data it mapped before the sandbox's memory limit, a few MiB apart) is no setting.
+        for (const auto& w : a.warnings)
+            EXPECT_EQ(w.find("differs between processes"), std::string::npos) << w;
+        ASSERT_TRUE(a.applied["sandbox"].contains("data_at_start_bytes")) << a.applied["sandbox"].dump();
     }
     EXPECT_EQ(allPids.size(), 6u) << "no process is reused";
 

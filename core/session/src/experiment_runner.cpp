@@ -427,8 +427,19 @@ void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
     // Fields that name the process rather than a setting.
     static const std::set<std::string> perProcess = {"pid", "process_threads", "parallel_info",
                                                      "worker_index", "worker_count"};
+    // Measurements inside a setting: the sandbox's memory limit sits on top of what the process
+    // had mapped when it started (data_at_start_bytes, and so the RLIMIT_DATA read back), which
+    // differs by some MiB from process to process; the limit asked for (memory_limit_bytes) is
+    // the setting.
+    auto setting = [](const std::string& key, json v) {
+        if (key == "sandbox" && v.is_object()) {
+            v.erase("data_at_start_bytes");
+            if (v.contains("read_back") && v["read_back"].is_object()) v["read_back"].erase("rlimit_data_bytes");
+        }
+        return v;
+    };
     for (const auto& [key, v] : applied.items()) {
-        if (perProcess.count(key) || (ref.contains(key) && ref[key] == v)) continue;
+        if (perProcess.count(key) || (ref.contains(key) && setting(key, ref[key]) == setting(key, v))) continue;
         const std::string msg = "applied setting \"" + key + "\" differs between processes (" +
                                 (ref.contains(key) ? ref[key].dump() : std::string("absent")) +
                                 " in the first, " + v.dump() + " in replicate " +
