@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3-venv
-  qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libqt6svg6-dev libqcustomplot-dev libgl-dev
+  qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-svg-dev libqcustomplot-dev libgl-dev
   nlohmann-json3-dev libgtest-dev zlib1g-dev
   libjemalloc2 libtcmalloc-minimal4 libblas3
   openssh-server openssh-client
