@@ -189,10 +189,18 @@ bool Engine::Impl::selectDevice() {
     if (k.device == "cpu") return true;
     const int index = std::stoi(k.device.substr(5));
     if (!torch::cuda::is_available()) {
+#ifdef PITLANE_WITH_CUDA
+        // A CUDA build: what is missing is the device (or its driver), not CUDA in libtorch.
+        const std::string driver = cuda::versions().value("driver", "none");
+        const std::string why = "this machine has no usable CUDA device (libtorch " + std::string(TORCH_VERSION) +
+                                " is a CUDA build, but " +
+                                (driver == "none" ? std::string("no NVIDIA driver is installed)")
+                                                  : "the NVIDIA driver (CUDA " + driver + ") sees no device)");
+#else
+        const std::string why = "this libtorch has no CUDA (a CPU-only build)";
+#endif
         sink.error(code::kDeviceUnavailable,
-                   "device \"" + k.device +
-                       "\" requested, but this libtorch has no usable CUDA (CPU-only build "
-                       "or no GPU/driver); use \"cpu\"",
+                   "device \"" + k.device + "\" requested, but " + why + "; use \"cpu\"",
                    {{"knob", "device"}});
         return false;
     }
