@@ -158,14 +158,15 @@ bool Engine::profileBlock(const json& cmd) {
     json trace;
     {
         const char* tmp = std::getenv("TMPDIR");
-        std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/pitlane-profile-XXXXXX";
+        const std::string dir = tmp && *tmp ? tmp : "/tmp";
+        std::string path = dir + "/pitlane-profile-XXXXXX";
         std::vector<char> buf(path.begin(), path.end());
         buf.push_back('\0');
         const int fd = ::mkstemp(buf.data());
         if (fd < 0)
             return d.sink.error(code::kBadCommand,
                                 "profile: Kineto writes its trace to a file, and this worker cannot make one in " +
-                                    std::string(tmp && *tmp ? tmp : "/tmp") + " (" + std::strerror(errno) +
+                                    dir + " (" + std::strerror(errno) +
                                     "): start it with --scratch DIR (the sandbox allows writes only there), as "
                                     "pitlane-cli and the window do"),
                    false;
@@ -176,7 +177,6 @@ bool Engine::profileBlock(const json& cmd) {
             std::ifstream in(path);
             trace = json::parse(in, nullptr, /*allow_exceptions=*/false);
         } catch (const std::exception& e) {
-            trace = json();
             ::unlink(path.c_str());
             return d.sink.error(code::kBadCommand, std::string("profile: writing Kineto's trace: ") + e.what()),
                    false;
