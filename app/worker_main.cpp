@@ -190,6 +190,7 @@ int main(int argc, char** argv) {
     engine::MetricsSampler sampler(sink, args.metricsPeriodMs);
     const int malformed = serve(eng, sink, sampler);
     sampler.stop();
+    eng.finish();
     sink.emit(byeEvent(sampler, malformed));
     // Everything is said and flushed. Leave without running static destructors: libtorch's and
     // the CUDA libraries' teardown took 0.19-0.45 s per process after bye here (issue 25), paid

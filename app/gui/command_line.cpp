@@ -62,7 +62,7 @@ void installDisplayErrorHandler() {
 }
 
 const char* usage() {
-    return "usage: pitlane [PRESET.json | MODEL.pt] [--run] [--screenshot OUT.png] "
+    return "usage: pitlane [PRESET.json | MODEL.pt | MODEL.pt2] [--run] [--screenshot OUT.png] "
            "[--quit-when-done] [--db PATH] [--dark] [--tab NAME]\n"
            "       pitlane --help | --version\n"
            "  --run             start the run as soon as the window is up\n"

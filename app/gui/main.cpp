@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
     bool opened = true;
     if (cli.path.isEmpty())
         window.openStartupSetup();
-    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive))
+    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive) ||
+             cli.path.endsWith(QLatin1String(".pt2"), Qt::CaseInsensitive))
         opened = window.openModel(cli.path, true);
     else
         opened = window.openPreset(cli.path);

@@ -82,6 +82,9 @@ MainWindow::MainWindow(QWidget* parent)
     setup_->setModelDir(QString::fromStdString(
         spec::findModelDir(QCoreApplication::applicationDirPath().toStdString())));
     setup_->setMinimumWidth(340);
+    // Each arm's model is loaded in a sandboxed worker once the setup is valid (issue 26): what
+    // cannot run shows next to the model before any run.
+    setup_->setWorkerPath(session::defaultWorkerPath());
 
     rightSplitter_ = new QSplitter(Qt::Vertical);
     rightSplitter_->addWidget(status_);
@@ -230,6 +233,8 @@ void MainWindow::createMenus() {
     openPreset->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &model…"), this, &MainWindow::openModelDialog)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("&Compare two models…"), this, &MainWindow::compareModelsDialog)
+        ->setObjectName(QStringLiteral("compareModelsAction"));
     recent_ = new RecentFiles(file->addMenu(tr("Open &recent")), this);
     connect(recent_, &RecentFiles::chosen, this, &MainWindow::openPath);
     file->addSeparator();

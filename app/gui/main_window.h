@@ -74,6 +74,9 @@ public:
     // A model for the current setup (dialog, drop); `asNewSetup` (command line) starts from the
     // two-arm setup of spec::presetForModel instead.
     bool openModel(const QString& path, bool asNewSetup = false);
+    // Two model files as a ready A/B (File > Compare two models…, two files dropped): arm A the
+    // first, arm B the second (spec::presetForModels).
+    bool compareModels(const QString& first, const QString& second);
     bool savePreset(const QString& path, QString* error = nullptr);
     // The setup of the last session, else the bundled default preset.
     void openStartupSetup();
@@ -155,6 +158,7 @@ private:
     // main_window_files.cpp
     void openPresetDialog();
     void openModelDialog();
+    void compareModelsDialog();
     void savePresetDialog();
     void restoreSettings();
     void saveSettings();

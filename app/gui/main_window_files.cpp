@@ -30,7 +30,8 @@ using json = nlohmann::json;
 
 namespace {
 bool isModelFile(const QString& path) {
-    return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive);
+    return path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive) ||
+           path.endsWith(QLatin1String(".pt2"), Qt::CaseInsensitive);
 }
 bool isJsonFile(const QString& path) {
     return path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
@@ -152,10 +153,44 @@ void MainWindow::openPresetDialog() {
 }
 
 void MainWindow::openModelDialog() {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Open TorchScript model"), lastFolder(),
-                                     tr("TorchScript models (*.pt);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open model"), lastFolder(),
+        tr("Models: TorchScript, AOTInductor packages (*.pt *.pt2);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
+}
+
+void MainWindow::compareModelsDialog() {
+    const QString filter = tr("Models: TorchScript, AOTInductor packages (*.pt *.pt2);;All files (*)");
+    const QString first = QFileDialog::getOpenFileName(this, tr("Compare two models: arm A"), lastFolder(), filter);
+    if (first.isEmpty()) return;
+    const QString second = QFileDialog::getOpenFileName(this, tr("Compare two models: arm B"),
+                                                        QFileInfo(first).absolutePath(), filter);
+    if (!second.isEmpty()) compareModels(first, second);
+}
+
+bool MainWindow::compareModels(const QString& first, const QString& second) {
+    try {
+        const auto p = spec::presetForModels(QFileInfo(first).absoluteFilePath().toStdString(),
+                                             QFileInfo(second).absoluteFilePath().toStdString(),
+                                             setup_->modelDir().toStdString());
+        setup_->loadJson(p.raw, QString());
+    } catch (const spec::SpecError& e) {
+        // Typically a model without a sidecar: the same A/B, and the validation line asks for
+        // the input.
+        const json knobs = {{"mode", "eval"}, {"grad", "inference_mode"}};
+        setup_->loadJson({{"name", (QFileInfo(first).fileName() + QStringLiteral(" vs ") + QFileInfo(second).fileName()).toStdString()},
+                          {"model", QFileInfo(first).absoluteFilePath().toStdString()},
+                          {"arms", {{{"name", "A"}, {"knobs", knobs}},
+                                    {{"name", "B"}, {"model", QFileInfo(second).absoluteFilePath().toStdString()}, {"knobs", knobs}}}}},
+                         QString());
+        log_->append(-1, QString(), QStringLiteral("warning"), QString::fromUtf8(e.what()));
+    }
+    setWindowModified(false);
+    updateTitle();
+    for (const QString& path : {first, second}) recent_->add(path);
+    rememberFolder(first);
+    statusBar()->showMessage(tr("A: %1 vs B: %2 — Run to compare them").arg(QFileInfo(first).fileName(), QFileInfo(second).fileName()), 8000);
+    return true;
 }
 
 void MainWindow::savePresetDialog() {
@@ -188,6 +223,14 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 
 void MainWindow::dropEvent(QDropEvent* event) {
     if (isRunning()) return;
+    QStringList models;
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile() && isModelFile(url.toLocalFile())) models << url.toLocalFile();
+    if (models.size() == 2) {  // two models dropped at once: their A/B
+        event->acceptProposedAction();
+        compareModels(models[0], models[1]);
+        return;
+    }
     for (const QUrl& url : event->mimeData()->urls()) {
         const QString path = url.toLocalFile();
         if (isModelFile(path) || isJsonFile(path)) {

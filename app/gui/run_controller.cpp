@@ -98,6 +98,7 @@ void RunController::start(const spec::Preset& preset) {
     views_.advice->clear(tr("Advice is computed when the run finishes."));
     samplesAtLastVerdict_ = 0;
     serving_.reset();
+    views_.setup->stopModelCheck();  // nothing but the run's workers while it measures
     views_.setup->modelPanel()->clearLoaded();
     runner_->start(preset);
     views_.plots->beginRun();

@@ -523,3 +523,56 @@ TEST_F(PresetTest, BadProcessCountsNameTheFieldAndTheReason) {
     j["run"]["max_processes"] = "six";
     expectError(j, "run.max_processes", "integer");
 }
+
+// Issue 26: an arm's own model and input. The arm's model resolves like the preset's (relative to
+// the preset's folder, or a bundled name); its input is its own, else the preset's written one,
+// else its model's sidecar, else the preset's; presetToJson writes both back.
+TEST_F(PresetTest, AnArmsOwnModelAndInputOverrideThePresets) {
+    writeFile(tmp / "presets/v2.pt", "stand-in");
+    writeFile(tmp / "presets/v3.pt", "stand-in");
+    writeFile(tmp / "presets/v3.json", R"({"input": [{"shape": [3, 64, 64], "dtype": "float32"}]})");
+    json j = twoArms();
+    j["arms"].push_back({{"name", "C"}, {"model", "v3.pt"}, {"knobs", json::object()}});
+    j["arms"].push_back({{"name", "D"}, {"model", "v3.pt"}, {"input", json::array({{{"shape", {7}}}})}, {"knobs", json::object()}});
+    j["arms"][1]["model"] = "v2.pt";
+    const Preset p = parsePreset(j, presetFile, modelDir);
+    ASSERT_EQ(p.arms.size(), 4u);
+    EXPECT_EQ(p.arms[0].model, "");
+    EXPECT_EQ(p.arms[0].model_path, p.model_path);
+    EXPECT_EQ(p.arms[1].model_path, fs::weakly_canonical(tmp / "presets/v2.pt").string());
+    // v2 describes nothing: the preset's (the mlp sidecar's) input.
+    EXPECT_EQ(p.arms[1].input.front().shape, std::vector<std::int64_t>({256}));
+    EXPECT_EQ(p.arms[2].input.front().shape, std::vector<std::int64_t>({3, 64, 64}));  // v3's sidecar
+    EXPECT_EQ(p.arms[3].input.front().shape, std::vector<std::int64_t>({7}));          // written
+    EXPECT_TRUE(pitlane::spec::armsDifferInModel(p));
+    // A preset that writes its input gives it to every arm that does not write its own.
+    json written = j;
+    written["input"] = json::array({{{"shape", {9}}}});
+    const Preset w = parsePreset(written, presetFile, modelDir);
+    EXPECT_EQ(w.arms[2].input.front().shape, std::vector<std::int64_t>({9}));
+    EXPECT_EQ(w.arms[3].input.front().shape, std::vector<std::int64_t>({7}));
+    // Written back as written.
+    const json back = pitlane::spec::presetToJson(p);
+    EXPECT_FALSE(back["arms"][0].contains("model"));
+    EXPECT_EQ(back["arms"][1]["model"], "v2.pt");
+    EXPECT_FALSE(back["arms"][2].contains("input"));
+    EXPECT_EQ(back["arms"][3]["input"][0]["shape"], json::array({7}));
+    EXPECT_EQ(parsePreset(back, presetFile, modelDir).arms[3].input.front().shape, std::vector<std::int64_t>({7}));
+}
+
+TEST_F(PresetTest, AnArmsModelThatIsMissingOrRemoteIsNamed) {
+    json j = twoArms();
+    j["arms"][1]["model"] = "nowhere/v9.pt";
+    expectError(j, "arms[1].model", "does not exist");
+    j["arms"][1]["model"] = 7;
+    expectError(j, "arms[1].model", "must be a string");
+    j["arms"][1]["model"] = "resnet18";  // bundled, but not in this model dir
+    expectError(j, "arms[1].model", "bundled model \"resnet18\" is missing");
+    writeFile(tmp / "presets/v2.pt", "stand-in");
+    j["arms"][1]["model"] = "v2.pt";
+    j["host"] = "gpu-box";  // every arm there: a host comparison needs no compare_hosts
+    expectError(j, "arms[1].model", "receives the preset's model only");
+    j.erase("host");
+    j["arms"][1]["nonsense"] = 1;
+    expectError(j, "arms[1].nonsense", "expected name, knobs, model, input, host");
+}

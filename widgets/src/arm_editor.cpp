@@ -2,6 +2,7 @@
 
 #include "pitlane/widgets/arm_palette.h"
 #include "pitlane/widgets/wheel_guard.h"
+#include "pitlane/spec/model_file.h"
 
 #include <QHBoxLayout>
 #include <QScrollArea>
@@ -70,6 +71,7 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
     tabs_->addTab(scroll, name);
     connect(form, &KnobForm::changed, this, &ArmEditor::changed);
     connect(form, &KnobForm::changed, this, &ArmEditor::renumber);  // the host in the tooltip
+    connect(form, &KnobForm::modelChanged, this, &ArmEditor::updateModelFormats);
     connect(form, &KnobForm::nameChanged, this, [this, scroll](const QString& n) {
         const int i = tabs_->indexOf(scroll);
         if (i >= 0) tabs_->setTabText(i, n.isEmpty() ? tr("(unnamed)") : n);
@@ -87,6 +89,11 @@ void ArmEditor::renumber() {
         if (!host.isEmpty()) {
             if (!tip.isEmpty()) tip += QLatin1Char('\n');
             tip += tr("runs on host %1 over ssh").arg(host);
+        }
+        const QString model = form(i) ? form(i)->armModel() : QString();
+        if (!model.isEmpty()) {
+            if (!tip.isEmpty()) tip += QLatin1Char('\n');
+            tip += tr("measures its own model: %1").arg(model);
         }
         tabs_->setTabToolTip(i, tip);
     }
@@ -109,11 +116,43 @@ void ArmEditor::setArms(const json& arms) {
                 form(tabs_->count() - 1)
                     ->setArmHost(QString::fromStdString(a["host"].is_string() ? a["host"].get<std::string>()
                                                                               : a["host"].dump()));
+            if (a.is_object() && a.contains("model"))
+                form(tabs_->count() - 1)
+                    ->setArmModel(QString::fromStdString(a["model"].is_string() ? a["model"].get<std::string>()
+                                                                                : a["model"].dump()));
+            if (a.is_object() && a.contains("input")) form(tabs_->count() - 1)->setArmInput(a["input"]);
         }
     renumber();
     if (tabs_->count() == 0) appendForm(QStringLiteral("A"), json::object());
+    updateModelFormats();
     tabs_->setCurrentIndex(0);
     emit changed();
+}
+
+void ArmEditor::setModelResolver(std::function<QString(const QString&)> resolve) {
+    resolveModel_ = std::move(resolve);
+    updateModelFormats();
+}
+
+void ArmEditor::setPresetModelPath(const QString& path) {
+    if (path == presetModelPath_) return;
+    presetModelPath_ = path;
+    updateModelFormats();
+}
+
+QString ArmEditor::modelPathOf(int arm) const {
+    const QString own = form(arm) ? form(arm)->armModel() : QString();
+    if (own.isEmpty()) return presetModelPath_;
+    return resolveModel_ ? resolveModel_(own) : own;
+}
+
+// The format is read from the file's central directory (spec::readModelFormat: no load).
+void ArmEditor::updateModelFormats() {
+    for (int i = 0; i < tabs_->count(); ++i) {
+        const QString path = modelPathOf(i);
+        form(i)->setModelFormat(path.isEmpty() ? std::string() : spec::readModelFormat(path.toStdString()).format);
+    }
+    renumber();
 }
 
 json ArmEditor::armsJson() const {
@@ -121,6 +160,9 @@ json ArmEditor::armsJson() const {
     for (int i = 0; i < tabs_->count(); ++i) {
         arms.push_back(
             {{"name", form(i)->armName().toStdString()}, {"knobs", form(i)->knobsJson()}});
+        const QString model = form(i)->armModel();
+        if (!model.isEmpty()) arms.back()["model"] = model.toStdString();
+        if (!form(i)->armInput().is_null()) arms.back()["input"] = form(i)->armInput();
         const QString host = form(i)->armHost();
         if (!host.isEmpty()) arms.back()["host"] = host.toStdString();
     }
@@ -161,6 +203,9 @@ void ArmEditor::duplicateArm() {
     // Copy every knob as written, including those equal to the defaults the source named.
     copy->setKnobs(form(current)->knobsJson());
     copy->setArmHost(form(current)->armHost());
+    copy->setArmModel(form(current)->armModel());
+    copy->setArmInput(form(current)->armInput());
+    updateModelFormats();
     renumber();
     tabs_->setCurrentIndex(tabs_->count() - 1);
     emit changed();

@@ -8,6 +8,9 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QToolButton>
+#include <QHBoxLayout>
+#include <QFileDialog>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -63,6 +66,34 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
                          "different hosts are compared only when the preset's run.compare_hosts is true."));
     form_->addRow(tr("Host"), host_);
     watch(host_);
+    // The arm's own model (issue 26): typed (a bundled name or a path) or picked.
+    model_ = new QLineEdit(this);
+    model_->setObjectName(QStringLiteral("armModel"));
+    model_->setPlaceholderText(tr("the preset's model"));
+    model_->setToolTip(tr("This arm's own model: a TorchScript file (.pt), an AOTInductor package (.pt2) or a "
+                          "bundled name (resnet18.pt2 is the bundled resnet18's package). Empty: the preset's "
+                          "model. Arms with different models are interleaved, replicated and paired like any "
+                          "arms, and the verdict names each file."));
+    auto* browse = new QToolButton(this);
+    browse->setObjectName(QStringLiteral("armModelBrowse"));
+    browse->setText(QStringLiteral("…"));
+    browse->setToolTip(tr("Pick this arm's model file"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Model for arm %1").arg(armName()), model_->text(),
+                                                          tr("Models (*.pt *.pt2);;All files (*)"));
+        if (!path.isEmpty()) model_->setText(path);
+    });
+    auto* modelRow = new QWidget(this);
+    auto* modelLayout = new QHBoxLayout(modelRow);
+    modelLayout->setContentsMargins(0, 0, 0, 0);
+    modelLayout->setSpacing(2);
+    modelLayout->addWidget(model_, 1);
+    modelLayout->addWidget(browse);
+    form_->addRow(tr("Model"), modelRow);
+    watch(model_);
+    connect(model_, &QLineEdit::textChanged, this, [this] {
+        if (!loading_) emit modelChanged();
+    });
 
     cudaNote_ = new QLabel(this);
     cudaNote_->setWordWrap(true);
@@ -201,6 +232,17 @@ QString KnobForm::armHost() const {
 void KnobForm::setArmHost(const QString& host) {
     host_->setText(host);
 }
+QString KnobForm::armModel() const {
+    return model_->text().trimmed();
+}
+void KnobForm::setArmModel(const QString& model) {
+    model_->setText(model);
+}
+
+void KnobForm::setModelFormat(const std::string& format) {
+    format_ = format;
+    setCuda(cuda_);  // re-derives every control's enabled state and tooltip
+}
 
 namespace {
 void selectValue(QComboBox* c, const QString& value) {
@@ -311,6 +353,7 @@ json KnobForm::knobsJson() const {
 }
 
 void KnobForm::setCuda(const CudaAvailability& cuda) {
+    cuda_ = cuda;
     const QString why = cudaDisabledReason(cuda);
     const bool on = why.isEmpty();
     cudaNote_->setText(on ? QString() : QStringLiteral("<i>%1</i>").arg(why.toHtmlEscaped()));
@@ -336,9 +379,20 @@ void KnobForm::setCuda(const CudaAvailability& cuda) {
                 items->item(i)->setEnabled(on);
                 items->item(i)->setToolTip(on ? QString() : why + QStringLiteral(" ") + unavailable);
             }
-        if (!c.knob->cudaOnly) continue;
-        // A CUDA-only knob keeps its own explanation and says why it is off.
         const QString base = c.widget->property("pitlaneTip").toString();
+        // A knob the arm's model cannot take (an AOTInductor package) is off, with the reason.
+        const std::string notHere = spec::knobNotForFormat(c.knob->name, format_);
+        if (!notHere.empty()) {
+            c.widget->setEnabled(false);
+            c.widget->setToolTip(base + QStringLiteral("\n") + tr("Off for this arm: ") + QString::fromStdString(notHere));
+            continue;
+        }
+        if (!c.knob->cudaOnly) {
+            c.widget->setEnabled(true);
+            c.widget->setToolTip(base);
+            continue;
+        }
+        // A CUDA-only knob keeps its own explanation and says why it is off.
         c.widget->setEnabled(on);
         c.widget->setToolTip(on ? base : base + QStringLiteral("\n") + why + QStringLiteral(" ") + unavailable);
     }

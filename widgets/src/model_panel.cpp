@@ -59,7 +59,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     picker_->setToolTip(tr("A bundled model, or a TorchScript file opened with File ▸ Open model"));
     open_ = new QToolButton(this);
     open_->setText(tr("Open…"));
-    open_->setToolTip(tr("Open a TorchScript (.pt) file"));
+    open_->setToolTip(tr("Open a model file: TorchScript (.pt) or an AOTInductor package (.pt2)"));
     connect(open_, &QToolButton::clicked, this, &ModelPanel::openModelRequested);
     connect(picker_, &QComboBox::currentIndexChanged, this, [this] {
         if (!updating_) emit modelChosen(model());
@@ -82,6 +82,10 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     load_ = addInfo(form, tr("Load time"), "modelLoadTime");
     firstForward_ = addInfo(form, tr("First forward"), "modelFirstForward");
     for (QLabel* l : {output_, load_, firstForward_}) l->setWordWrap(true);
+    check_ = addInfo(form, tr("Check"), "modelCheck");
+    check_->setWordWrap(true);
+    check_->setToolTip(tr("Each arm's model loaded in a sandboxed worker, with one forward on the arm's input, "
+                          "before any run (pitlane-cli validate does the same)"));
     // A model is code (README "Models are code"): said under a file the user opened.
     trust_ = new QLabel(tr("A model is code: its forward runs as you. Pitlane confines each "
                            "worker (knob Sandbox: writes only to the run's scratch folder, no "
@@ -120,6 +124,14 @@ void ModelPanel::setModelDir(const QString& dir) {
                     ->setToolTip(tr("not built: run the 'models' build target"));
         }
     }
+    // The AOTInductor packages of the bundled models that the build exported (issue 26).
+    for (const auto& name : spec::bundledModelNames()) {
+        const QString n = QString::fromStdString(name) + QStringLiteral(".pt2");
+        if (dir.isEmpty() || !QFileInfo::exists(QDir(dir).filePath(n))) continue;
+        picker_->addItem(n, n);
+        picker_->setItemData(picker_->count() - 1, tr("%1 compiled by AOTInductor (torch.export)").arg(QString::fromStdString(name)),
+                             Qt::ToolTipRole);
+    }
     updating_ = false;
     if (!current.isEmpty()) setModel(current);
 }
@@ -139,10 +151,13 @@ void ModelPanel::setModel(const QString& model) {
     }
     picker_->setCurrentIndex(i);
     updating_ = false;
-    const bool bundled =
-        std::find(spec::bundledModelNames().begin(), spec::bundledModelNames().end(),
-                  model.toStdString()) != spec::bundledModelNames().end();
-    const QString path = bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt")) : model;
+    const auto& names = spec::bundledModelNames();
+    const bool package = model.endsWith(QLatin1String(".pt2")) &&
+                         std::find(names.begin(), names.end(), model.chopped(4).toStdString()) != names.end();
+    const bool bundled = package || std::find(names.begin(), names.end(), model.toStdString()) != names.end();
+    const QString path = package   ? QDir(modelDir_).filePath(model)
+                         : bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt"))
+                                   : model;
     // Zero-width spaces after each '/' let a long path wrap inside the narrow panel.
     path_->setText(QString(path).replace(QLatin1Char('/'), QStringLiteral("/\u200b")));
     path_->setToolTip(path);
@@ -155,6 +170,10 @@ QString ModelPanel::model() const {
 
 void ModelPanel::clearLoaded() {
     for (QLabel* l : {size_, params_, input_, output_, load_, firstForward_}) l->setText(kNotYet);
+    if (check_) {
+        check_->setStyleSheet(QString());
+        check_->setText(tr("— (when the setup is valid)"));
+    }
 }
 
 void ModelPanel::showLoaded(const results::RunResult& run) {
@@ -185,6 +204,45 @@ void ModelPanel::showLoaded(const results::RunResult& run) {
             shapeText(l["output"].value("shape", json::array())), text(l["output"], "dtype")));
     if (!loads.isEmpty()) load_->setText(loads.join(QStringLiteral(" · ")));
     if (!firsts.isEmpty()) firstForward_->setText(firsts.join(QStringLiteral(" · ")));
+}
+
+void ModelPanel::showChecking() {
+    check_->setStyleSheet(QString());
+    check_->setText(tr("checking: loading each arm's model in a worker…"));
+}
+
+QString ModelPanel::checkText() const {
+    return check_->text();
+}
+
+void ModelPanel::showProbes(const std::vector<session::ArmProbe>& probes) {
+    QStringList failed, skipped;
+    results::RunResult seen;  // what loaded, shown as a run's workers would show it
+    for (const auto& p : probes) {
+        const QString arm = QString::fromStdString(p.arm);
+        if (!p.skipped.empty()) {
+            skipped << tr("%1 not checked: %2").arg(arm, QString::fromStdString(p.skipped));
+        } else if (!p.ok) {
+            failed << QStringLiteral("%1: %2: %3").arg(arm, QString::fromStdString(p.code), QString::fromStdString(p.message));
+        } else {
+            results::ArmResult a;
+            a.name = p.arm;
+            a.loaded = p.loaded;
+            a.loaded.erase("v");
+            a.loaded.erase("type");
+            seen.arms.push_back(std::move(a));
+        }
+    }
+    clearLoaded();
+    showLoaded(seen);
+    if (!failed.isEmpty()) {
+        check_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
+        check_->setText(QStringLiteral("✗ ") + failed.join(QStringLiteral("\n✗ ")));
+    } else {
+        check_->setStyleSheet(QString());
+        check_->setText(tr("✓ every arm's model loads and runs a forward") +
+                        (skipped.isEmpty() ? QString() : QStringLiteral("; ") + skipped.join(QStringLiteral("; "))));
+    }
 }
 
 QString ModelPanel::loadedSummary() const {

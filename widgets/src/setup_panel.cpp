@@ -4,6 +4,8 @@
 #include "pitlane/widgets/model_panel.h"
 #include "pitlane/widgets/wheel_guard.h"
 
+#include "pitlane/session/model_probe.h"
+
 #include <QCheckBox>
 #include <QDir>
 #include <QFileInfo>
@@ -158,6 +160,10 @@ SetupPanel::SetupPanel(QWidget* parent)
     validateTimer_.setSingleShot(true);
     validateTimer_.setInterval(120);
     connect(&validateTimer_, &QTimer::timeout, this, &SetupPanel::validate);
+    // The model check waits until the setup has been still this long (typing a path).
+    probeTimer_.setSingleShot(true);
+    probeTimer_.setInterval(700);
+    connect(&probeTimer_, &QTimer::timeout, this, &SetupPanel::checkModels);
     auto edited = [this] {
         if (loading_) return;
         emit changed();
@@ -170,6 +176,7 @@ SetupPanel::SetupPanel(QWidget* parent)
         connect(s, &QSpinBox::valueChanged, this, edited);
     connect(profile_, &QCheckBox::toggled, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
+    arms_->setModelResolver([this](const QString& m) { return resolveModelPath(m); });
     connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
     connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
     guardWheel(this);  // the model picker and the run settings (the arms guard their own)
@@ -184,6 +191,10 @@ QString SetupPanel::resolveModelPath(const QString& model) const {
     const auto& names = spec::bundledModelNames();
     if (std::find(names.begin(), names.end(), model.toStdString()) != names.end())
         return QDir(modelDir_).filePath(model + QStringLiteral(".pt"));
+    // A bundled model's AOTInductor package (resnet18.pt2).
+    if (model.endsWith(QLatin1String(".pt2")) &&
+        std::find(names.begin(), names.end(), model.chopped(4).toStdString()) != names.end())
+        return QDir(modelDir_).filePath(model);
     if (QFileInfo(model).isAbsolute() || file_.isEmpty()) return model;
     return QFileInfo(file_).absoluteDir().filePath(model);
 }
@@ -218,6 +229,7 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
     processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
     profile_->setChecked(intOr("profile_iters", 0) > 0);
+    arms_->setPresetModelPath(resolveModelPath(QString::fromStdString(model)));
     arms_->setArms(raw_.value("arms", json::array()));
     updateInputPlaceholder();
     showServing();
@@ -324,8 +336,15 @@ void SetupPanel::validate() {
     const Built b = build();
     const bool valid = b.preset.has_value();
     if (valid) {
-        validation_->setText(tr("✓ Ready: %n arm(s), model %1", nullptr, int(b.preset->arms.size()))
-                                 .arg(QString::fromStdString(b.preset->model)));
+        QString models = QString::fromStdString(b.preset->model);
+        if (spec::armsDifferInModel(*b.preset)) {  // issue 26: each arm's own file, by name
+            QStringList each;
+            for (const auto& a : b.preset->arms)
+                each << QStringLiteral("%1 (%2)").arg(QString::fromStdString(spec::modelLabel(a.model_path)),
+                                                      QString::fromStdString(a.name));
+            models = each.join(QStringLiteral(", "));
+        }
+        validation_->setText(tr("✓ Ready: %n arm(s), model %1", nullptr, int(b.preset->arms.size())).arg(models));
         validation_->setStyleSheet(QString());
         arms_->markInvalid(-1);
     } else {
@@ -339,6 +358,76 @@ void SetupPanel::validate() {
         valid_ = valid;
         emit validityChanged(valid);
     }
+    // What the model check depends on: each arm's file, input and knobs.
+    if (!valid || workerPath_.isEmpty() || !isEnabled()) {
+        probeTimer_.stop();
+        pendingProbe_.reset();
+        return;
+    }
+    json key = json::array();
+    for (const auto& a : b.preset->arms)
+        key.push_back({a.model_path, spec::inputsToJson(a.input.empty() ? b.preset->input : a.input),
+                       spec::knobsToJson(a.knobs), a.host});
+    if (key.dump() == probedKey_ && !pendingProbe_) return;
+    pendingProbe_ = b.preset;
+    pendingKey_ = key.dump();
+    probeTimer_.start();
+}
+
+SetupPanel::~SetupPanel() {
+    stopModelCheck();
+}
+
+void SetupPanel::stopModelCheck() {
+    probeTimer_.stop();
+    pendingProbe_.reset();
+    if (probeCancel_) probeCancel_->store(true);
+    if (probeThread_) probeThread_->wait();
+    if (probing_) {  // cancelled before it answered: check again after the run
+        probing_ = false;
+        probedKey_.clear();
+        model_->clearLoaded();
+    }
+}
+
+void SetupPanel::setWorkerPath(const QString& path) {
+    workerPath_ = path;
+    probedKey_.clear();
+    validate();
+}
+
+void SetupPanel::checkModels() {
+    if (!pendingProbe_) return;
+    if (probing_) {  // one check at a time: this one when the running one is done
+        probeTimer_.start();
+        return;
+    }
+    const spec::Preset preset = *pendingProbe_;
+    pendingProbe_.reset();
+    startModelCheck(preset, pendingKey_);
+}
+
+// On a thread of its own (probeArms runs its own event loop and waits for the workers); the
+// verdict comes back to this thread. The destructor cancels it (the workers are killed).
+void SetupPanel::startModelCheck(const spec::Preset& preset, const std::string& key) {
+    if (probeThread_) probeThread_->wait();  // the previous check has answered
+    probing_ = true;
+    probedKey_ = key;
+    model_->showChecking();
+    auto cancel = probeCancel_ = std::make_shared<std::atomic<bool>>(false);
+    probeThread_.reset(QThread::create([this, preset, worker = workerPath_, cancel, key] {
+        auto probes = session::probeArms(preset, worker, 60000, cancel.get());
+        if (cancel->load()) return;
+        QMetaObject::invokeMethod(
+            this,
+            [this, probes = std::move(probes), key] {
+                probing_ = false;
+                if (key == probedKey_) model_->showProbes(probes);
+                if (pendingProbe_) probeTimer_.start();
+            },
+            Qt::QueuedConnection);
+    }));
+    probeThread_->start();
 }
 
 void SetupPanel::setModel(const QString& model) {
@@ -355,6 +444,7 @@ void SetupPanel::setModel(const QString& model) {
         name == QFileInfo(previous).completeBaseName())
         name_->setText(QFileInfo(model).completeBaseName());
     raw_["model"] = model.toStdString();
+    arms_->setPresetModelPath(resolveModelPath(model));
     updateInputPlaceholder();
     emit changed();
     validate();

@@ -319,6 +319,14 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
     }
     loaded["file_size_bytes"] = std::filesystem::file_size(modelPath, fsErr);
     loaded["model_path"] = modelPath;
+    // The format from the file, not its name: an AOTInductor package is loaded by its own
+    // loader, with the knobs a package takes (inference_mode when grad is left out).
+    const spec::ModelFormat format = spec::readModelFormat(modelPath);
+    if (format.format == spec::kFormatAoti) {
+        spec::applyFormatDefaults(knobs, s.arm.value("knobs", json::object()), format.format);
+        return loadPackage(s, format);
+    }
+    loaded["format"] = spec::kFormatTorchScript;
     const auto t0 = Clock::now();
     try {
         module = torch::jit::load(modelPath, device);
@@ -354,6 +362,10 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
 // 7. Mode, precision, memory format.
 bool Engine::Impl::applyModePrecisionFormat(ConfigureState& s) {
     const auto& k = knobs;
+    if (package) {  // compiled in eval mode, its dtypes and layouts fixed (knobs refused otherwise)
+        s.training = false;
+        return true;
+    }
     module.train(k.mode == "train");
     s.training = module.is_training();
     try {
@@ -432,7 +444,16 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
                    {{"knob", "workload"}, {"field", "knobs.workload"}});
         return false;
     } catch (const std::exception& e) {
-        const auto reason = torchReason(e);
+        std::string reason = torchReason(e);
+        if (package)
+            if (const std::string says = packageRefusal(inputs[bs0].front()); !says.empty())
+                reason = "the package refused it: " + says +
+                         " (an AOTInductor package checks each input's rank, sizes, strides, dtype and device "
+                         "against what it was compiled for" +
+                         (packageInfo["metadata"].contains("input")
+                              ? "; it says its input is " + packageInfo["metadata"]["input"].get<std::string>()
+                              : std::string()) +
+                         ")";
         std::ostringstream shapes;
         for (const auto& v : inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
                                                      << dtypeName(v.toTensor().scalar_type()) << ' ';
@@ -514,7 +535,15 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     const bool gradOn = s.grad.value("grad_mode_enabled", true);
     a["grad"] = inf ? "inference_mode" : (gradOn ? "enabled" : "no_grad");
     a["grad_state"] = s.grad;
-    readBackJit(a, module, k.jit);
+    if (package) {
+        a["jit"] = "none";  // AOTInductor compiled it; no TorchScript pass ran
+        a["jit_state"] = {{"package", true}};
+        a["model_format"] = spec::kFormatAoti;
+        a["package"] = packageInfo;
+    } else {
+        readBackJit(a, module, k.jit);
+        a["model_format"] = spec::kFormatTorchScript;
+    }
     readBackPrecision(a, s);
     a["intra_op_threads"] = at::get_num_threads();
     a["inter_op_threads"] = at::get_num_interop_threads();

@@ -1,6 +1,7 @@
 #pragma once
-// Internal to the engine: the torch-side state shared by engine.cpp, engine_configure.cpp and
-// engine_run.cpp. These three files (and the CUDA module) are the only ones that include torch.
+// Internal to the engine: the torch-side state shared by engine.cpp, engine_configure.cpp,
+// engine_run.cpp, engine_profile.cpp and engine_package.cpp. These files (and the CUDA module)
+// are the only ones that include torch.
 #include "pitlane/engine/engine.h"
 
 #include "pitlane/engine/sampler.h"
@@ -31,6 +32,10 @@
 #ifdef PITLANE_WITH_CUDA
 #include "cuda_support.h"
 #endif
+
+namespace torch::inductor {
+class AOTIModelPackageLoader;  // engine_package.cpp
+}
 
 namespace pitlane::engine {
 
@@ -264,13 +269,19 @@ class SampleBuffer;
 
 
 struct Engine::Impl {
-    explicit Impl(EventSink& s) : sink(s) {}
+    // Both in engine_package.cpp, where the package loader is a complete type.
+    explicit Impl(EventSink& s);
+    ~Impl();
     EventSink& sink;
     bool configured = false;
     spec::Knobs knobs;
     std::vector<spec::InputSpec> inputSpecs;
     std::string modelPath;
     torch::jit::Module module;
+    // An AOTInductor package (engine_package.cpp) instead of `module`: set when the model file
+    // is one; its read-back (metadata, call spec, where it was extracted) for "applied".
+    std::unique_ptr<torch::inductor::AOTIModelPackageLoader> package;
+    json packageInfo;
     c10::Device device{c10::DeviceType::CPU};
     // Inputs per batch size; each entry holds one input list per shape variant.
     std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
@@ -313,6 +324,10 @@ struct Engine::Impl {
     void applyCudnnFlags();
     void applyFlushDenormal();  // engine.cpp, with its read-back
     bool loadModel(detail::ConfigureState& s);
+    bool loadPackage(detail::ConfigureState& s, const spec::ModelFormat& format);  // engine_package.cpp
+    std::vector<at::Tensor> runPackage(const std::vector<c10::IValue>& in);
+    std::string packageRefusal(const std::vector<c10::IValue>& in);
+    void releasePackage();
     bool applyModePrecisionFormat(detail::ConfigureState& s);
     bool applyWorkload();  // engine.cpp: the parameters a train step updates
     bool freezeOptimize(detail::ConfigureState& s);

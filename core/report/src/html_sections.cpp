@@ -214,9 +214,19 @@ QString appliedSection(const RunResult& run, Flavor flavor) {
 
 // Which bytes were measured: the model file's SHA-256, checked before any worker started.
 QString modelDigestLine(const RunResult& run) {
+    if (results::armsDifferInModel(run)) {
+        QString rows;
+        for (const auto& a : run.arms)
+            rows += QStringLiteral("<li>%1: <code>%2</code> (%3), SHA-256 <code>%4</code></li>\n")
+                        .arg(esc(QString::fromStdString(a.name)), esc(QString::fromStdString(a.model)),
+                             esc(QString::fromStdString(a.model_format)), esc(QString::fromStdString(a.model_sha256)));
+        return QStringLiteral("<p>Model files, each arm its own:</p>\n<ul>\n") + rows + QStringLiteral("</ul>\n");
+    }
     if (run.model_sha256.empty()) return {};
-    return QStringLiteral("<p>Model file <code>%1</code>: SHA-256 <code>%2</code>.</p>\n")
-        .arg(esc(QString::fromStdString(run.preset.model)), esc(QString::fromStdString(run.model_sha256)));
+    const std::string format = run.arms.empty() ? std::string() : run.arms.front().model_format;
+    return QStringLiteral("<p>Model file <code>%1</code>%3: SHA-256 <code>%2</code>.</p>\n")
+        .arg(esc(QString::fromStdString(run.preset.model)), esc(QString::fromStdString(run.model_sha256)),
+             format.empty() ? QString() : QStringLiteral(" (%1)").arg(esc(QString::fromStdString(format))));
 }
 
 QString environmentSection(const RunResult& run, Flavor flavor) {

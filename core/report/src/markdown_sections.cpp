@@ -137,8 +137,15 @@ std::string environmentMarkdown(const RunResult& run) {
     std::string s = "\n**Environment:** " + md(machineText(run).toStdString()) + "\n";
     if (const QString hosts = hostsText(run); !hosts.isEmpty())
         s += "\n**Where the arms ran:** " + md(hosts.toStdString()) + "\n";
-    if (!run.model_sha256.empty())
-        s += "\n**Model file:** " + md(run.preset.model) + ", SHA-256 `" + run.model_sha256 + "`\n";
+    if (results::armsDifferInModel(run)) {
+        s += "\n**Model files (each arm its own):**\n\n";
+        for (const auto& a : run.arms)
+            s += "- " + md(a.name) + ": " + md(a.model) + " (" + md(a.model_format) + "), SHA-256 `" + a.model_sha256 + "`\n";
+    } else if (!run.model_sha256.empty()) {
+        const std::string format = run.arms.empty() ? std::string() : run.arms.front().model_format;
+        s += "\n**Model file:** " + md(run.preset.model) + (format.empty() ? "" : " (" + md(format) + ")") +
+             ", SHA-256 `" + run.model_sha256 + "`\n";
+    }
     const SettingsTable env =
         collectSettings(run, [](const results::ArmResult& a) { return a.environment; });
     std::vector<std::string> drift;

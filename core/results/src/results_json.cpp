@@ -194,7 +194,13 @@ json armJson(const ArmResult& a) {
     arm["environment"] = a.environment;
     if (!a.host.empty()) arm["host"] = a.host;  // remote arms only (additive)
     arm["cold"] = coldJson(a);
-    arm["model"] = modelJson(a);
+    // CONTRACT.md: the file measured, its SHA-256 and format; what the worker saw of the model
+    // (parameters, file size, input, output) in model_info (runs stored before issue 26 carried
+    // it under "model").
+    arm["model"] = a.model;
+    arm["model_sha256"] = a.model_sha256;
+    arm["model_format"] = a.model_format;
+    arm["model_info"] = modelJson(a);
     arm["batch_size"] = a.batch_size;
     arm["latency_ns"] = sampleColumn(a.samples, &Sample::latency_ns);
     arm["block"] = sampleColumn(a.samples, &Sample::block);
@@ -359,8 +365,12 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
     a.batch_size = ja.value("batch_size", 1);
     const auto cold = ja.value("cold", json::object());
     a.loaded = cold;
-    if (ja.contains("model"))
-        for (const auto& [k, v] : ja["model"].items()) a.loaded[k] = v;
+    for (const char* key : {"model", "model_info"})
+        if (ja.contains(key) && ja[key].is_object())
+            for (const auto& [k, v] : ja[key].items()) a.loaded[k] = v;
+    if (ja.contains("model") && ja["model"].is_string()) a.model = ja["model"].get<std::string>();
+    a.model_sha256 = ja.value("model_sha256", std::string());
+    a.model_format = ja.value("model_format", std::string());
     a.warmup_ns = cold.value("warmup_ns", std::vector<std::int64_t>{});
     readSamples(ja, where, a);
     readProcesses(ja, where, a);

@@ -5,6 +5,8 @@
 // in text_format.cpp.
 #include "pitlane/results/run_result.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <map>
 
@@ -129,7 +131,27 @@ ArmResult armSettings(const ArmResult& a) {
     r.workers = a.workers;
     r.worker_applied = a.worker_applied;
     r.worker_pids = a.worker_pids;
+    r.host = a.host;
+    r.model = a.model;
+    r.model_sha256 = a.model_sha256;
+    r.model_format = a.model_format;
     return r;
+}
+
+std::string modelSummary(const ArmResult& a) {
+    if (a.model.empty()) return {};
+    std::string s = spec::modelLabel(a.model);
+    std::string extra = a.model_format;
+    if (!a.model_sha256.empty()) extra += (extra.empty() ? "" : ", ") + std::string("sha256 ") + a.model_sha256.substr(0, 8);
+    return extra.empty() ? s : s + " (" + extra + ")";
+}
+
+bool armsDifferInModel(const RunResult& run) {
+    for (const auto& a : run.arms)
+        if (a.model != run.arms.front().model ||
+            (!a.model_sha256.empty() && !run.arms.front().model_sha256.empty() && a.model_sha256 != run.arms.front().model_sha256))
+            return true;
+    return false;
 }
 
 stats::Summary summarize(const ArmResult& arm) {
@@ -154,6 +176,39 @@ std::string notComparedReason(const RunResult& run, std::size_t arm) {
            " not compared";
 }
 
+namespace {
+
+std::string modelShownAs(const ArmResult& a, const ArmResult& other) {
+    std::string label = spec::modelLabel(a.model);
+    // Two files of one name (v1/model.pt, v2/model.pt) are told apart by their SHA-256.
+    if (label == spec::modelLabel(other.model) && !a.model_sha256.empty()) label += ", sha256 " + a.model_sha256.substr(0, 8);
+    return label;
+}
+
+// "B (model_v2.pt) is 1.31x faster than A (model_v1.pt) (95% CI …)": the verdict of arms that
+// measured different model files names them.
+std::string verdictNamingModels(const std::string& verdict, const ArmResult& base, const ArmResult& arm) {
+    const std::string A = base.name + " (" + modelShownAs(base, arm) + ")";
+    const std::string B = arm.name + " (" + modelShownAs(arm, base) + ")";
+    std::string v = verdict;
+    const std::string armIs = arm.name + " is ";
+    if (v.compare(0, armIs.size(), armIs) == 0) {
+        v = B + " is " + v.substr(armIs.size());
+        for (const char* word : {"x faster", "x slower"})
+            if (const auto at = v.find(word); at != std::string::npos) {
+                v.insert(at + std::strlen(word), " than " + A);
+                break;
+            }
+        return v;
+    }
+    const std::string between = "between " + base.name + " and " + arm.name + " ";
+    if (const auto at = v.find(between); at != std::string::npos)
+        v.replace(at, between.size(), "between " + A + " and " + B + " ");
+    return v;
+}
+
+}  // namespace
+
 std::vector<stats::Comparison> compareArms(const RunResult& run) {
     std::string key = run.interleaved ? "i" : "u";
     for (const auto& a : run.arms)
@@ -171,6 +226,9 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
         stats::CompareOptions options;
         options.paired = run.interleaved;
         out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked(), options));
+        if (!a.model.empty() && !base.model.empty() &&
+            (a.model != base.model || (!a.model_sha256.empty() && a.model_sha256 != base.model_sha256)))
+            out.back().verdict = verdictNamingModels(out.back().verdict, base, a);
     }
     run.comparison_memo = RunResult::ComparisonMemo{key, out};
     return out;

@@ -130,7 +130,15 @@ static std::string servingRunTable(std::ostringstream& os, const RunResult& run)
 
 std::string comparisonTable(const RunResult& run) {
     std::ostringstream os;
-    os << "Pitlane: " << run.preset.name << " (model " << run.preset.model << ")\n\n";
+    if (armsDifferInModel(run)) {
+        os << "Pitlane: " << run.preset.name << " (each arm its own model)\n";
+        for (const auto& a : run.arms) os << "  " << a.name << ": " << modelSummary(a) << "\n";
+        os << "\n";
+    } else {
+        const std::string format = run.arms.empty() ? std::string() : run.arms.front().model_format;
+        os << "Pitlane: " << run.preset.name << " (model " << run.preset.model
+           << (format == spec::kFormatAoti ? ", AOTInductor package" : "") << ")\n\n";
+    }
     // A lesson preset says what it teaches and what to expect, next to what was measured.
     lessonHeader(os, run);
     if (run.preset.serving.enabled) return servingRunTable(os, run);

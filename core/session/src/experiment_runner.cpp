@@ -1,7 +1,10 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/worker_process.h"
+#include "pitlane/session/model_probe.h"
 #include "pitlane/spec/model_file.h"
+
+#include <map>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -126,14 +129,28 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     (void)maxSweep;
     // The model's bytes, checked once before any worker starts: libtorch does not check the
     // zip's CRCs, so a damaged file would be measured silently (issue 12).
-    const spec::ModelFileCheck model = spec::checkModelFile(preset.model_path);
-    result_.model_sha256 = model.sha256;
-    for (std::size_t i = 0; !model.ok && i < preset.arms.size(); ++i)
-        failArm(int(i), R::kFailed, model.code, model.message);
+    // Each file once, however many arms measure it; an arm whose file fails is failed alone.
+    std::map<std::string, spec::ModelFileCheck> checked;
+    bool presetModelOk = true;
+    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
+        const auto& spec = preset.arms[i];
+        const std::string path = spec.model_path.empty() ? preset.model_path : spec.model_path;
+        if (!checked.count(path)) checked[path] = spec::checkModelFile(path);
+        const spec::ModelFileCheck& model = checked[path];
+        auto& a = result_.arms[i];
+        a.model = path;
+        a.model_sha256 = model.sha256;
+        a.model_format = model.ok ? model.format : spec.model_format;
+        if (path == preset.model_path) {
+            result_.model_sha256 = model.sha256;
+            presetModelOk = model.ok;
+        }
+        if (!model.ok) failArm(int(i), R::kFailed, model.code, model.message);
+    }
     remote_.clear();
     remoteCommand_.assign(preset.arms.size(), QString());
     preparing_ = 0;
-    if (model.ok) prepareRemoteHosts();  // next() waits until the hosts are ready
+    if (presetModelOk) prepareRemoteHosts();  // next() waits until the hosts are ready
     // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
     // or one block per process when there are more processes than that (then the iterations are
     // shared out evenly). Round r measures a contiguous share of the blocks.
@@ -335,12 +352,8 @@ void ExperimentRunner::sendTask(Task& t) {
     json cmd;
     if (t.kind == Task::Configure) {
         cmd = protocol::makeCommand(protocol::kConfigure);
-        cmd["arm"] = {{"name", p.arms[t.arm].name},
-                      {"model_path", p.model_path},
-                      {"input", spec::inputsToJson(p.input)},
-                      {"knobs", spec::knobsToJson(p.arms[t.arm].knobs)},
-                      {"seed", p.run.seed},
-                      {"worker_count", int(st.workers.size())}};
+        cmd["arm"] = armConfigure(p, std::size_t(t.arm));
+        cmd["arm"]["worker_count"] = int(st.workers.size());
         if (const auto& host = p.arms[t.arm].host; !host.empty() && remote_.count(host))
             cmd["arm"]["model_path"] = remote_.at(host).modelPath.toStdString();
     } else {

@@ -16,7 +16,8 @@ using json = nlohmann::json;
 
 namespace {
 
-ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString& workerPath, int timeoutMs) {
+ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString& workerPath, int timeoutMs,
+                  const std::atomic<bool>* cancel) {
     ArmProbe out;
     out.arm = arm.name;
     if (!arm.host.empty()) {
@@ -41,12 +42,8 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
         if (type == protocol::kHello && !helloSeen) {
             helloSeen = true;
             json cmd = protocol::makeCommand(protocol::kConfigure);
-            cmd["arm"] = {{"name", arm.name},
-                          {"model_path", p.model_path},
-                          {"input", spec::inputsToJson(p.input)},
-                          {"knobs", spec::knobsToJson(arm.knobs)},
-                          {"seed", p.run.seed},
-                          {"worker_count", 1}};
+            cmd["arm"] = armConfigure(p, std::size_t(&arm - p.arms.data()));
+            cmd["arm"]["worker_count"] = 1;
             worker.send(cmd);
         } else if (type == protocol::kLoaded) {
             out.loaded = ev;
@@ -87,6 +84,18 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
         loop.quit();
     });
     timer.start(timeoutMs);
+    QTimer poll;
+    if (cancel) {
+        QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
+            if (!cancel->load()) return;
+            out.code = "cancelled";
+            out.message = "the check was stopped";
+            answered = true;
+            worker.kill();
+            loop.quit();
+        });
+        poll.start(100);
+    }
     worker.start();
     if (!ended) loop.exec();
     if (worker.isRunning()) worker.kill();
@@ -95,9 +104,22 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
 
 }  // namespace
 
-std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs) {
+json armConfigure(const spec::Preset& p, std::size_t arm) {
+    const auto& a = p.arms.at(arm);
+    return {{"name", a.name},
+            {"model_path", a.model_path.empty() ? p.model_path : a.model_path},
+            {"input", spec::inputsToJson(a.input.empty() ? p.input : a.input)},
+            {"knobs", spec::knobsToJson(a.knobs)},
+            {"seed", p.run.seed}};
+}
+
+std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs,
+                                const std::atomic<bool>* cancel) {
     std::vector<ArmProbe> out;
-    for (const auto& arm : preset.arms) out.push_back(probeOne(preset, arm, workerPath, timeoutMs));
+    for (const auto& arm : preset.arms) {
+        if (cancel && cancel->load()) break;
+        out.push_back(probeOne(preset, arm, workerPath, timeoutMs, cancel));
+    }
     return out;
 }
 

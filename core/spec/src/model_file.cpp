@@ -15,11 +15,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <nlohmann/json.hpp>
+
 namespace pitlane::spec {
 
 using detail::FileReader;
 using detail::ModelFileError;
 using detail::ZipEntry;
+using json = nlohmann::json;
 
 namespace {
 
@@ -197,16 +200,60 @@ void checkStorageNumbers(const std::string& root, const std::vector<ZipEntry>& e
                     detail::printableName(dir) + std::to_string(keys.back()) + " is there)");
 }
 
-// libtorch's reader takes the first entry's folder as the archive's root and requires version;
-// torch.jit.load then reads constants.pkl, data.pkl and code/.
-std::string checkTorchScriptNames(const std::vector<ZipEntry>& entries) {
-    if (entries.empty()) notTorchScript("a zip archive with no entries, not a TorchScript model");
+// The top-level folder every entry of a torch archive sits in (TorchScript and .pt2 alike).
+std::string archiveRoot(const std::vector<ZipEntry>& entries, const char* what) {
+    if (entries.empty()) notTorchScript(std::string("a zip archive with no entries, not a ") + what + " (a model)");
     const std::string& first = entries.front().name;
     const auto slash = first.find('/');
     if (slash == std::string::npos || slash == 0)
-        notTorchScript("not a TorchScript archive: entry " + detail::printableName(first) +
+        notTorchScript(std::string("not a ") + what + ": entry " + detail::printableName(first) +
                        " is not inside a top-level folder");
-    const std::string root = first.substr(0, slash + 1);
+    return first.substr(0, slash + 1);
+}
+
+bool startsWith(const std::string& s, const std::string& prefix) {
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// An AOTInductor package (torch._inductor.aoti_compile_and_package) is a zip like a TorchScript
+// archive, told apart by its archive_format record ("pt2") or its data/aotinductor/ folder.
+bool isPackage(const std::vector<ZipEntry>& entries) {
+    if (entries.empty()) return false;
+    const auto slash = entries.front().name.find('/');
+    if (slash == std::string::npos) return false;
+    const std::string root = entries.front().name.substr(0, slash + 1);
+    return std::any_of(entries.begin(), entries.end(), [&](const ZipEntry& e) {
+        return e.name == root + "archive_format" || startsWith(e.name, root + "data/aotinductor/");
+    });
+}
+
+// What AOTIModelPackageLoader needs (its default model name is "model"): every entry under one
+// folder, and data/aotinductor/model/ holding the compiled .so (or the .cpp it would compile).
+std::string checkPackageNames(const std::vector<ZipEntry>& entries) {
+    const std::string root = archiveRoot(entries, "an AOTInductor package");
+    const std::string model = root + "data/aotinductor/model/";
+    bool runnable = false;
+    for (const auto& e : entries) {
+        if (!startsWith(e.name, root))
+            notTorchScript("not an AOTInductor package: " + entryName(e) + " is outside the folder " +
+                           detail::printableName(root) + " of the others");
+        runnable = runnable || (startsWith(e.name, model) && (endsWith(e.name, ".so") || endsWith(e.name, ".cpp")));
+    }
+    if (!runnable)
+        notTorchScript("an AOTInductor package with nothing to run: no compiled model (.so) or its "
+                       "source (.cpp) under " + detail::printableName(model) +
+                       " (write it with torch._inductor.aoti_compile_and_package)");
+    return root;
+}
+
+// libtorch's reader takes the first entry's folder as the archive's root and requires version;
+// torch.jit.load then reads constants.pkl, data.pkl and code/.
+std::string checkTorchScriptNames(const std::vector<ZipEntry>& entries) {
+    const std::string root = archiveRoot(entries, "TorchScript archive");
     bool code = false;
     for (const auto& e : entries) {
         if (e.name.compare(0, root.size(), root) != 0)
@@ -249,10 +296,12 @@ ModelFileCheck checkOpenFile(int fd, ModelFileCheck r) {
     const FileReader file(fd, r.bytes);
     const detail::ZipLayout layout = detail::readZipLayout(file);
     r.entries = int(layout.entries.size());
-    const std::string root = checkTorchScriptNames(layout.entries);
+    const bool package = isPackage(layout.entries);
+    const std::string root = package ? checkPackageNames(layout.entries) : checkTorchScriptNames(layout.entries);
     refuseBombs(layout.entries);
     const Streamed streamed = streamFile(file, layout.entries);
-    checkPickles(root, streamed);
+    if (!package) checkPickles(root, streamed);
+    r.format = package ? kFormatAoti : kFormatTorchScript;
     r.sha256 = streamed.sha256;
     r.ok = true;
     return r;
@@ -281,6 +330,92 @@ ModelFileCheck checkModelFile(const std::string& path) {
     }
     ::close(fd);
     return r;
+}
+
+namespace {
+
+// A small entry's bytes (a metadata record): stored or deflated, at most kMaxRecord once
+// inflated; "" when it is bigger, damaged or not one of those methods.
+constexpr std::uint64_t kMaxRecord = 1 << 20;
+std::string readSmallEntry(const FileReader& file, const ZipEntry& e) {
+    if (e.size > kMaxRecord || e.compressed > kMaxRecord) return {};
+    std::string raw(std::size_t(e.compressed), '\0');
+    file.readAt(e.data, raw.data(), raw.size(), entryName(e));
+    if (e.method == 0) return raw;
+    if (e.method != 8) return {};
+    std::string out(std::size_t(e.size), '\0');
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return {};
+    z.next_in = reinterpret_cast<Bytef*>(raw.data());
+    z.avail_in = uInt(raw.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = uInt(out.size());
+    const int rc = inflate(&z, Z_FINISH);
+    inflateEnd(&z);
+    return rc == Z_STREAM_END && z.avail_out == 0 ? out : std::string();
+}
+
+ModelFormat readFormatOpenFile(int fd) {
+    ModelFormat f;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw ModelFileError(kModelMissing, "not a regular file");
+    const FileReader file(fd, std::uint64_t(st.st_size));
+    const detail::ZipLayout layout = detail::readZipLayout(file);
+    if (!isPackage(layout.entries)) {
+        const std::string root = archiveRoot(layout.entries, "TorchScript archive");
+        f.format = kFormatTorchScript;
+        for (const auto& e : layout.entries)
+            if (e.name == root + "version" || e.name == root + ".data/version") {
+                std::string v = readSmallEntry(file, e);
+                while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+                if (v.size() <= 16 && !v.empty() && std::all_of(v.begin(), v.end(), ::isdigit)) f.torchscript_version = v;
+            }
+        return f;
+    }
+    const std::string root = archiveRoot(layout.entries, "an AOTInductor package");
+    f.format = kFormatAoti;
+    const std::string prefix = root + "data/aotinductor/";
+    const ZipEntry* meta = nullptr;
+    for (const auto& e : layout.entries) {
+        if (!startsWith(e.name, prefix)) continue;
+        const std::string rest = e.name.substr(prefix.size());
+        if (f.package_model.empty() && rest.find('/') != std::string::npos) f.package_model = rest.substr(0, rest.find('/'));
+        // AOTInductor writes <hash>.wrapper_metadata.json (the model's) and kernel ones.
+        if (endsWith(e.name, "_metadata.json") && (!meta || endsWith(e.name, "wrapper_metadata.json")))
+            if (!meta || !endsWith(meta->name, "wrapper_metadata.json")) meta = &e;
+    }
+    if (meta) {
+        const json j = json::parse(readSmallEntry(file, *meta), nullptr, /*allow_exceptions=*/false);
+        if (j.is_object())
+            for (const auto& [k, v] : j.items())
+                if (v.is_string()) f.metadata[k] = v.get<std::string>();
+    }
+    return f;
+}
+
+}  // namespace
+
+ModelFormat readModelFormat(const std::string& path) {
+    ModelFormat f;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        f.code = kModelMissing;
+        f.message = "model file " + path + ": cannot be opened (" + std::strerror(errno) + ")";
+        return f;
+    }
+    try {
+        f = readFormatOpenFile(fd);
+    } catch (const ModelFileError& e) {
+        f = ModelFormat{};
+        f.code = e.code();
+        f.message = "model file " + path + ": " + e.what();
+    } catch (const std::bad_alloc&) {
+        f = ModelFormat{};
+        f.code = kModelDamaged;
+        f.message = "model file " + path + ": not enough memory to read it";
+    }
+    ::close(fd);
+    return f;
 }
 
 }  // namespace pitlane::spec

@@ -3,6 +3,8 @@
 
 #include "pitlane/spec/lesson.h"
 #include "pitlane/spec/remote_hosts.h"
+#include "arm_models.h"
+#include "preset_errors.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,12 +12,15 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
 
 namespace pitlane::spec {
+
+using detail::Errors;
 
 SpecError::SpecError(std::string where, std::string field, std::string reason)
     : std::runtime_error(where + ": " + (field.empty() ? std::string() : field + ": ") + reason),
@@ -77,36 +82,6 @@ int intField(const json& obj, const char* key, int def, int minValue, const std:
 
 namespace {
 
-// Parsing goes on past an error wherever the rest does not depend on it; every SpecError is
-// collected here. parsePreset throws the first (the one it always threw), validatePreset returns
-// them all.
-class Errors {
-public:
-    explicit Errors(std::string where) : where_(std::move(where)) {}
-    void add(const std::string& field, const std::string& reason) {
-        list_.emplace_back(where_, field, reason);
-    }
-    // Runs `f`; false when it raised a SpecError (collected) or a JSON type error (collected as
-    // a SpecError on `field`).
-    template <class F>
-    bool step(const std::string& field, F&& f) {
-        try {
-            f();
-            return true;
-        } catch (const SpecError& e) {
-            list_.push_back(e);
-        } catch (const json::exception& e) {
-            add(field, e.what());
-        }
-        return false;
-    }
-    const std::string& where() const { return where_; }
-    std::vector<SpecError>& list() { return list_; }
-
-private:
-    std::string where_;
-    std::vector<SpecError> list_;
-};
 
 // One input: each of its fields on its own.
 InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
@@ -180,54 +155,6 @@ json inputsToJson(const std::vector<InputSpec>& inputs) {
 
 
 namespace {
-
-// Model: a bundled name or a path relative to the preset (p.file).
-void resolveModel(const json& j, Preset& p, const std::string& where, const std::string& modelDir) {
-    const std::string hint =
-        "name a bundled model (resnet18, mobilenet_v3_small, transformer, lstm, mlp) or a "
-        "TorchScript file";
-    if (!j.contains("model")) throw SpecError(where, "model", "missing: " + hint);
-    if (!j["model"].is_string())
-        throw SpecError(where, "model",
-                        "must be a string, got " + std::string(j["model"].type_name()) + " " +
-                            j["model"].dump() + ": " + hint);
-    if (j["model"].get<std::string>().empty())
-        throw SpecError(where, "model", "is empty: " + hint);
-    p.model = j["model"];
-    const auto& names = bundledModelNames();
-    if (std::find(names.begin(), names.end(), p.model) != names.end()) {
-        p.bundled = true;
-        if (modelDir.empty())
-            throw SpecError(where, "model",
-                            "bundled model \"" + p.model +
-                                "\" requested but no model directory was found (build the "
-                                "'models' target or set PITLANE_MODEL_DIR)");
-        p.model_path = (fs::path(modelDir) / (p.model + ".pt")).string();
-        if (!fs::exists(p.model_path))
-            throw SpecError(where, "model",
-                            "bundled model \"" + p.model + "\" is missing: " + p.model_path +
-                                " does not exist (build the 'models' target)");
-    } else {
-        fs::path mp(p.model);
-        if (mp.is_relative())
-            mp = (p.file.empty() ? fs::current_path() : fs::absolute(p.file).parent_path()) / mp;
-        std::error_code ec;
-        const auto status = fs::status(mp, ec);
-        if (ec || !fs::exists(status))
-            throw SpecError(where, "model",
-                            "model file " + mp.string() +
-                                " does not exist (and \"" + p.model + "\" is not a bundled model)");
-        if (fs::is_directory(status))
-            throw SpecError(where, "model",
-                            mp.string() + " is a directory, not a TorchScript model file");
-        if (!fs::is_regular_file(status))
-            throw SpecError(where, "model",
-                            mp.string() +
-                                " is not a regular file (a device, FIFO or socket), not a "
-                                "TorchScript model file");
-        p.model_path = fs::weakly_canonical(mp).string();
-    }
-}
 
 // Each run field on its own; the rules that combine fields only when none of theirs was refused.
 RunSettings parseRunSettings(const json& r, Errors& errs) {
@@ -374,6 +301,74 @@ void checkNotServingArms(const Preset& p, Errors& errs) {
     }
 }
 
+// What to write when nothing describes a model's input (issue 27: the syntax, and what a sidecar is).
+std::string missingInput(const std::string& modelPath) {
+    return "missing: nothing describes " + modelLabel(modelPath) + "'s input (no sidecar " +
+           fs::path(modelPath).replace_extension(".json").filename().string() +
+           " next to it, as the bundled models have), so the preset must give it, e.g. \"input\": "
+           "[{\"shape\": [3, 224, 224], \"dtype\": \"float32\"}] (each shape without the batch "
+           "dimension: knobs.batch_size is prepended)";
+}
+
+// Each arm's model (its own `model`, else the preset's) and input (its own `input`, else the
+// preset's written one, else its own model's sidecar, else the preset's), the file's format, and
+// the knobs that format cannot take. A file is read once however many arms measure it.
+void resolveArmModels(const json& j, Preset& p, bool presetInputWritten, const std::string& modelDir, Errors& errs) {
+    const std::string& where = errs.where();
+    const json& arms = j.contains("arms") && j["arms"].is_array() ? j["arms"] : json::array();
+    std::map<std::string, ModelFormat> formats;
+    for (std::size_t i = 0; i < p.arms.size() && i < arms.size(); ++i) {
+        auto& arm = p.arms[i];
+        const json& a = arms[i];
+        const std::string f = "arms[" + std::to_string(i) + "]";
+        arm.model_path = p.model_path;
+        arm.bundled = p.bundled;
+        if (a.contains("model") && !errs.step(f + ".model", [&] {
+                const auto m = detail::resolveModelField(a["model"], f + ".model", p.file, where, modelDir);
+                arm.model = m.written;
+                arm.model_path = m.path;
+                arm.bundled = m.bundled;
+            }))
+            continue;
+        if (!formats.count(arm.model_path)) formats[arm.model_path] = readModelFormat(arm.model_path);
+        // A file that is no model at all is the run's to refuse (spec::checkModelFile, with the
+        // whole integrity check) and validate's to explain (it loads it); here it takes no knob
+        // rule, like TorchScript.
+        const ModelFormat& fmt = formats[arm.model_path];
+        arm.model_format = fmt.format;
+        if (a.contains("input")) {
+            arm.inputWritten = true;
+            arm.input = collectInputs(a["input"], f + ".input", errs);
+        } else if (presetInputWritten || arm.model.empty()) {
+            arm.input = p.input;
+        } else {
+            std::string source;
+            const json described = detail::describedInput(arm.model_path, fmt, &source);
+            if (!described.is_null())
+                errs.step(f + ".input", [&] { arm.input = parseInputs(described, source, f + ".input"); });
+            else if (!p.input.empty())
+                arm.input = p.input;  // the same network in another file, most often
+            else
+                errs.add(f + ".input", missingInput(arm.model_path));
+        }
+        applyFormatDefaults(arm.knobs, arm.knobs_json, fmt.format);
+        checkKnobsForFormat(arm.knobs, arm.knobs_json, fmt, where, f + ".knobs", errs.list());
+    }
+}
+
+// An arm's own model runs on this machine: a remote host caches and checks the preset's model
+// only (remote_arms.cpp), and a sweep replaces the preset's model in every arm.
+void checkArmModelsPlacement(const Preset& p, Errors& errs) {
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& arm = p.arms[i];
+        if (arm.model.empty()) continue;
+        const std::string f = "arms[" + std::to_string(i) + "].model";
+        if (!arm.host.empty())
+            errs.add(f, "an arm with its own model runs on this machine: host \"" + arm.host +
+                            "\" receives the preset's model only (give this arm the preset's model, or run it here)");
+    }
+}
+
 // Each arm on its own, and each of its knobs (parseKnobs collects them).
 std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
     std::vector<ArmSpec> out;
@@ -398,8 +393,8 @@ std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
             continue;
         }
         for (const auto& [key, v] : a.items())
-            if (key != "name" && key != "knobs" && key != "host")
-                errs.add(f + "." + key, "unknown field (expected name, knobs, host)");
+            if (key != "name" && key != "knobs" && key != "host" && key != "model" && key != "input")
+                errs.add(f + "." + key, "unknown field (expected name, knobs, model, input, host)");
         ArmSpec arm;
         if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty()) {
             errs.add(f + ".name", "missing: every arm needs a name");
@@ -467,21 +462,33 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
         else (std::string(key) == "name" ? p.name : p.description) = j[key];
     }
     if (j.contains("lesson")) p.lesson = j["lesson"];
-    const bool modelFound = errs.step("model", [&] { resolveModel(j, p, where, modelDir); });
-    if (j.contains("input")) {
+    const bool modelFound = errs.step("model", [&] {
+        if (!j.contains("model"))
+            throw SpecError(where, "model", "missing: name a bundled model (resnet18, mobilenet_v3_small, "
+                                            "transformer, lstm, mlp) or a model file (TorchScript .pt or "
+                                            "AOTInductor .pt2)");
+        const auto m = detail::resolveModelField(j["model"], "model", file, where, modelDir);
+        p.model = m.written;
+        p.model_path = m.path;
+        p.bundled = m.bundled;
+    });
+    const bool inputWritten = j.contains("input");
+    if (inputWritten) {
         p.input = collectInputs(j["input"], "input", errs);
     } else if (modelFound) {
-        const auto side = readModelSidecar(p.model_path);
-        if (!side.is_object() || !side.contains("input"))
-            errs.add("input", "missing: the model has no sidecar describing its input, so the "
-                              "preset must give one");
+        std::string source;
+        const json described = detail::describedInput(p.model_path, readModelFormat(p.model_path), &source);
+        if (described.is_null())
+            errs.add("input", missingInput(p.model_path));
         else
-            errs.step("input", [&] { p.input = parseInputs(side["input"], p.model_path + " (sidecar)", "input"); });
+            errs.step("input", [&] { p.input = parseInputs(described, source, "input"); });
     }
     if (j.contains("run")) p.run = parseRunSettings(j["run"], errs);
     if (j.contains("serving")) p.serving = parseServing(j["serving"], where, errs.list());
     p.arms = parseArms(j, errs);
+    if (modelFound) resolveArmModels(j, p, inputWritten, modelDir, errs);
     parseRemote(j, p, errs.list());
+    checkArmModelsPlacement(p, errs);
     checkLesson(p.lesson, p.arms, errs);
     if (p.serving.enabled) {
         checkServingArms(p, errs);
@@ -543,13 +550,33 @@ std::vector<SpecError> validatePresetFile(const std::string& path, const std::st
 }
 
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir) {
-    json j = {{"name", fs::path(modelPath).stem().string()},
-              {"model", fs::absolute(modelPath).string()},
-              {"arms",
-               json::array({{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
-                            {{"name", "B"},
-                             {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}})}};
+    // A package has no grad to compare (it runs under inference_mode): its A/B is the threads.
+    const bool package = readModelFormat(modelPath).format == kFormatAoti;
+    const json arms = package ? json::array({{{"name", "A"}, {"knobs", json::object()}},
+                                             {{"name", "B"}, {"knobs", {{"intra_op_threads", 1}}}}})
+                              : json::array({{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
+                                             {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}});
+    json j = {{"name", fs::path(modelPath).stem().string()}, {"model", fs::absolute(modelPath).string()}, {"arms", arms}};
     return parsePreset(j, "", modelDir);
+}
+
+Preset presetForModels(const std::string& modelA, const std::string& modelB, const std::string& modelDir) {
+    // Left out, grad is inference_mode for a package; written for TorchScript, so both arms
+    // measure inference the same way.
+    auto knobs = [](const std::string& path) {
+        return readModelFormat(path).format == kFormatAoti ? json::object()
+                                                            : json{{"mode", "eval"}, {"grad", "inference_mode"}};
+    };
+    json j = {{"name", modelLabel(modelA) + " vs " + modelLabel(modelB)},
+              {"model", fs::absolute(modelA).string()},
+              {"arms", json::array({{{"name", "A"}, {"knobs", knobs(modelA)}},
+                                    {{"name", "B"}, {"model", fs::absolute(modelB).string()}, {"knobs", knobs(modelB)}}})}};
+    return parsePreset(j, "", modelDir);
+}
+
+bool armsDifferInModel(const Preset& p) {
+    return std::any_of(p.arms.begin(), p.arms.end(),
+                       [&](const ArmSpec& a) { return a.model_path != p.arms.front().model_path; });
 }
 
 json presetToJson(const Preset& p) {
@@ -578,6 +605,8 @@ json presetToJson(const Preset& p) {
     j["arms"] = json::array();
     for (const auto& a : p.arms) {
         j["arms"].push_back({{"name", a.name}, {"knobs", a.knobs_json}});
+        if (!a.model.empty()) j["arms"].back()["model"] = a.model;
+        if (a.inputWritten) j["arms"].back()["input"] = inputsToJson(a.input);
         if (a.hostWritten || a.host != p.host) j["arms"].back()["host"] = a.host;
     }
     return j;

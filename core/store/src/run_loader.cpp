@@ -127,6 +127,9 @@ results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
             arms.value(8).toString().toStdString(), arms.value(9).toString().toStdString(), {}};
     a.peak_rss_bytes = arms.value(10).toLongLong();
     a.pid = long(arms.value(11).toLongLong());
+    a.model = arms.value(17).toString().toStdString();
+    a.model_sha256 = arms.value(18).toString().toStdString();
+    a.model_format = arms.value(19).toString().toStdString();
     fillSweepAndWorkers(a, arms);
     if (!runFinished && a.status == results::kPending) markInterrupted(a);
     return a;
@@ -253,7 +256,7 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     arms.prepare(QStringLiteral(
         "SELECT id, name, knobs, batch_size, applied, environment, loaded, status, error_code, "
         "error_message, peak_rss_bytes, pid, batch_sizes, workers, worker_applied, worker_pids, "
-        "sweep_failures FROM arms WHERE experiment = ? ORDER BY idx"));
+        "sweep_failures, model, model_sha256, model_format FROM arms WHERE experiment = ? ORDER BY idx"));
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
     ArmRows rows(db);
@@ -262,6 +265,12 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         QString error;
         if (!rows.read(arms.value(0).toLongLong(), a, &error)) return fail(what, error), std::nullopt;
         r.arms.push_back(std::move(a));
+    }
+    // Arms stored before schema v9 measured the run's model, TorchScript.
+    for (auto& a : r.arms) {
+        if (a.model.empty()) a.model = r.preset.model;
+        if (a.model_sha256.empty()) a.model_sha256 = r.model_sha256;
+        if (a.model_format.empty()) a.model_format = spec::kFormatTorchScript;
     }
     // Remote arms (issue 15): each arm's host is the stored preset's (the arm's own, else the
     // preset's default), so no column is needed.

@@ -81,7 +81,7 @@ struct Inserter {
             "UPDATE arms SET name = ?, knobs = ?, batch_size = ?, applied = ?, environment = ?, "
             "loaded = ?, status = ?, error_code = ?, error_message = ?, peak_rss_bytes = ?, "
             "pid = ?, batch_sizes = ?, workers = ?, worker_applied = ?, worker_pids = ?, "
-            "sweep_failures = ? WHERE id = ?"));
+            "sweep_failures = ?, model = ?, model_sha256 = ?, model_format = ? WHERE id = ?"));
         q.addBindValue(text(a.name));
         q.addBindValue(jsonText(a.knobs));
         q.addBindValue(a.batch_size);
@@ -101,6 +101,9 @@ struct Inserter {
         for (const auto& [bs, e] : a.sweep_failures)
             failures.push_back({{"batch_size", bs}, {"code", e.code}, {"message", e.message}});
         q.addBindValue(jsonText(failures));
+        q.addBindValue(text(a.model));
+        q.addBindValue(text(a.model_sha256));
+        q.addBindValue(text(a.model_format));
         q.addBindValue(armId);
         return exec(q);
     }

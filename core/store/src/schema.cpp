@@ -183,6 +183,16 @@ const char* const kV8[] = {
     "ALTER TABLE processes ADD COLUMN involuntary_switches INTEGER NOT NULL DEFAULT 0",
 };
 
+// v8 -> v9: each arm's model (issue 26: an arm may measure its own model file): the path it
+// measured, the file's SHA-256 (checked before any worker started) and its format
+// ("torchscript" or "aoti"). Arms written by v8 read as the run's model (experiments.model_sha256
+// and the preset's model), TorchScript: the only format then.
+const char* const kV9[] = {
+    "ALTER TABLE arms ADD COLUMN model TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE arms ADD COLUMN model_sha256 TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE arms ADD COLUMN model_format TEXT NOT NULL DEFAULT ''",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -195,7 +205,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV5, sizeof kV5 / sizeof *kV5},
                        {kV6, sizeof kV6 / sizeof *kV6},
                        {kV7, sizeof kV7 / sizeof *kV7},
-                       {kV8, sizeof kV8 / sizeof *kV8}};
+                       {kV8, sizeof kV8 / sizeof *kV8},
+                       {kV9, sizeof kV9 / sizeof *kV9}};
 // clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 

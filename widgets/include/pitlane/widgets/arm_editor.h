@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include <functional>
+
 #include <vector>
 
 class QTabWidget;
@@ -28,6 +30,11 @@ public:
     // Appends an arm with these knobs (the Advice tab's "Add arm") and shows it; the name is
     // made unique with " (2)", " (3)"... Returns the name given.
     QString addArmWith(const QString& name, const nlohmann::json& knobs);
+    // Where a model field points (a bundled name or a path relative to the preset): set by the
+    // setup panel, which knows the model folder and the preset's file; and the preset's own model
+    // (resolved) for arms without one. Each arm's knobs follow its model's format.
+    void setModelResolver(std::function<QString(const QString&)> resolve);
+    void setPresetModelPath(const QString& path);
 
 public slots:
     void addArm();
@@ -42,7 +49,12 @@ private:
     QString freeName(const QString& wanted) const;
     void renumber();
 
+    void updateModelFormats();
+    QString modelPathOf(int arm) const;
+
     QTabWidget* tabs_;
+    std::function<QString(const QString&)> resolveModel_;
+    QString presetModelPath_;
     QToolButton *add_, *duplicate_, *remove_;
     CudaAvailability cuda_;
     int invalid_ = -1;

@@ -49,6 +49,15 @@ public:
     // destination ("user@host" or an ssh config alias), the arm's `host` in the preset.
     QString armHost() const;
     void setArmHost(const QString& host);
+    // The arm's own model (issue 26) as written in the preset ("" = the preset's model), and its
+    // own `input` (null when it has none; carried through as written).
+    QString armModel() const;
+    void setArmModel(const QString& model);
+    nlohmann::json armInput() const { return input_; }
+    void setArmInput(const nlohmann::json& input) { input_ = input; }
+    // The format of the model this arm measures (spec::kFormat*; "" unknown): the knobs a package
+    // cannot take are disabled, the reason in their tooltip.
+    void setModelFormat(const std::string& format);
     void setCuda(const CudaAvailability& cuda);
     // The control of a knob (its objectName is the knob's name); nullptr for an unknown name.
     QWidget* control(const std::string& knob) const;
@@ -56,6 +65,8 @@ public:
 signals:
     void changed();
     void nameChanged(const QString& name);
+    // The model field changed (typed or picked): the editor reads the new file's format.
+    void modelChanged();
 
 private:
     // One control per row of spec::knobTable(), built from the row's kind.
@@ -75,6 +86,10 @@ private:
     QFormLayout* form_;
     QLineEdit* name_;
     QLineEdit* host_;
+    QLineEdit* model_;
+    nlohmann::json input_;  // the arm's own input as loaded (null: none)
+    std::string format_;    // of the arm's model; the controls it disables
+    CudaAvailability cuda_;
     QLabel* cudaNote_;
     std::vector<Control> controls_;
     std::set<std::string> explicit_;  // knobs the loaded preset named

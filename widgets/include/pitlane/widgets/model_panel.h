@@ -3,6 +3,7 @@
 // reported when they loaded it (file size, parameters, input and output signature, load time).
 // The window links no torch, so nothing here is guessed: it stays empty until a worker loads it.
 #include "pitlane/results/run_result.h"
+#include "pitlane/session/model_probe.h"
 
 #include <QWidget>
 
@@ -26,6 +27,12 @@ public:
 
     void showLoaded(const results::RunResult& run);
     void clearLoaded();
+    // The model check (issue 26, SetupPanel): each arm's model loaded in a sandboxed worker with
+    // one forward, before any run. Shows "checking…", then what loaded (its size, parameters,
+    // output, load time) or, next to the model, why it cannot run.
+    void showChecking();
+    void showProbes(const std::vector<session::ArmProbe>& probes);
+    QString checkText() const;
     QString loadedSummary() const;  // one line, for the log and tests
 
 signals:
@@ -39,6 +46,7 @@ private:
     QComboBox* picker_;
     QToolButton* open_;
     QLabel *path_, *size_, *params_, *input_, *output_, *load_, *firstForward_;
+    QLabel* check_ = nullptr;  // the model check's verdict
     QLabel* trust_ = nullptr;  // "a model is code", under a file the user opened
     QString modelDir_;
     bool updating_ = false;

@@ -6,8 +6,13 @@
 #include "pitlane/spec/preset.h"
 #include "pitlane/widgets/knob_form.h"
 
+#include <QThread>
 #include <QTimer>
 #include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <optional>
 
 #include <optional>
 
@@ -53,6 +58,15 @@ public:
     void setModel(const QString& model);
     void setCuda(const CudaAvailability& cuda);
 
+    // The worker that checks each arm's model once the setup is valid (a sandboxed worker per
+    // arm loads it and runs one forward, as `pitlane-cli validate` does); "" turns it off.
+    void setWorkerPath(const QString& path);
+    // True while a model check runs (tests wait for it).
+    bool checkingModels() const { return probing_; }
+    // Before a run starts: a check still running is stopped (its workers killed), none starts
+    // while the panel is disabled, so nothing but the run's workers runs while it measures.
+    void stopModelCheck();
+
     ModelPanel* modelPanel() const { return model_; }
     ArmEditor* armEditor() const { return arms_; }
 
@@ -80,6 +94,20 @@ private:
     QLabel* servingNote_ = nullptr;
     void showServing();
     QTimer validateTimer_;
+    // The model check: one at a time, on a thread of its own; a newer setup waits for it, and
+    // the destructor stops it (its workers killed) before the panel goes.
+    void checkModels();
+    void startModelCheck(const spec::Preset& preset, const std::string& key);
+    QTimer probeTimer_;
+    QString workerPath_;
+    std::string probedKey_, pendingKey_;
+    std::optional<spec::Preset> pendingProbe_;
+    bool probing_ = false;
+    std::unique_ptr<QThread> probeThread_;  // a QThread: probeArms runs QProcess and an event loop
+    std::shared_ptr<std::atomic<bool>> probeCancel_;
+public:
+    ~SetupPanel() override;
+private:
     nlohmann::json raw_ = nlohmann::json::object();
     QString file_, modelDir_;
     bool valid_ = false;

@@ -1,5 +1,5 @@
 #pragma once
-// The benchmark engine: loads a TorchScript model, applies an arm's knobs, reads them back and
+// The benchmark engine: loads a TorchScript model or an AOTInductor package, applies an arm's knobs, reads them back and
 // times forwards. This header is torch-free; torch lives in src/engine.cpp only.
 #include "pitlane/engine/event_sink.h"
 
@@ -31,6 +31,10 @@ public:
     // libtorch's profiler, never timed; one "profile" event with the operator table and a
     // Chrome trace.
     bool profileBlock(const nlohmann::json& cmd);
+
+    // Before the worker exits (it leaves by _Exit, which runs no destructor): releases what must
+    // not outlive it — a package's extracted files when no scratch folder holds them.
+    void finish();
 
 private:
     struct Impl;

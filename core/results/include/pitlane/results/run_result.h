@@ -80,6 +80,12 @@ struct ArmResult {
     std::optional<protocol::Error> error;
     json environment = json::object();  // hello.environment
     std::string host;  // where its workers ran: "" this machine, else the ssh destination
+    // The model file it measured (issue 26; CONTRACT.md arms[].model, model_sha256,
+    // model_format): its path, the SHA-256 checked before any worker started ("" when the file
+    // could not be read, or a run stored before), and "torchscript" or "aoti".
+    std::string model;
+    std::string model_sha256;
+    std::string model_format;
     json applied = json::object();      // the applied event, without v/type
     json loaded = json::object();       // the loaded event, without v/type
     std::vector<Sample> samples;             // measured
@@ -133,6 +139,12 @@ struct RunResult {
 
     bool allOk() const;
 };
+
+// An arm's model as the table, the reports and the window show it: "resnet18.pt2 (aoti,
+// sha256 1a2b3c4d)"; "" when the arm has no model recorded.
+std::string modelSummary(const ArmResult& arm);
+// Whether the arms measured different model files (by path or content).
+bool armsDifferInModel(const RunResult& run);
 
 stats::Summary summarize(const ArmResult& arm);
 // The arm's settings and state without its growing vectors (samples, warmup, metrics, warnings,

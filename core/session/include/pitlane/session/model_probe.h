@@ -10,6 +10,7 @@
 
 #include <QString>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,15 @@ struct ArmProbe {
     nlohmann::json loaded;  // the worker's `loaded` event when ok (load ms, output shape, ...)
 };
 
+// The configure command's "arm" for arm `arm` of `preset`, as a run sends it (its model, input,
+// knobs and seed); the runner adds worker_count / worker_index and a remote model path.
+nlohmann::json armConfigure(const spec::Preset& preset, std::size_t arm);
+
 // Probes every arm of `preset` in turn (never two workers at once), each within `timeoutMs`.
 // Runs its own event loop: call it where no other event loop is waited on (pitlane-cli).
-std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs = 120000);
+// `cancel` (may be null), polled every 100 ms: set, the worker is killed and the probes not
+// yet run are skipped (the window's model check, when a run starts or the window closes).
+std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs = 120000,
+                                const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace pitlane::session

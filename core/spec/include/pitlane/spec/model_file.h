@@ -4,6 +4,7 @@
 // and torch-free; hostile bytes never crash it (every length read from the file is bounded by the
 // file's size before it is used, and nothing is allocated from a length field).
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace pitlane::spec {
@@ -12,8 +13,13 @@ namespace pitlane::spec {
 // The file is a zip but its structure or an entry's bytes are not what the archive records
 // (a CRC-32 mismatch, a truncation, an entry outside the file, ...).
 inline constexpr const char* kModelDamaged = "model_damaged";
-// The file is not a zip archive, or a sound zip that is not a TorchScript archive.
+// The file is not a zip archive, or a sound zip that is neither a TorchScript archive nor an
+// AOTInductor package (the code keeps its name: scripts rely on it).
 inline constexpr const char* kModelNotTorchScript = "model_not_torchscript";
+
+// Model formats (results JSON arms[].model_format, CONTRACT.md).
+inline constexpr const char* kFormatTorchScript = "torchscript";
+inline constexpr const char* kFormatAoti = "aoti";
 // The file cannot be opened or is not a regular file (same code as the worker's).
 inline constexpr const char* kModelMissing = "model_not_found";
 
@@ -24,13 +30,30 @@ struct ModelFileCheck {
     std::string sha256;   // lower-case hex of the whole file; "" when the check stopped before
     std::uint64_t bytes = 0;  // the file's size
     int entries = 0;          // zip entries (central directory)
+    std::string format;       // kFormatTorchScript or kFormatAoti once recognised
 };
 
 // Reads the file once: the zip's end records (zip64 included) and central directory against
 // every local header (names, sizes, offsets, no overlap, nothing outside the file, no duplicate
 // names), every entry's CRC-32 (stored entries directly, deflated ones inflated by zlib with
-// their declared size as a bound), the TorchScript layout (one top-level folder holding
-// data.pkl, constants.pkl, version and code/), and the SHA-256 of the whole file.
+// their declared size as a bound), the layout of its format (TorchScript: one top-level folder
+// holding data.pkl, constants.pkl, version and code/; AOTInductor package: one top-level folder
+// holding archive_format "pt2" and data/aotinductor/<model>/ with a compiled .so or its .cpp),
+// and the SHA-256 of the whole file.
 ModelFileCheck checkModelFile(const std::string& path);
+
+// What a model file is, from its central directory alone (cheap enough for live validation):
+// its format and, for an AOTInductor package, what the package says about itself (the
+// <model>_metadata.json AOTInductor writes next to the compiled model: AOTI_DEVICE_KEY,
+// AOTI_CPU_ISA, and whatever aot_inductor.metadata added, e.g. torch_version, batch, input).
+// Nothing is checked beyond that: checkModelFile does the integrity check before a run.
+struct ModelFormat {
+    std::string format;  // kFormatTorchScript, kFormatAoti; "" when not recognised
+    std::string code, message;  // why not recognised ("" when it was)
+    std::string package_model;  // AOTInductor: the <model> of data/aotinductor/<model>/
+    std::map<std::string, std::string> metadata;  // AOTInductor: its metadata (string values)
+    std::string torchscript_version;  // TorchScript: its "version" record ("" when absent)
+};
+ModelFormat readModelFormat(const std::string& path);
 
 }  // namespace pitlane::spec

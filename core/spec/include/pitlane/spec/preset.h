@@ -1,6 +1,8 @@
 #pragma once
 // Presets and arm specs: parsing and validation with errors that name the file, the field and the
 // reason. No Qt, no torch: used by the CLI, the window and the worker alike.
+#include "pitlane/spec/model_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -139,8 +141,16 @@ struct SweepSpec {
 
 struct ArmSpec {
     std::string name;
-    Knobs knobs;
+    Knobs knobs;  // as parsed, with its model format's defaults (applyFormatDefaults)
     json knobs_json;  // as requested (for the results JSON)
+    // Its model (issue 26): the arm's own `model` and `input`, or the preset's. Arms with
+    // different models are interleaved, replicated and paired like any other arms.
+    std::string model;             // as written in the arm; "" when it measures the preset's model
+    std::string model_path;        // resolved absolute path of the file it measures
+    bool bundled = false;
+    std::vector<InputSpec> input;  // the arm's own, else the preset's, else its model's sidecar
+    bool inputWritten = false;     // the arm wrote its own `input` (presetToJson writes it back)
+    std::string model_format;      // kFormatTorchScript / kFormatAoti; "" when unreadable
     // Where its workers run (remote_hosts.h): "" on this machine, else an ssh destination
     // ("user@host" or an ssh config alias) — the arm's own `host`, else the preset's.
     std::string host;
@@ -153,9 +163,9 @@ struct Preset {
     std::string description;
     json lesson;             // optional teaching text carried through untouched
     std::string model;       // as written in the preset
-    std::string model_path;  // resolved absolute path of the TorchScript file
+    std::string model_path;  // resolved absolute path of the model file
     bool bundled = false;
-    std::vector<InputSpec> input;
+    std::vector<InputSpec> input;  // written, or from the model's sidecar
     RunSettings run;
     ServingSpec serving;
     SweepSpec sweep;
@@ -166,6 +176,21 @@ struct Preset {
     std::string remote_worker = "pitlane-worker";
     json raw;  // the preset as read (the "preset" field of the results JSON)
 };
+
+// The file name a model is shown by ("resnet18.pt2").
+std::string modelLabel(const std::string& modelPath);
+
+// Knobs that cannot apply to a model of format `f` (an AOTInductor package is a compiled, frozen,
+// inference-only graph for one device, and, per its metadata, one batch range): each error names
+// the knob ("<prefix>.<knob>") and the reason. Written knobs are told from defaults by
+// `knobsJson` (the arm's knobs as written). Nothing for TorchScript.
+void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelFormat& f, const std::string& where,
+                         const std::string& prefix, std::vector<SpecError>& errors);
+// Why knob `knob` does not apply to a model of `format` at all ("" when it does): the window
+// disables its control with this as the reason.
+std::string knobNotForFormat(const std::string& knob, const std::string& format);
+// The defaults a format gives knobs left out: a package runs under inference_mode.
+void applyFormatDefaults(Knobs& k, const json& knobsJson, const std::string& format);
 
 // Names of the bundled models (CONTRACT.md).
 const std::vector<std::string>& bundledModelNames();
@@ -189,6 +214,11 @@ std::vector<SpecError> validatePresetFile(const std::string& path, const std::st
 
 // A preset for a bare model file: two arms (eval+grad vs eval+inference_mode).
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir);
+// A/B of two model files (File > Compare two models, two files dropped, `presetForModels`):
+// arm A measures the first, arm B the second, both under inference_mode, everything else alike.
+Preset presetForModels(const std::string& modelA, const std::string& modelB, const std::string& modelDir);
+// Whether the arms measure different model files (the verdict then names them).
+bool armsDifferInModel(const Preset& p);
 
 // Knobs alone (the worker validates the configure command with the same rules). Throws the first
 // error; the second form appends every error (each knob on its own, then each combination rule
