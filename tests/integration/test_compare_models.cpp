@@ -84,6 +84,11 @@ TEST_F(CompareModels, AnArmsOwnPackageRunsBesideTorchScriptAndEveryOutputNamesEa
     const std::string extracted = b["applied"]["package"].value("extracted_to", std::string());
     EXPECT_NE(extracted.find("/pitlane-run-"), std::string::npos) << extracted;
     EXPECT_EQ(a["applied"]["jit"], "freeze_optimize");
+    // The package's own kernels follow intra_op_threads (compiled with cpp.dynamic_threads), and
+    // its processes agree on every setting (each extracts into a folder of its own: not one).
+    EXPECT_EQ(b["applied"]["package"]["kernel_threads"], "dynamic");
+    for (const auto* arm : {&a, &b})
+        for (const auto& w : (*arm)["warnings"]) ADD_FAILURE() << (*arm)["name"] << ": " << w;
     // Interleaved and replicated like any two arms: both measured in two processes, in turns.
     for (const auto* arm : {&a, &b}) {
         EXPECT_EQ((*arm)["status"], "ok");

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -53,6 +54,39 @@ json metadataJson(const std::unordered_map<std::string, std::string>& m) {
     json j = json::object();
     for (const auto& [k, v] : m) j[k] = v;
     return j;
+}
+
+// The threads of the package's own OpenMP regions, read from the C++ it was compiled from (in
+// the extracted folder): a number when Inductor wrote one in (`num_threads(N)`, the compiling
+// machine's count unless cpp.threads said otherwise), "dynamic" when it asks OpenMP at run time
+// (cpp.dynamic_threads: the intra_op_threads knob), "none" without any OpenMP region, null when
+// the folder is not known.
+json kernelThreads(const json& extractedTo) {
+    if (!extractedTo.is_string()) return nullptr;
+    int fixed = 0;
+    bool dynamic = false, parallel = false;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(extractedTo.get<std::string>(), ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->path().extension() != ".cpp") continue;
+        std::ifstream in(it->path());
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string s = text.str();
+        for (std::size_t at = s.find("#pragma omp parallel"); at != std::string::npos;
+             at = s.find("#pragma omp parallel", at + 1)) {
+            parallel = true;
+            const auto eol = s.find('\n', at);
+            const std::string line = s.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
+            const auto n = line.find("num_threads(");
+            if (n == std::string::npos) continue;
+            const std::string arg = line.substr(n + 12, line.find(')', n) - n - 12);
+            if (!arg.empty() && std::all_of(arg.begin(), arg.end(), ::isdigit)) fixed = std::max(fixed, std::stoi(arg));
+            else dynamic = true;
+        }
+    }
+    if (fixed > 0) return fixed;
+    return dynamic ? json("dynamic") : (parallel ? json("dynamic") : json("none"));
 }
 
 std::string cwd() {
@@ -135,6 +169,16 @@ bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& forma
         sink.warning("package_torch_version",
                      "the package was compiled by torch " + made->second + ", this worker runs libtorch " +
                          std::string(TORCH_VERSION) + ": AOTInductor packages are tied to the libtorch that made them");
+    info["kernel_threads"] = kernelThreads(info["extracted_to"]);
+    // A count compiled into the package's OpenMP regions is what they use, whatever the
+    // intra_op_threads knob says (it still sizes the extern kernels: oneDNN, BLAS).
+    if (info["kernel_threads"].is_number_integer() && info["kernel_threads"].get<int>() != at::get_num_threads())
+        sink.warning("knob_not_applicable",
+                     "intra_op_threads " + std::to_string(at::get_num_threads()) +
+                         " does not reach this package's own kernels: it was compiled with " +
+                         std::to_string(info["kernel_threads"].get<int>()) +
+                         " OpenMP threads written into them (compile it with "
+                         "torch._inductor.config.cpp.dynamic_threads=True to follow the knob)");
     packageInfo = info;
     loaded["format"] = spec::kFormatAoti;
     loaded["package"] = info;

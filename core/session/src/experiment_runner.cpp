@@ -449,6 +449,8 @@ void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
             v.erase("data_at_start_bytes");
             if (v.contains("read_back") && v["read_back"].is_object()) v["read_back"].erase("rlimit_data_bytes");
         }
+        // Each process extracts a package into a folder of its own.
+        if (key == "package" && v.is_object()) v.erase("extracted_to");
         return v;
     };
     for (const auto& [key, v] : applied.items()) {
