@@ -83,8 +83,8 @@ QString HistoryModel::text(const store::RunInfo& run, int column) const {
             return QStringLiteral("#%1").arg(run.id);
         case Date:
             return localDateText(run.startedAt);
-        case Model:
-            return run.model;
+        case Model:  // arms with models of their own: each file
+            return run.armModels.size() > 1 ? run.armModels.join(QStringLiteral(", ")) : run.model;
         case Preset:
             return run.name;
         case Arms:

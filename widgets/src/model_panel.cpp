@@ -204,6 +204,10 @@ void ModelPanel::showLoaded(const results::RunResult& run) {
             shapeText(l["output"].value("shape", json::array())), text(l["output"], "dtype")));
     if (!loads.isEmpty()) load_->setText(loads.join(QStringLiteral(" · ")));
     if (!firsts.isEmpty()) firstForward_->setText(firsts.join(QStringLiteral(" · ")));
+    if (!loads.isEmpty()) {  // showProbes says more when it is the model check
+        check_->setStyleSheet(QString());
+        check_->setText(tr("✓ loaded by the workers"));
+    }
 }
 
 void ModelPanel::showChecking() {

@@ -214,7 +214,8 @@ QString RunStore::journalMode() const {
 namespace {
 const char* kInfoColumns =
     "SELECT id, started_at, finished_at, wall_s, name, model, label, verdict, source, baseline, "
-    "lesson FROM experiments";
+    "lesson, (SELECT group_concat(model, char(10)) FROM (SELECT model FROM arms WHERE arms.experiment = "
+    "experiments.id AND model != '' GROUP BY model ORDER BY min(idx))) FROM experiments";
 
 RunInfo infoFromRow(const QSqlQuery& q) {
     RunInfo r;
@@ -230,6 +231,8 @@ RunInfo infoFromRow(const QSqlQuery& q) {
     r.baseline = q.value(9).toInt() != 0;
     r.lesson = nlohmann::json::parse(q.value(10).toString().toStdString(), nullptr, false);
     if (!r.lesson.is_object()) r.lesson = nlohmann::json::object();
+    for (const QString& path : q.value(11).toString().split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        r.armModels << QFileInfo(path).fileName();
     return r;
 }
 }  // namespace

@@ -25,6 +25,9 @@ struct RunInfo {
     double wallS = 0;
     QString name;     // the preset's name
     QString model;    // as written in the preset
+    // The model files its arms measured (file names, first use order); more than one when arms
+    // carried their own model (issue 26).
+    QStringList armModels;
     QString label;    // the user's name for the run ("" until renamed)
     QString verdict;  // the comparisons' verdicts, "; "-joined
     QString source;   // "cli", "gui", "import"
