@@ -87,13 +87,10 @@ bool MainWindow::openModel(const QString& path, bool asNewSetup) {
         } catch (const spec::SpecError& e) {
             // Typically a model without a sidecar: open the same two arms and let the user type
             // the input signature the validation line asks for.
-            setup_->loadJson(
-                {{"name", info.completeBaseName().toStdString()},
-                 {"model", info.absoluteFilePath().toStdString()},
-                 {"arms",
-                  {{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
-                   {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}}}},
-                QString());
+            setup_->loadJson({{"name", info.completeBaseName().toStdString()},
+                              {"model", info.absoluteFilePath().toStdString()},
+                              {"arms", spec::defaultArms(spec::readModelFormat(info.absoluteFilePath().toStdString()).format)}},
+                             QString());
             log_->append(-1, QString(), QStringLiteral("warning"), QString::fromUtf8(e.what()));
         }
         setWindowModified(false);
@@ -177,7 +174,7 @@ bool MainWindow::compareModels(const QString& first, const QString& second) {
     } catch (const spec::SpecError& e) {
         // Typically a model without a sidecar: the same A/B, and the validation line asks for
         // the input.
-        const json knobs = {{"mode", "eval"}, {"grad", "inference_mode"}};
+        const json knobs = {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}};
         setup_->loadJson({{"name", (QFileInfo(first).fileName() + QStringLiteral(" vs ") + QFileInfo(second).fileName()).toStdString()},
                           {"model", QFileInfo(first).absoluteFilePath().toStdString()},
                           {"arms", {{{"name", "A"}, {"knobs", knobs}},

@@ -103,6 +103,18 @@ private slots:
                            {{"shape", {16}}, {"dtype", "int64"}}}));
         QCOMPARE(widgets::inputText(in), QStringLiteral("3x224x224 float32; 16 int64"));
         QVERIFY(widgets::parseInputText(QStringLiteral("  ")).is_null());
+        // Issue 27: what a newcomer types. A bare shape in brackets, a colon before the dtype,
+        // commas; the preset's own JSON still works.
+        const json one = {{{"shape", {3, 64, 64}}}};
+        const json typed = {{{"shape", {3, 64, 64}}, {"dtype", "float32"}}};
+        QCOMPARE(widgets::parseInputText(QStringLiteral("[3, 64, 64]")), one);
+        QCOMPARE(widgets::parseInputText(QStringLiteral("3x64x64")), one);
+        QCOMPARE(widgets::parseInputText(QStringLiteral("3,64,64")), one);
+        QCOMPARE(widgets::parseInputText(QStringLiteral("[3,64,64]:float32")), typed);
+        QCOMPARE(widgets::parseInputText(QStringLiteral("3x64x64:float32")), typed);
+        QCOMPARE(widgets::parseInputText(QStringLiteral("[3,64,64] float32; [16]:int64")),
+                 json({{{"shape", {3, 64, 64}}, {"dtype", "float32"}}, {{"shape", {16}}, {"dtype", "int64"}}}));
+        QCOMPARE(widgets::parseInputText(QStringLiteral(R"([{"shape": [3, 64, 64]}])")), one);
     }
 
     // cuda_graph has no control in the form: it used to vanish when a preset was run or saved

@@ -193,7 +193,19 @@ TEST_F(CompareModels, APackageOrTwoModelsOpenAsAReadyAB) {
     auto bare = pitlane::spec::presetForModel(pt2, modelDir());
     ASSERT_EQ(bare.arms.size(), 2u);
     EXPECT_EQ(bare.arms[0].knobs.grad, "inference_mode");
-    EXPECT_EQ(bare.arms[1].knobs.intra_op_threads.value_or(0), 1);
+    EXPECT_EQ(bare.arms[0].name, "1 thread");
+    EXPECT_EQ(bare.arms[0].knobs.intra_op_threads.value_or(0), 1);
+    EXPECT_EQ(bare.arms[1].knobs.intra_op_threads.value_or(0), 2);
+    // A TorchScript file: the arms differ in grad alone, named after it, one thread each.
+    auto ts = pitlane::spec::presetForModel(pt, modelDir());
+    EXPECT_EQ(ts.arms[0].name, "grad enabled");
+    EXPECT_EQ(ts.arms[1].name, "inference_mode");
+    json a = pitlane::spec::knobsToJson(ts.arms[0].knobs), b = pitlane::spec::knobsToJson(ts.arms[1].knobs);
+    EXPECT_EQ(a["intra_op_threads"], 1);
+    EXPECT_NE(a["grad"], b["grad"]);
+    a.erase("grad");
+    b.erase("grad");
+    EXPECT_EQ(a, b) << "the default arms differ in one knob";
     auto two = pitlane::spec::presetForModels(pt, pt2, modelDir());
     ASSERT_EQ(two.arms.size(), 2u);
     EXPECT_EQ(two.name, "tiny_probe.pt vs tiny_probe.pt2");

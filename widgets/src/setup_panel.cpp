@@ -26,30 +26,39 @@ using json = nlohmann::json;
 json parseInputText(const QString& text) {
     const QString t = text.trimmed();
     if (t.isEmpty()) return nullptr;
-    if (t.startsWith(QLatin1Char('['))) {
+    // The preset's own JSON ([{"shape": ...}, ...]) as it is.
+    if (t.startsWith(QLatin1Char('[')) && t.mid(1).trimmed().startsWith(QLatin1Char('{'))) {
         try {
             return json::parse(t.toStdString());
         } catch (const std::exception&) {
             return t.toStdString();  // parsePreset says what it expected
         }
     }
+    // One input per ';': a shape ("3x64x64", "3,64,64" or "[3, 64, 64]") and an optional dtype
+    // after a space or a colon ("3x64x64 float32", "[3,64,64]:float32").
     json inputs = json::array();
-    for (const QString& part : t.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
-        const QStringList words =
-            part.trimmed().split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
-        if (words.isEmpty()) continue;
+    for (const QString& raw : t.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
+        QString part = raw.trimmed();
+        QString dtype;
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("^(.*?)(?:\\s*[:\\s]\\s*([A-Za-z][A-Za-z0-9_]*))?$")).match(part);
+        if (m.hasMatch() && !m.captured(2).isEmpty()) {
+            part = m.captured(1).trimmed();
+            dtype = m.captured(2);
+        }
+        if (part.startsWith(QLatin1Char('[')) && part.endsWith(QLatin1Char(']'))) part = part.mid(1, part.size() - 2);
+        if (part.isEmpty()) continue;
         json shape = json::array();
-        for (const QString& d :
-             words[0].split(QRegularExpression(QStringLiteral("[x×,]")), Qt::SkipEmptyParts)) {
+        for (const QString& d : part.split(QRegularExpression(QStringLiteral("[x×,\\s]")), Qt::SkipEmptyParts)) {
             bool ok = false;
             const qlonglong v = d.toLongLong(&ok);
             if (ok)
                 shape.push_back(v);
             else
-                shape.push_back(d.toStdString());
+                shape.push_back(d.toStdString());  // validation names it
         }
         json in = {{"shape", shape}};
-        if (words.size() > 1) in["dtype"] = words[1].toStdString();
+        if (!dtype.isEmpty()) in["dtype"] = dtype.toStdString();
         inputs.push_back(in);
     }
     return inputs;
@@ -91,9 +100,10 @@ SetupPanel::SetupPanel(QWidget* parent)
     name_->setPlaceholderText(tr("experiment name"));
     input_->setObjectName(QStringLiteral("inputSpec"));
     input_->setToolTip(
-        tr("Input shapes without the batch dimension and dtypes, e.g. "
-           "\"3x224x224 float32\" or \"128 int64; 128 int64\" (or a JSON list). "
-           "Empty: the bundled model's own signature."));
+        tr("Input shapes without the batch dimension (batch_size is prepended) and dtypes, e.g. "
+           "\"3x224x224\", \"[3, 224, 224]:float32\" or \"128 int64; 128 int64\" (one input per ';'; "
+           "float32 when left out), or the preset's JSON list. Empty: the model's own signature "
+           "(its sidecar <name>.json, or a package's metadata)."));
     warmup_ = runSpin(this, 0, "warmupIters",
                       tr("Warmup iterations per arm (and per batch size), not measured"));
     iters_ = runSpin(this, 1, "iters", tr("Measured iterations per arm"));
@@ -204,7 +214,7 @@ void SetupPanel::updateInputPlaceholder() {
     if (side.is_object() && side.contains("input"))
         input_->setPlaceholderText(tr("model default: %1").arg(inputText(side["input"])));
     else
-        input_->setPlaceholderText(tr("required, e.g. 3x224x224 float32"));
+        input_->setPlaceholderText(tr("required, e.g. 3x224x224 or [3, 224, 224]:float32"));
 }
 
 void SetupPanel::loadJson(const json& preset, const QString& file) {

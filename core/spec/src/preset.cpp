@@ -549,14 +549,22 @@ std::vector<SpecError> validatePresetFile(const std::string& path, const std::st
     return validatePreset(j, path, modelDir);
 }
 
+json defaultArms(const std::string& format) {
+    // One intra-op thread in both arms: on a shared machine torch's default (every core) made
+    // worker processes 100x apart (issue 27); the knob stays one click away. The arms differ in
+    // one knob and are named after it.
+    if (format == kFormatAoti)  // a package has no grad to compare: its A/B is the threads
+        return json::array({{{"name", "1 thread"}, {"knobs", {{"intra_op_threads", 1}}}},
+                            {{"name", "2 threads"}, {"knobs", {{"intra_op_threads", 2}}}}});
+    return json::array({{{"name", "grad enabled"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}, {"intra_op_threads", 1}}}},
+                        {{"name", "inference_mode"},
+                         {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}}}}});
+}
+
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir) {
-    // A package has no grad to compare (it runs under inference_mode): its A/B is the threads.
-    const bool package = readModelFormat(modelPath).format == kFormatAoti;
-    const json arms = package ? json::array({{{"name", "A"}, {"knobs", json::object()}},
-                                             {{"name", "B"}, {"knobs", {{"intra_op_threads", 1}}}}})
-                              : json::array({{{"name", "A"}, {"knobs", {{"mode", "eval"}, {"grad", "enabled"}}}},
-                                             {{"name", "B"}, {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}}}}});
-    json j = {{"name", fs::path(modelPath).stem().string()}, {"model", fs::absolute(modelPath).string()}, {"arms", arms}};
+    json j = {{"name", fs::path(modelPath).stem().string()},
+              {"model", fs::absolute(modelPath).string()},
+              {"arms", defaultArms(readModelFormat(modelPath).format)}};
     return parsePreset(j, "", modelDir);
 }
 
@@ -564,8 +572,9 @@ Preset presetForModels(const std::string& modelA, const std::string& modelB, con
     // Left out, grad is inference_mode for a package; written for TorchScript, so both arms
     // measure inference the same way.
     auto knobs = [](const std::string& path) {
-        return readModelFormat(path).format == kFormatAoti ? json::object()
-                                                            : json{{"mode", "eval"}, {"grad", "inference_mode"}};
+        return readModelFormat(path).format == kFormatAoti
+                   ? json{{"intra_op_threads", 1}}
+                   : json{{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}};
     };
     json j = {{"name", modelLabel(modelA) + " vs " + modelLabel(modelB)},
               {"model", fs::absolute(modelA).string()},

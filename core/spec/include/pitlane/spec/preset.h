@@ -212,10 +212,14 @@ std::vector<SpecError> validatePreset(const json& j, const std::string& file,
                                       const std::string& modelDir);
 std::vector<SpecError> validatePresetFile(const std::string& path, const std::string& modelDir);
 
-// A preset for a bare model file: two arms (eval+grad vs eval+inference_mode).
+// The default A/B of a bare model (issue 27): two arms that differ in one knob, named after it,
+// one intra-op thread each: "grad enabled" vs "inference_mode" (eval both) for TorchScript,
+// "1 thread" vs "2 threads" for an AOTInductor package (format kFormatAoti).
+json defaultArms(const std::string& format);
+// A preset for a bare model file with defaultArms.
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir);
 // A/B of two model files (File > Compare two models, two files dropped, `presetForModels`):
-// arm A measures the first, arm B the second, both under inference_mode, everything else alike.
+// arm A measures the first, arm B the second, both under inference_mode and one intra-op thread.
 Preset presetForModels(const std::string& modelA, const std::string& modelB, const std::string& modelDir);
 // Whether the arms measure different model files (the verdict then names them).
 bool armsDifferInModel(const Preset& p);
