@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3-venv
+  python3-dev  # AOTInductor (tools/export_packages.py) compiles with the Python headers on its -I list
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-svg-dev libqcustomplot-dev libgl-dev
   nlohmann-json3-dev libgtest-dev zlib1g-dev
   libjemalloc2 libtcmalloc-minimal4 libblas3
