@@ -1,12 +1,14 @@
 // Models of a preset and of its arms (issue 26): a bundled name or a file, each arm's own model
 // and input, and the knobs a model's format cannot take.
 #include "arm_models.h"
+#include "preset_errors.h"
 
 #include "pitlane/spec/model_file.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -177,6 +179,74 @@ json describedInput(const std::string& modelPath, const ModelFormat& f, std::str
         }
     }
     return json();
+}
+
+// What to write when nothing describes a model's input (issue 27: the syntax, and what a sidecar is).
+std::string missingInput(const std::string& modelPath) {
+    return "missing: nothing describes " + modelLabel(modelPath) + "'s input (no sidecar " +
+           fs::path(modelPath).replace_extension(".json").filename().string() +
+           " next to it, as the bundled models have), so the preset must give it, e.g. \"input\": "
+           "[{\"shape\": [3, 224, 224], \"dtype\": \"float32\"}] (each shape without the batch "
+           "dimension: knobs.batch_size is prepended)";
+}
+
+// Each arm's model (its own `model`, else the preset's) and input (its own `input`, else the
+// preset's written one, else its own model's sidecar, else the preset's), the file's format, and
+// the knobs that format cannot take. A file is read once however many arms measure it.
+void resolveArmModels(const json& j, Preset& p, bool presetInputWritten, const std::string& modelDir, Errors& errs) {
+    const std::string& where = errs.where();
+    const json& arms = j.contains("arms") && j["arms"].is_array() ? j["arms"] : json::array();
+    std::map<std::string, ModelFormat> formats;
+    for (std::size_t i = 0; i < p.arms.size() && i < arms.size(); ++i) {
+        auto& arm = p.arms[i];
+        const json& a = arms[i];
+        const std::string f = "arms[" + std::to_string(i) + "]";
+        arm.model_path = p.model_path;
+        arm.bundled = p.bundled;
+        if (a.contains("model") && !errs.step(f + ".model", [&] {
+                const auto m = detail::resolveModelField(a["model"], f + ".model", p.file, where, modelDir);
+                arm.model = m.written;
+                arm.model_path = m.path;
+                arm.bundled = m.bundled;
+            }))
+            continue;
+        if (!formats.count(arm.model_path)) formats[arm.model_path] = readModelFormat(arm.model_path);
+        // A file that is no model at all is the run's to refuse (spec::checkModelFile, with the
+        // whole integrity check) and validate's to explain (it loads it); here it takes no knob
+        // rule, like TorchScript.
+        const ModelFormat& fmt = formats[arm.model_path];
+        arm.model_format = fmt.format;
+        if (a.contains("input")) {
+            arm.inputWritten = true;
+            errs.step(f + ".input", [&] { arm.input = parseInputs(a["input"], where, f + ".input"); });
+        } else if (presetInputWritten || arm.model.empty()) {
+            arm.input = p.input;
+        } else {
+            std::string source;
+            const json described = detail::describedInput(arm.model_path, fmt, &source);
+            if (!described.is_null())
+                errs.step(f + ".input", [&] { arm.input = parseInputs(described, source, f + ".input"); });
+            else if (!p.input.empty())
+                arm.input = p.input;  // the same network in another file, most often
+            else
+                errs.add(f + ".input", missingInput(arm.model_path));
+        }
+        applyFormatDefaults(arm.knobs, arm.knobs_json, fmt.format);
+        checkKnobsForFormat(arm.knobs, arm.knobs_json, fmt, where, f + ".knobs", errs.list());
+    }
+}
+
+// An arm's own model runs on this machine: a remote host caches and checks the preset's model
+// only (remote_arms.cpp), and a sweep replaces the preset's model in every arm.
+void checkArmModelsPlacement(const Preset& p, Errors& errs) {
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& arm = p.arms[i];
+        if (arm.model.empty()) continue;
+        const std::string f = "arms[" + std::to_string(i) + "].model";
+        if (!arm.host.empty())
+            errs.add(f, "an arm with its own model runs on this machine: host \"" + arm.host +
+                            "\" receives the preset's model only (give this arm the preset's model, or run it here)");
+    }
 }
 
 }  // namespace detail

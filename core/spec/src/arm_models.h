@@ -24,4 +24,14 @@ ResolvedModel resolveModelField(const json& v, const std::string& field, const s
 // it came from.
 json describedInput(const std::string& modelPath, const ModelFormat& f, std::string* source);
 
+class Errors;
+
+// What validation says when nothing describes a model's input: the syntax, and what a sidecar is.
+std::string missingInput(const std::string& modelPath);
+// Each arm's model (its own `model`, else the preset's), input, format and the knobs that format
+// cannot take, into `p.arms` (called once the arms are parsed).
+void resolveArmModels(const json& j, Preset& p, bool presetInputWritten, const std::string& modelDir, Errors& errs);
+// An arm's own model runs on this machine (called once the hosts are read).
+void checkArmModelsPlacement(const Preset& p, Errors& errs);
+
 }  // namespace pitlane::spec::detail
