@@ -111,7 +111,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(setup_, &W::SetupPanel::changed, this,
             [this] { lesson_->setLesson(setup_->lesson()); });
     connect(lesson_, &W::LessonPanel::appeared, this, &MainWindow::makeRoomForLesson);
-    connect(setup_, &W::SetupPanel::validityChanged, this, &MainWindow::updateActions);
+    connect(setup_, &W::SetupPanel::validated, this, &MainWindow::updateActions);
     connect(setup_, &W::SetupPanel::openModelRequested, this, &MainWindow::openModelDialog);
     connect(log_, &W::LogPane::countsChanged, this, [this](int warnings, int errors) {
         resultsTabs_->setTabText(
@@ -269,9 +269,18 @@ void MainWindow::createMenus() {
                                .arg(QCoreApplication::applicationVersion()));
     });
 
-    QToolBar* tools = addToolBar(tr("Main"));
+    // In the menu bar's row, at its right: a toolbar row of its own cost the plots 39 pixels
+    // of a 768-pixel screen (issue 27).
+    auto* tools = new QToolBar(tr("Main"), menuBar());
     tools->setObjectName(QStringLiteral("mainToolBar"));
     tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    tools->setIconSize(QSize(16, 16));
+    tools->setMovable(false);
+    tools->setFloatable(false);
+    tools->setContentsMargins(0, 0, 0, 0);
+    tools->layout()->setContentsMargins(0, 0, 0, 0);
+    tools->setStyleSheet(QStringLiteral("QToolBar { border: 0px; padding: 0px; spacing: 2px; }"));
+    menuBar()->setCornerWidget(tools, Qt::TopRightCorner);
     tools->addAction(openPreset);
     tools->addAction(saveAction_);
     tools->addSeparator();
@@ -327,6 +336,13 @@ void MainWindow::report(const QString& title, const QString& text) {
 void MainWindow::updateActions() {
     const bool running = isRunning();
     runAction_->setEnabled(!running && setup_->isValid());
+    // Why Run is greyed out, where the eye goes after a click on it (issue 27: the status bar
+    // said "Open a preset or a model, then Run" while the reason was below the fold).
+    const QString why = setup_->validationMessage();
+    if (!running && !why.isEmpty())
+        statusBar()->showMessage(tr("Cannot run: %1").arg(why));
+    else if (!running && statusBar()->currentMessage().startsWith(tr("Cannot run: ")))
+        statusBar()->showMessage(tr("Ready: Run (Ctrl+R)"));
     stopAction_->setEnabled(running);
     setup_->setEnabled(!running);
     exportAction_->setEnabled(!running && !shownResult().arms.empty());

@@ -6,6 +6,7 @@
 #include "recent_files.h"
 
 #include "pitlane/spec/preset.h"
+#include "pitlane/spec/model_preset.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/setup_panel.h"
 
@@ -79,6 +80,12 @@ bool MainWindow::openModel(const QString& path, bool asNewSetup) {
         report(tr("Cannot open model"), tr("%1 is not a file").arg(path));
         return false;
     }
+    // Nothing set up yet (a first start, a blank window): the model opens as a new A/B, as
+    // `pitlane MODEL.pt` does, not as the model of a setup with no arms.
+    const json current = setup_->presetJson();
+    if (current.value("model", std::string()).empty() || !current.contains("arms") ||
+        !current["arms"].is_array() || current["arms"].empty())
+        asNewSetup = true;
     if (asNewSetup) {
         try {
             const auto p = spec::presetForModel(info.absoluteFilePath().toStdString(),
@@ -87,9 +94,7 @@ bool MainWindow::openModel(const QString& path, bool asNewSetup) {
         } catch (const spec::SpecError& e) {
             // Typically a model without a sidecar: open the same two arms and let the user type
             // the input signature the validation line asks for.
-            setup_->loadJson({{"name", info.completeBaseName().toStdString()},
-                              {"model", info.absoluteFilePath().toStdString()},
-                              {"arms", spec::defaultArms(spec::readModelFormat(info.absoluteFilePath().toStdString()).format)}},
+            setup_->loadJson(spec::newModelPresetJson(info.absoluteFilePath().toStdString()),
                              QString());
             log_->append(-1, QString(), QStringLiteral("warning"), QString::fromUtf8(e.what()));
         }
@@ -246,9 +251,13 @@ void MainWindow::restoreSettings() {
         setGeometry(avail);
         // On a short screen (1366x768) the history starts at its minimum: the plots need the
         // height more than an empty list does.
-        if (avail.height() < 900)
+        if (avail.height() < 900) {
             resizeDocks({historyDock()}, {historyDock()->minimumSizeHint().height()},
                         Qt::Vertical);
+            // ...and the plots more than the verdict's empty rows: the results start at the
+            // height of the verdict and a few arms (they are a drag away).
+            rightSplitter_->setSizes({60, 1000, 150});
+        }
     }
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     mainSplitter_->restoreState(s.value(QStringLiteral("window/mainSplitter")).toByteArray());

@@ -55,7 +55,7 @@ QLabel* cell(const QString& text, QWidget* parent, bool wrap = false) {
 }  // namespace
 
 AdviceView::AdviceView(QWidget* parent)
-    : QWidget(parent), hint_(new WrappingLabel(this)), rows_(nullptr), grid_(nullptr) {
+    : QWidget(parent), hint_(new WrappingLabel), rows_(nullptr), grid_(nullptr) {
     setObjectName(QStringLiteral("adviceView"));
     hint_->setObjectName(QStringLiteral("adviceHint"));
     hint_->setTextFormat(Qt::RichText);
@@ -65,10 +65,17 @@ AdviceView::AdviceView(QWidget* parent)
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // The hint scrolls with the rows: above them, outside the scroll area, its wrapped height
+    // was the tab page's minimum and so the window's (issue 27: 1366x872 on a 768 screen).
+    auto* page = new QWidget;
+    page->setObjectName(QStringLiteral("advicePage"));
+    page_ = new QVBoxLayout(page);
+    page_->setContentsMargins(0, 0, 0, 0);
+    page_->setSpacing(2);
+    page_->addWidget(hint_);
+    scroll->setWidget(page);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
-    layout->setSpacing(2);
-    layout->addWidget(hint_);
     layout->addWidget(scroll, 1);
     clear(tr("Advice appears when a run finishes, or when a run is opened from the history."));
 }
@@ -99,14 +106,14 @@ void AdviceView::setSnapshot(std::shared_ptr<const AdviceSnapshot> snapshot) {
 
 void AdviceView::clearRows() {
     buttons_.clear();
-    auto* scroll = findChild<QScrollArea*>(QStringLiteral("adviceScroll"));
+    delete rows_;
     rows_ = new QWidget;
     rows_->setObjectName(QStringLiteral("adviceRows"));
     grid_ = new QGridLayout(rows_);
     grid_->setContentsMargins(4, 2, 4, 4);
     grid_->setHorizontalSpacing(12);
     grid_->setVerticalSpacing(4);
-    scroll->setWidget(rows_);  // deletes the previous rows
+    page_->addWidget(rows_, 1);
 }
 
 void AdviceView::rebuild() {

@@ -5,7 +5,6 @@
 #include "pitlane/spec/model_file.h"
 
 #include <QHBoxLayout>
-#include <QScrollArea>
 #include <QStyle>
 #include <QTabBar>
 #include <QTabWidget>
@@ -53,8 +52,7 @@ int ArmEditor::armCount() const {
 }
 
 KnobForm* ArmEditor::form(int arm) const {
-    auto* scroll = qobject_cast<QScrollArea*>(tabs_->widget(arm));
-    return scroll ? qobject_cast<KnobForm*>(scroll->widget()) : nullptr;
+    return qobject_cast<KnobForm*>(tabs_->widget(arm));
 }
 
 KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
@@ -63,17 +61,14 @@ KnobForm* ArmEditor::appendForm(const QString& name, const json& knobs) {
     form->setArmName(name);
     form->setCuda(cuda_);
     guardWheel(form);  // scrolling the arm must not change its knobs
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(form);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    tabs_->addTab(scroll, name);
+    // No scroll area of its own: the setup column scrolls, so the wheel moves one panel and a
+    // short screen shows as many knob rows as fit (issue 27: 3 rows in a nested scroll area).
+    tabs_->addTab(form, name);
     connect(form, &KnobForm::changed, this, &ArmEditor::changed);
     connect(form, &KnobForm::changed, this, &ArmEditor::renumber);  // the host in the tooltip
     connect(form, &KnobForm::modelChanged, this, &ArmEditor::updateModelFormats);
-    connect(form, &KnobForm::nameChanged, this, [this, scroll](const QString& n) {
-        const int i = tabs_->indexOf(scroll);
+    connect(form, &KnobForm::nameChanged, this, [this, form](const QString& n) {
+        const int i = tabs_->indexOf(form);
         if (i >= 0) tabs_->setTabText(i, n.isEmpty() ? tr("(unnamed)") : n);
     });
     renumber();

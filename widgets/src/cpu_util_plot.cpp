@@ -8,7 +8,7 @@
 namespace pitlane::widgets {
 
 CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per core"), parent) {
-    yAxis->setLabel(tr("busy (%)"));
+    yAxis->setLabel(tr("busy %"));
     setToolTip(toolTip() +
                tr("\nLines: each core of the machine (busy %). Dots: each arm's worker processes, "
                   "CPU time per wall time in % of one core (idle processes not drawn)."));

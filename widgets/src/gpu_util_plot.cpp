@@ -23,7 +23,7 @@ bool gpuUtil(const nlohmann::json& raw, double* pct) {
 }  // namespace
 
 GpuUtilPlot::GpuUtilPlot(QWidget* parent) : TimePlot(tr("GPU utilization"), parent) {
-    yAxis->setLabel(tr("busy (%)"));
+    yAxis->setLabel(tr("busy %"));
     yAxis->setRange(0, 105);
     placeholder_ = new QCPItemText(this);
     placeholder_->position->setType(QCPItemPosition::ptAxisRectRatio);

@@ -124,6 +124,18 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
     setCuda({});
 }
 
+namespace {
+// A combo box as narrow as the setup column allows: its width no longer follows its longest
+// choice (which pushed the arrow out of the column at 1366x768); the popup still shows every
+// choice whole.
+QComboBox* compactCombo(QWidget* parent) {
+    auto* box = new QComboBox(parent);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(8);
+    return box;
+}
+}  // namespace
+
 QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
     using K = spec::KnobKind;
     const QString unit =
@@ -132,7 +144,7 @@ QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
         case K::Choice:
         case K::Device:
         case K::ChoiceOrCores: {
-            auto* box = new QComboBox(this);
+            auto* box = compactCombo(this);
             for (const auto& v : knob.choices)
                 box->addItem(QString::fromStdString(v), QString::fromStdString(v));
             if (knob.kind != K::ChoiceOrCores) return box;
@@ -148,7 +160,7 @@ QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
         }
         case K::Bool: return new QCheckBox(this);
         case K::TorchBool: {
-            auto* box = new QComboBox(this);
+            auto* box = compactCombo(this);
             box->addItem(tr("torch default"), QVariant());
             box->addItem(tr("on"), true);
             box->addItem(tr("off"), false);

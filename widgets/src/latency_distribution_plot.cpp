@@ -39,9 +39,9 @@ QString shortName(const std::string& name) {
 
 LatencyDistributionPlot::LatencyDistributionPlot(QWidget* parent)
     : LivePlot(tr("Latency distribution"), parent) {
-    yAxis->setLabel(tr("samples per bin (%)"));
+    yAxis->setLabel(tr("%"));
     yAxis2->setVisible(true);
-    yAxis2->setLabel(tr("cumulative (%)"));
+    yAxis2->setLabel(tr("CDF %"));
     yAxis2->setRange(0, 100);
 
     // The process strip: its own axis rect under the histogram, its latency axis kept equal to

@@ -34,7 +34,40 @@ LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) 
         followData();
         replot(rpQueuedReplot);
     });
+    // Axis labels too long for their axis (a rotated label on a short plot at 1366x768) are
+    // elided to fit, after each layout and before drawing; the full text stays the tooltip.
+    connect(this, &QCustomPlot::afterLayout, this, &LivePlot::fitAxisLabels);
     restyle();
+}
+
+void LivePlot::fitAxisLabels() {
+    // The full label is kept on the axis; a label a subclass set since (log scale on/off) is
+    // the new full one.
+    static const char* kFull = "pitlaneFullLabel";
+    static const char* kShown = "pitlaneShownLabel";
+    QStringList full;
+    for (QCPAxisRect* rect : axisRects()) {
+        for (QCPAxis* axis : rect->axes()) {
+            if (axis->property(kShown).toString() != axis->label() ||
+                !axis->property(kFull).isValid())
+                axis->setProperty(kFull, axis->label());
+            const QString text = axis->property(kFull).toString();
+            if (!axis->visible() || text.isEmpty()) continue;
+            const bool vertical = axis->orientation() == Qt::Vertical;
+            const int room = (vertical ? rect->height() : rect->width()) - 4;
+            const QString shown =
+                QFontMetrics(axis->labelFont()).elidedText(text, Qt::ElideRight, std::max(room, 0));
+            if (shown != text) full << text;
+            axis->setLabel(shown);
+            axis->setProperty(kShown, shown);
+        }
+    }
+    // The subclass's tooltip, then the elided labels in full.
+    QString base = toolTip();
+    if (!axesTip_.isEmpty() && base.endsWith(axesTip_)) base.chop(axesTip_.size());
+    axesTip_ = full.isEmpty() ? QString()
+                              : tr("\nAxes: %1").arg(full.join(QStringLiteral("; ")));
+    if (base + axesTip_ != toolTip()) setToolTip(base + axesTip_);
 }
 
 void LivePlot::followData() {

@@ -7,6 +7,9 @@
 #include "pitlane/session/model_probe.h"
 
 #include <QCheckBox>
+#include <QCryptographicHash>
+#include <QFile>
+#include <QSettings>
 #include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -124,6 +127,13 @@ SetupPanel::SetupPanel(QWidget* parent)
     modelLayout->addWidget(model_);
     auto* inputForm = new QFormLayout;
     inputForm->addRow(tr("Input spec"), input_);
+    // What is wrong with the typed spec, or where it came from, right under the field.
+    inputNote_ = new QLabel(modelBox);
+    inputNote_->setObjectName(QStringLiteral("inputNote"));
+    inputNote_->setWordWrap(true);
+    inputNote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    inputNote_->hide();
+    inputForm->addRow(QString(), inputNote_);
     modelLayout->addLayout(inputForm);
 
     auto* runBox = new QGroupBox(tr("Run"), this);
@@ -162,10 +172,11 @@ SetupPanel::SetupPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    // At the top, where it is seen without scrolling: what keeps Run greyed out.
+    layout->addWidget(validation_);
     layout->addWidget(modelBox);
     layout->addWidget(runBox);
     layout->addWidget(armsBox, 1);
-    layout->addWidget(validation_);
 
     validateTimer_.setSingleShot(true);
     validateTimer_.setInterval(120);
@@ -182,6 +193,7 @@ SetupPanel::SetupPanel(QWidget* parent)
     connect(name_, &QLineEdit::textChanged, this, edited);
     connect(name_, &QLineEdit::textEdited, this, [this] { nameTyped_ = true; });
     connect(input_, &QLineEdit::textChanged, this, edited);
+    connect(input_, &QLineEdit::textEdited, this, [this] { inputOrigin_.clear(); });
     for (auto* s : {warmup_, iters_, blockIters_, processes_})
         connect(s, &QSpinBox::valueChanged, this, edited);
     connect(profile_, &QCheckBox::toggled, this, edited);
@@ -210,6 +222,7 @@ QString SetupPanel::resolveModelPath(const QString& model) const {
 }
 
 void SetupPanel::updateInputPlaceholder() {
+    hashModel();
     const json side = spec::readModelSidecar(resolveModelPath(model_->model()).toStdString());
     if (side.is_object() && side.contains("input"))
         input_->setPlaceholderText(tr("model default: %1").arg(inputText(side["input"])));
@@ -357,6 +370,7 @@ void SetupPanel::validate() {
         validation_->setText(tr("✓ Ready: %n arm(s), model %1", nullptr, int(b.preset->arms.size())).arg(models));
         validation_->setStyleSheet(QString());
         arms_->markInvalid(-1);
+        rememberInput();
     } else {
         validation_->setText(QStringLiteral("✗ %1").arg(b.error));
         validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
@@ -364,10 +378,26 @@ void SetupPanel::validate() {
             QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
         arms_->markInvalid(m.hasMatch() ? m.captured(1).toInt() : -1);
     }
+    // The preset's input is the Input spec field: its error goes next to it too.
+    const bool inputError = !valid && (b.field == QLatin1String("input") ||
+                                       b.field.startsWith(QLatin1String("input[")) ||
+                                       b.field.startsWith(QLatin1String("input.")));
+    if (inputError) {
+        inputNote_->setText(QStringLiteral("✗ %1").arg(b.error));
+        inputNote_->setStyleSheet(QStringLiteral("color: #d0453a"));
+        inputNote_->show();
+    } else if (!inputOrigin_.isEmpty() && !input_->text().trimmed().isEmpty()) {
+        inputNote_->setText(inputOrigin_);
+        inputNote_->setStyleSheet(QString());
+        inputNote_->show();
+    } else {
+        inputNote_->hide();
+    }
     if (valid != valid_) {
         valid_ = valid;
         emit validityChanged(valid);
     }
+    emit validated();
     // What the model check depends on: each arm's file, input and knobs.
     if (!valid || workerPath_.isEmpty() || !isEnabled()) {
         probeTimer_.stop();
@@ -385,6 +415,7 @@ void SetupPanel::validate() {
 }
 
 SetupPanel::~SetupPanel() {
+    if (hashThread_) hashThread_->wait();
     stopModelCheck();
 }
 
@@ -458,6 +489,61 @@ void SetupPanel::setModel(const QString& model) {
     updateInputPlaceholder();
     emit changed();
     validate();
+}
+
+// Input specs the user gave for a model without a sidecar, remembered per file by its SHA-256
+// (QSettings "inputs/<sha256>"): the next time the same bytes are opened, under any name, the
+// field is filled again. The hash is computed on a thread of its own (a model can be GBs).
+void SetupPanel::hashModel() {
+    const QString path = resolveModelPath(model_->model());
+    if (path == hashedPath_) return applyRememberedInput();
+    hashedPath_ = path;
+    modelSha_.clear();
+    if (hashThread_) hashThread_->wait();
+    auto result = std::make_shared<QString>();
+    hashThread_.reset(QThread::create([path, result] {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) return;
+        QCryptographicHash hash(QCryptographicHash::Sha256);
+        if (hash.addData(&f)) *result = QString::fromLatin1(hash.result().toHex());
+    }));
+    connect(hashThread_.get(), &QThread::finished, this, [this, path, result] {
+        if (path != hashedPath_) return;  // another model was chosen meanwhile
+        modelSha_ = *result;
+        if (input_->text().trimmed().isEmpty())
+            applyRememberedInput();
+        else if (valid_)
+            rememberInput();  // typed before the hash was known
+    });
+    hashThread_->start();
+}
+
+void SetupPanel::applyRememberedInput() {
+    if (modelSha_.isEmpty() || !input_->text().trimmed().isEmpty()) return;
+    const json side = spec::readModelSidecar(hashedPath_.toStdString());
+    if (side.is_object() && side.contains("input")) return;  // the model describes itself
+    const QString remembered =
+        QSettings().value(QStringLiteral("inputs/") + modelSha_).toString();
+    if (remembered.isEmpty()) return;
+    inputOrigin_ = tr("Remembered from the last time this file (SHA-256 %1…) was set up.")
+                       .arg(modelSha_.left(12));
+    input_->setText(remembered);  // validates (textChanged)
+}
+
+void SetupPanel::rememberInput() {
+    const QString text = input_->text().trimmed();
+    if (text.isEmpty() || modelSha_.isEmpty() ||
+        hashedPath_ != resolveModelPath(model_->model()))
+        return;
+    QSettings().setValue(QStringLiteral("inputs/") + modelSha_, text);
+}
+
+QString SetupPanel::validationMessage() const {
+    return valid_ ? QString() : validation_->text().mid(2);  // without the leading "✗ "
+}
+
+bool SetupPanel::hashingModel() const {
+    return hashThread_ && hashThread_->isRunning();
 }
 
 void SetupPanel::setCuda(const CudaAvailability& cuda) {

@@ -34,7 +34,7 @@ void ThroughputPlot::resetRun(const results::RunResult& run) {
         xAxis->setScaleType(QCPAxis::stLogarithmic);
         qSharedPointerCast<QCPAxisTickerLog>(xAxis->ticker())->setLogBase(2);
         xAxis->setLabel(tr("batch size"));
-        yAxis->setLabel(tr("throughput (samples/s) · solid"));
+        yAxis->setLabel(tr("items/s · solid"));
         yAxis2->setVisible(true);
         yAxis2->setLabel(tr("median latency (ms) · dashed"));
         for (std::size_t i = 0; i < run.arms.size(); ++i) {
@@ -56,8 +56,8 @@ void ThroughputPlot::resetRun(const results::RunResult& run) {
             ticker->addTick(double(i + 1), QString::fromStdString(run.arms[i].name));
         xAxis->setScaleType(QCPAxis::stLinear);
         xAxis->setTicker(ticker);
-        xAxis->setLabel(tr("arm"));
-        yAxis->setLabel(tr("throughput (samples/s)"));
+        xAxis->setLabel(QString());  // the bars are named after their arms
+        yAxis->setLabel(tr("items/s"));
         yAxis2->setVisible(false);
         for (std::size_t i = 0; i < run.arms.size(); ++i) {
             const QColor c = armColor(int(i));

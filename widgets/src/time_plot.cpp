@@ -4,9 +4,24 @@
 
 namespace pitlane::widgets {
 
+namespace {
+// Run time ticks carry their unit ("5 s"): no axis label row under three small plots (the
+// height the lower row needs on a 768-pixel screen).
+class SecondsTicker : public QCPAxisTicker {
+protected:
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                         int precision) override {
+        return QCPAxisTicker::getTickLabel(tick, locale, formatChar, precision) +
+               QStringLiteral(" s");
+    }
+};
+}  // namespace
+
 TimePlot::TimePlot(const QString& title, QWidget* parent) : LivePlot(title, parent) {
-    xAxis->setLabel(tr("run time (s)"));
-    setToolTip(toolTip() + tr("\nShaded: which arm was warming up or measuring (arm colours)"));
+    xAxis->setTicker(QSharedPointer<SecondsTicker>::create());
+    xAxis->setLabel(QString());
+    setToolTip(toolTip() + tr("\nx: run time in seconds since the run started") +
+               tr("\nShaded: which arm was warming up or measuring (arm colours)"));
     // The bands live on the hidden right axis, fixed at 0..1, so they span the full height
     // whatever the left axis shows.
     yAxis2->setVisible(false);

@@ -17,7 +17,20 @@ void WrappingLabel::resizeEvent(QResizeEvent* event) {
     fitHeight();
 }
 
+void WrappingLabel::showEvent(QShowEvent* event) {
+    QLabel::showEvent(event);
+    fitHeight();
+}
+
 void WrappingLabel::fitHeight() {
+    // A hidden label (a tab page not shown yet) has no width worth wrapping at: the
+    // heightForWidth of its stale, narrow width made a never-seen Advice page ask for 256 px,
+    // and a QTabWidget asks for its tallest page, so the window grew past a 768-pixel screen
+    // after a run (issue 27). It asks again when shown.
+    if (!isVisible()) {
+        if (minimumHeight() != 0) setMinimumHeight(0);
+        return;
+    }
     // An empty label takes no room; otherwise exactly the wrapped text's height at this width.
     int h = text().isEmpty() ? 0 : heightForWidth(width());
     // QLabel::heightForWidth never answers less than the minimum height: when it answers just

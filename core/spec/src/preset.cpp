@@ -1,5 +1,6 @@
 // Preset files: parsing, model resolution and validation.
 #include "pitlane/spec/preset.h"
+#include "pitlane/spec/model_preset.h"
 
 #include "pitlane/spec/lesson.h"
 #include "pitlane/spec/remote_hosts.h"
@@ -493,11 +494,19 @@ json defaultArms(const std::string& format) {
                          {"knobs", {{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}}}}});
 }
 
+json newModelRun() {
+    return {{"warmup_iters", 10}, {"iters", 200}, {"block_iters", 10}};
+}
+
+json newModelPresetJson(const std::string& modelPath) {
+    return {{"name", fs::path(modelPath).stem().string()},
+            {"model", fs::absolute(modelPath).string()},
+            {"run", newModelRun()},
+            {"arms", defaultArms(readModelFormat(modelPath).format)}};
+}
+
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir) {
-    json j = {{"name", fs::path(modelPath).stem().string()},
-              {"model", fs::absolute(modelPath).string()},
-              {"arms", defaultArms(readModelFormat(modelPath).format)}};
-    return parsePreset(j, "", modelDir);
+    return parsePreset(newModelPresetJson(modelPath), "", modelDir);
 }
 
 Preset presetForModels(const std::string& modelA, const std::string& modelB, const std::string& modelDir) {
@@ -510,6 +519,7 @@ Preset presetForModels(const std::string& modelA, const std::string& modelB, con
     };
     json j = {{"name", modelLabel(modelA) + " vs " + modelLabel(modelB)},
               {"model", fs::absolute(modelA).string()},
+              {"run", newModelRun()},
               {"arms", json::array({{{"name", "A"}, {"knobs", knobs(modelA)}},
                                     {{"name", "B"}, {"model", fs::absolute(modelB).string()}, {"knobs", knobs(modelB)}}})}};
     return parsePreset(j, "", modelDir);

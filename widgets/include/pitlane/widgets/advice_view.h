@@ -18,6 +18,7 @@
 #include <vector>
 
 class QGridLayout;
+class QVBoxLayout;
 class QLabel;
 class QPushButton;
 
@@ -66,6 +67,7 @@ private:
     WrappingLabel* hint_;       // no profile: what gives the rules more evidence
     QWidget* rows_;             // the grid, in a scroll area
     QGridLayout* grid_;
+    QVBoxLayout* page_ = nullptr;  // the scrolled page: the hint, then the rows
     std::vector<QPushButton*> buttons_;  // per advice, in snapshot order
 };
 

@@ -65,12 +65,14 @@ protected:
     QCPTextElement* title_ = nullptr;
 
 private:
+    void fitAxisLabels();  // elide labels longer than their axis (afterLayout)
     void takeOverView();  // the user dragged or zoomed: stop following the data
     void placeAutoRangeButton();
 
     bool followData_ = true;
     QPoint pressPos_;
     QToolButton* autoRange_ = nullptr;
+    QString axesTip_;  // the tooltip's tail naming elided labels in full
 };
 
 // Latency is plotted in milliseconds everywhere (ns / 1e6).

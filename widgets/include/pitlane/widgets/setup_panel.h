@@ -67,12 +67,18 @@ public:
     // while the panel is disabled, so nothing but the run's workers runs while it measures.
     void stopModelCheck();
 
+    // The model's SHA-256 is being computed (the remembered input spec waits for it).
+    bool hashingModel() const;
+    // What keeps Run greyed out ("" when the setup is valid), as shown at the top of the panel.
+    QString validationMessage() const;
     ModelPanel* modelPanel() const { return model_; }
     ArmEditor* armEditor() const { return arms_; }
 
 signals:
     void changed();
     void validityChanged(bool valid);
+    // After every validation, valid or not (the message may have changed).
+    void validated();
     void openModelRequested();
 
 private:
@@ -89,6 +95,14 @@ private:
     QCheckBox* profile_ = nullptr;
     ArmEditor* arms_;
     QLabel* validation_;
+    // Under the Input spec: its error, or where a remembered spec came from.
+    QLabel* inputNote_ = nullptr;
+    QString inputOrigin_;
+    void hashModel();
+    void applyRememberedInput();
+    void rememberInput();
+    QString hashedPath_, modelSha_;
+    std::unique_ptr<QThread> hashThread_;
     // A serving preset's levels (its `serving` block, kept as written: no editor for it here);
     // Measured and Block do not apply to it.
     QLabel* servingNote_ = nullptr;

@@ -1,0 +1,21 @@
+#pragma once
+// The preset a bare model file opens as (`pitlane MODEL.pt`, File ▸ Open model, a dropped file):
+// its JSON, so the window can show it even while it is not valid yet (a model with no sidecar
+// waits for its input spec). presetForModel (preset.h) parses the same JSON.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace pitlane::spec {
+
+// {"name": the file's stem, "model": its absolute path, "run": newModelRun(), "arms":
+// defaultArms(its format)}.
+nlohmann::json newModelPresetJson(const std::string& modelPath);
+
+// The run settings of a new model's A/B: 200 measured iterations per arm in blocks of 10 after
+// 10 warmup, in 3 (up to 6) processes. With the parser's 50, each process measured ~17
+// iterations and noise phases of a shared machine (seconds long) landed in one arm of a pair:
+// resnet18 at 3x64x64 gave 95 % CIs 1.3-2.2x wide; with 200-300, 1.1-1.3x (issue 27).
+nlohmann::json newModelRun();
+
+}  // namespace pitlane::spec
