@@ -213,6 +213,7 @@ TEST(Advice, VariableShapesComparesEachShapesFirstCallWithItsSteadyMedian) {
 TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
     auto a = arm("A", {{"mode", "train"}, {"grad", "enabled"}},
                  inferenceApplied({{"mode", "train"}, {"grad", "enabled"}, {"affinity", {0, 1}},
+                                   {"intra_op_threads", 2},
                                    {"jit_state", {{"profiling_executor", true}}}}));
     a.loaded = {{"first_forward_ms", 500.0}};  // 50x the 10 ms median: start-up advice
     a.processes[0].cpu_ms = 100;
@@ -277,4 +278,52 @@ TEST(Advice, ReferenceBlasShareIsTheProfiledTimeOfBlasOperators) {
         a.applied["blas"] = blas;
         EXPECT_EQ(find(advise(runOf({a})), "reference_blas"), nullptr) << blas;
     }
+}
+
+// Issue 27: batch 1 on one intra-op thread of two cores leaves a core idle whatever the batch:
+// the batching rule no longer blames the batch ("a batch gives every core work").
+TEST(Advice, BatchOneOnFewerThreadsThanCoresIsNotTheBatchsFault) {
+    auto a = arm("one", {{"grad", "inference_mode"}}, inferenceApplied({{"affinity", {0, 1}}, {"affinity_policy", "none"}}));
+    a.processes[0].cpu_ms = 100;
+    a.processes[0].cpu_wall_ms = 200;  // one core of two busy: 50 % use
+    EXPECT_EQ(find(advise(runOf({a})), "batch_one_idle_cores"), nullptr);
+    a.applied["intra_op_threads"] = 2;
+    const Advice* b = find(advise(runOf({a})), "batch_one_idle_cores");
+    ASSERT_NE(b, nullptr);
+    EXPECT_DOUBLE_EQ(b->value, 0.25);
+}
+
+// Issue 27: an arm on several threads whose processes are far apart is told intra_op_threads=1
+// first, with the measured spread; one thread already, or processes that agree: nothing.
+TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
+    auto a = arm("default threads", {{"grad", "enabled"}, {"mode", "train"}},
+                 inferenceApplied({{"grad", "enabled"}, {"mode", "train"}, {"intra_op_threads", 2},
+                                   {"affinity", {0, 1}}}));
+    a.samples.clear();
+    a.processes.clear();
+    const double medians[] = {1.0, 1.1, 100.0};  // ms: 100x apart
+    int iter = 0;
+    for (int p = 0; p < 3; ++p) {
+        ProcessInfo info;
+        info.replicate = p;
+        info.fault_iters = 10;
+        a.processes.push_back(info);
+        for (int i = 0; i < 10; ++i)
+            a.samples.push_back({p, iter++, 1, 0, std::int64_t(medians[p] * 1e6) + i, p});
+    }
+    const auto v = advise(runOf({a}));
+    ASSERT_FALSE(v.empty());
+    EXPECT_EQ(v.front().rule, "processes_disagree_threads");
+    const Advice& t = v.front();
+    EXPECT_EQ(t.change, json({{"intra_op_threads", 1}}));
+    EXPECT_NEAR(t.value, 100.0, 1e-3);  // slowest / fastest process median
+    EXPECT_NEAR(t.share, 1 - 1 / t.value, 1e-12);
+    EXPECT_TRUE(t.measured);
+    EXPECT_NE(t.evidence.find("3 worker processes"), std::string::npos) << t.evidence;
+    EXPECT_NE(t.evidence.find("apart) while each ran 2 intra-op threads on 2 allowed cores"), std::string::npos) << t.evidence;
+    a.applied["intra_op_threads"] = 1;
+    EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
+    a.applied["intra_op_threads"] = 2;
+    for (auto& s : a.samples) s.latency_ns = std::int64_t(1e6) + s.iter % 10;  // they agree
+    EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
 }

@@ -347,6 +347,29 @@ TEST(Processes, DisagreementWithoutAFaultDifferenceSaysSo) {
     EXPECT_NE(w[0].find("Page faults do not explain it"), std::string::npos) << w[0];
 }
 
+// Issue 27: an arm on torch's default threads whose processes were 100x apart; one intra-op
+// thread fixed it. The warning names that first, with the measured spread; an arm already on
+// one thread is not told to.
+TEST(Processes, DisagreementOnSeveralThreadsNamesOneThreadFirst) {
+    auto arm = replicatedArm(1, 1.5, 1);
+    arm.applied["intra_op_threads"] = 8;
+    auto w = R::processWarnings(arm);
+    ASSERT_EQ(w.size(), 1u);
+    const auto todo = w[0].find("What to do: set the knob intra_op_threads to 1 first (this arm ran 8 intra-op threads");
+    EXPECT_NE(todo, std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("processes 1.50x apart), then look for other load"), std::string::npos) << w[0];
+    arm.applied["intra_op_threads"] = 1;
+    w = R::processWarnings(arm);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].find("intra_op_threads"), std::string::npos) << w[0];
+    // With the fault explanation too, the threads still come first.
+    auto faulting = replicatedArm(2, 4.0, 60);
+    faulting.applied["intra_op_threads"] = 2;
+    w = R::processWarnings(faulting);
+    EXPECT_NE(w[0].find("What to do: set the knob intra_op_threads to 1 first"), std::string::npos) << w[0];
+    EXPECT_NE(w[0].find("then add an arm with the knob allocator"), std::string::npos) << w[0];
+}
+
 TEST(Processes, AgreeingProcessesWarnNothing) {
     EXPECT_TRUE(R::processWarnings(replicatedArm(0, 1.1, 1)).empty());
 }

@@ -194,6 +194,41 @@ void threadsOversubscribed(const ArmCtx& c, std::vector<Advice>& out) {
     out.push_back(std::move(a));
 }
 
+// Worker processes of one arm far apart while it runs several intra-op threads (issue 27: torch's
+// default threads on a shared machine put processes 100x apart; one thread per arm fixed it).
+// The CI counts processes, so nothing else the advisor says can be measured until this is.
+void processesDisagreeOnThreads(const ArmCtx& c, std::vector<Advice>& out) {
+    if (c.intra_threads <= 1) return;
+    std::vector<ProcessSummary> measured;
+    for (const auto& p : processSummaries(c.arm()))
+        if (p.n > 0 && p.median_ns > 0) measured.push_back(p);
+    if (measured.size() < 2) return;
+    auto [mn, mx] = std::minmax_element(
+        measured.begin(), measured.end(),
+        [](const ProcessSummary& a, const ProcessSummary& b) { return a.median_ns < b.median_ns; });
+    const double spread = mx->median_ns / mn->median_ns;
+    if (spread <= kProcessSpreadWarn) return;
+    auto a = make(c, "processes_disagree_threads", AdviceTier::Latency,
+                  "One intra-op thread (intra_op_threads = 1): the worker processes disagree");
+    a.change["intra_op_threads"] = 1;
+    a.metric = "process_spread";
+    a.value = spread;
+    a.threshold = kProcessSpreadWarn;
+    // What the slow processes lose against the fastest: ranked by it, it comes first when the
+    // processes are far apart, as it must (no other change can be measured while they are).
+    a.share = 1.0 - 1.0 / spread;
+    a.measured = true;
+    a.evidence = std::to_string(measured.size()) + " worker processes with medians from " +
+                 formatDuration(mn->median_ns) + " to " + formatDuration(mx->median_ns) +
+                 fmt(" (%.2fx apart)", spread) + " while each ran " +
+                 std::to_string(c.intra_threads) + " intra-op threads on " +
+                 std::to_string(c.allowed_cores) +
+                 " allowed cores: threads that wait for each other at every barrier under other "
+                 "load make each process's speed a matter of luck, and the CI, which counts "
+                 "processes, stays wide";
+    out.push_back(std::move(a));
+}
+
 // Unpinned threads moved between cores or preempted: caches go cold, barriers wait.
 void unpinnedMigrations(const ArmCtx& c, std::vector<Advice>& out) {
     if (str(c.applied(), "affinity_policy", "none") != "none") return;
@@ -374,6 +409,9 @@ void batchOneLowCoreUse(const ArmCtx& c, std::vector<Advice>& out) {
     if (!inference(c) || c.run->preset.serving.enabled || c.arm().batch_sizes.size() != 1 ||
         c.arm().batch_size != 1 || c.core_use < 0 || c.allowed_cores <= 1 || c.core_use >= kAdviceLowCoreUse)
         return;
+    // Fewer threads than cores: the idle cores are the thread count's doing, not the batch's (a
+    // batch gives one thread no more cores to use; issue 27).
+    if (c.threads > 0 && c.threads < c.allowed_cores) return;
     auto a = make(c, "batch_one_idle_cores", AdviceTier::Throughput,
                   "Batch the inputs (batch_size = 8) for throughput");
     a.change["batch_size"] = 8;
@@ -463,6 +501,7 @@ void applyRules(const ArmCtx& c, std::vector<Advice>& out) {
     fuseForInference(c, out);
     trainModeLayers(c, out);
     autogradInInference(c, out);
+    processesDisagreeOnThreads(c, out);
     threadsOversubscribed(c, out);
     unpinnedMigrations(c, out);
     referenceBlas(c, out);

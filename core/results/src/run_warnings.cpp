@@ -43,6 +43,18 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
                 w += fmt("; %.0f%% of the variance of log latency lies between processes",
                          100 * shares.between_processes);
             w += "). The CI counts processes as its units, so it stays wide while they disagree.";
+            // Issue 27: torch's default threads (every core) on a shared machine made processes
+            // 100x apart; one thread per arm fixed it. That comes first when it applies.
+            const auto threads = arm.applied.find("intra_op_threads");
+            const int intra = threads != arm.applied.end() && threads->is_number_integer()
+                                  ? threads->get<int>()
+                                  : 0;
+            const std::string first =
+                intra > 1 ? fmt("set the knob intra_op_threads to 1 first (this arm ran %.0f "
+                                "intra-op threads: threads that wait for each other under other "
+                                "load are the commonest cause of processes %.2fx apart), then ",
+                                intra, spread)
+                          : std::string();
             // Slow half against fast half (split at the geometric middle of the range).
             const double mid = std::sqrt(mn->median_ns * mx->median_ns);
             double slowF = 0, slowI = 0, fastF = 0, fastI = 0;
@@ -60,15 +72,18 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
                              "dynamic mmap threshold settles differently in each process). What "
                              "to do: ",
                              slow, fast) +
-                         tryAllocator + ".";
+                         first + tryAllocator + ".";
                 else
                     w += fmt(" Page faults do not explain it (%.1f vs %.1f per iteration in the "
-                             "slow and fast processes). What to do: look for other load on the "
-                             "machine, pin threads (knob affinity), raise run.processes.",
-                             slow, fast);
+                             "slow and fast processes). What to do: ",
+                             slow, fast) +
+                         first +
+                         "look for other load on the machine, pin threads (knob affinity), "
+                         "raise run.processes.";
             } else {
-                w += " What to do: look for other load on the machine, pin threads (knob "
-                     "affinity), raise run.processes.";
+                w += " What to do: " + first +
+                     "look for other load on the machine, pin threads (knob affinity), raise "
+                     "run.processes.";
             }
             out.push_back(w);
         }
