@@ -71,11 +71,17 @@ std::string servingLine(const nlohmann::json& sv) {
     return o.str();
 }
 
-// The progress lines of a run on stderr (phases, workers ready, measured blocks against the
-// planned total); none with --quiet.
+// The progress lines of a run on stderr (each worker process loading, with its pid; measured
+// blocks against the planned total; each arm's end); none with --quiet.
 void printProgress(const session::ExperimentRunner& runner, QObject* context) {
     QObject::connect(&runner, &session::ExperimentRunner::armPhaseChanged, context,
                      [&runner](int arm, session::ArmPhase ph) {
+                         // A line per worker process (loading, with its pid) and per arm's end;
+                         // the phases in between (starting, ready, warming up, measuring,
+                         // waiting) made ~60 lines of a tiny run (issue 27).
+                         using P = session::ArmPhase;
+                         if (ph != P::Loading && ph != P::Done && ph != P::Failed && ph != P::Cancelled)
+                             return;
                          const auto& a = runner.result().arms[std::size_t(arm)];
                          std::cerr << "[" << a.name << "] " << session::phaseName(ph).toStdString()
                                    << (ph == session::ArmPhase::Loading ? knownPids(a) : "") << "\n";
@@ -84,9 +90,7 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                      [&runner](int arm, const nlohmann::json& ev) {
                          const auto& name = runner.result().arms[std::size_t(arm)].name;
                          const auto type = ev.value("type", std::string());
-                         if (type == "hello")
-                             std::cerr << "[" << name << "] worker pid " << ev.value("pid", 0L) << " ready\n";
-                         else if (type == "block_done" && ev.contains("serving"))
+                         if (type == "block_done" && ev.contains("serving"))
                              std::cerr << "[" << name << "] served " << servingLine(ev.at("serving"))
                                        << " (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
                                        << " levels)\n";
@@ -102,9 +106,13 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
 const std::string& usage() {
     static const std::string text =
         "usage:\n" +
-        usageLines("run PRESET.json", true,
-                   {"[--db PATH|none]", "[--quiet]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
+        usageLines("run PRESET.json | MODEL.pt | MODEL.pt2", true,
+                   {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
                     "[--advice-preset FILE]"}) +
+        "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
+        "      inference_mode, or 1 vs 2 threads for a package; one thread each; 200 iterations);\n"
+        "      --input SPEC gives its input when it has no sidecar: 3x224x224, [3,224,224]:float32,\n"
+        "      Nx3x224x224 (N marks the batch), \"128 int64; 128 int64\" (one input per ';')\n"
         "      --profile: after the measured blocks, N (default 10) iterations of each arm under\n"
         "      libtorch's profiler, never timed: the operator table (a Chrome trace in the JSON)\n"
         "      --trace DIR: each profiled arm's Chrome trace as DIR/<arm>.trace.json (made if\n"
@@ -214,6 +222,11 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             if (i + 1 >= args.size() || args[i + 1].startsWith("--"))
                 return err = "--trace needs a folder", false;
             out.traceDir = args[++i];
+        } else if (a == "--input") {
+            if (!allowProfile) return err = "--input applies to `run MODEL.pt` only", false;
+            if (i + 1 >= args.size()) return err = "--input needs an input spec, e.g. 3x224x224", false;
+            out.input = args[++i];
+            out.inputGiven = true;
         } else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {
@@ -321,6 +334,11 @@ bool writeOutputs(const results::RunResult& run, const Outputs& out, const QStri
         if (!formats[i].write(out.files[i], run, opts, &err)) {
             std::cerr << "pitlane-cli: cannot write " << err.toStdString() << "\n";
             ok = false;
+        } else {
+            // Said on stderr (stdout stays the table scripts read): what was written, where.
+            std::cerr << "pitlane-cli: wrote " << formats[i].name.toStdString() << " "
+                      << out.files[i].toStdString() << " ("
+                      << QFileInfo(out.files[i]).size() << " bytes)\n";
         }
     }
     return ok;

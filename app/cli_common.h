@@ -31,6 +31,8 @@ struct Outputs {
     bool advise = false;   // --advise: the advisor's ranked advice after the table
     QString advicePreset;  // --advice-preset FILE: the preset with each arm's first advice added
     QString traceDir;      // --trace DIR: one Chrome trace per profiled arm (implies --profile)
+    QString input;         // --input SPEC: a bare model's input ("3x64x64", `run MODEL.pt`)
+    bool inputGiven = false;
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });

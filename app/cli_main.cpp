@@ -2,6 +2,7 @@
 #include "cli_common.h"
 
 #include "pitlane/report/report.h"
+#include "pitlane/spec/model_preset.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/session/model_probe.h"
 #include "pitlane/spec/model_file.h"
@@ -139,12 +140,37 @@ int cmdRun(const QStringList& args) {
     if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/true, /*allowAdvise=*/true))
         return usageError(err);
     spec::Preset preset;
-    try {
-        preset = spec::loadPresetFile(args[2].toStdString(), modelDir());
-    } catch (const spec::SpecError& e) {
-        if (!printPresetErrors(args[2].toStdString()))  // cannot happen: the same checks
-            std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
-        return kExitUsage;
+    const QString source = args[2];
+    const bool bareModel = source.endsWith(QLatin1String(".pt")) || source.endsWith(QLatin1String(".pt2"));
+    if (out.inputGiven && !bareModel)
+        return usageError("--input applies to a model file (run MODEL.pt --input 3x224x224); a "
+                          "preset gives its input in its \"input\" field");
+    if (bareModel) {
+        // A bare model: the window's default A/B for it (spec::newModelPresetJson), with the
+        // input given on the command line when it has no sidecar.
+        if (!QFileInfo(source).isFile()) return usageError(source.toStdString() + ": no such file");
+        nlohmann::json j = spec::newModelPresetJson(source.toStdString());
+        const nlohmann::json input = spec::parseInputText(out.input.toStdString());
+        if (!input.is_null()) j["input"] = input;
+        try {
+            preset = spec::parsePreset(j, source.toStdString(), modelDir());
+        } catch (const spec::SpecError& e) {
+            std::cerr << "pitlane-cli: " << e.what()
+                      << (e.field() == "input" || e.field().rfind("input[", 0) == 0
+                              ? "\npitlane-cli: give it with --input, e.g. --input 3x224x224 or "
+                                "--input \"[3, 224, 224]:float32\""
+                              : "")
+                      << "\n";
+            return kExitUsage;
+        }
+    } else {
+        try {
+            preset = spec::loadPresetFile(source.toStdString(), modelDir());
+        } catch (const spec::SpecError& e) {
+            if (!printPresetErrors(source.toStdString()))  // cannot happen: the same checks
+                std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
+            return kExitUsage;
+        }
     }
     if (preset.sweep.enabled && !quiet)
         std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "

@@ -58,8 +58,29 @@ bool MainWindow::openPreset(const QString& path) {
     try {
         preset = spec::loadPresetFile(path.toStdString(), setup_->modelDir().toStdString());
     } catch (const spec::SpecError& e) {
-        report(tr("Cannot open preset"), QString::fromUtf8(e.what()));
-        return false;
+        // A preset that is JSON but not valid opens anyway, as written, so it can be fixed
+        // here: the setup shows it and its validation line the first error; the dialog lists
+        // them all (issue 27: only the first, then a blank setup with no arms and warmup 0).
+        json raw;
+        std::string why;
+        if (!spec::readJsonFile(path.toStdString(), &raw, &why) || !raw.is_object() ||
+            raw.contains("schema")) {
+            report(tr("Cannot open preset"), QString::fromUtf8(e.what()));
+            return false;
+        }
+        QStringList all;
+        for (const auto& err : spec::validatePresetFile(path.toStdString(), setup_->modelDir().toStdString()))
+            all << QString::fromUtf8(err.what());
+        if (all.isEmpty()) all << QString::fromUtf8(e.what());
+        setup_->loadJson(raw, QFileInfo(path).absoluteFilePath());
+        setWindowModified(false);
+        updateTitle();
+        recent_->add(path);
+        rememberFolder(path);
+        report(tr("The preset is not valid yet"),
+               tr("%1 opened as written; fix these to run it:\n\n%2")
+                   .arg(path, all.join(QLatin1Char('\n'))));
+        return true;
     }
     if (preset.raw.contains("schema")) {  // a results file, not a preset
         report(tr("Cannot open preset"), tr("%1 is a results file, not a preset").arg(path));

@@ -241,11 +241,15 @@ private slots:
         b->openButton(cuda)->click();
         QCOMPARE(QString::fromStdString(w.setupPanel()->presetJson().value("name", std::string())),
                  QStringLiteral("Lesson: a CUDA one"));
+        // ...and the details follow the lesson whose button was pressed (issue 27).
+        QCOMPARE(b->selectedLesson(), cuda);
+        QVERIFY(b->detailsText().contains(QStringLiteral("Needs a GPU")));
         QCOMPARE(w.lessonPanel()->lessonTitle(), QStringLiteral("Needs a GPU"));
 
         // Run loads and starts it; the lesson is judged once the run is over.
         QSignalSpy finished(&w, &app::MainWindow::runFinished);
         b->runButton(mlp)->click();
+        QCOMPARE(b->selectedLesson(), mlp);
         QVERIFY(w.isRunning());
         QVERIFY(!b->runButton(mlp)->isEnabled());  // one run at a time
         QCOMPARE(w.lessonPanel()->lessonTitle(), QStringLiteral("MLP grad under test"));
@@ -263,6 +267,13 @@ private slots:
         QCOMPARE(runs.first().lessonStatus(), QString::fromLatin1(results::kNotReproduced));
         QTRY_COMPARE(b->statusOf(mlp), QString::fromLatin1(results::kNotReproduced));
         QCOMPARE(cell(mlp, L::Status), QStringLiteral("✘ not reproduced"));
+        // How long it took here (the next run's expected duration), and why it may not have
+        // reproduced here.
+        QVERIFY2(QRegularExpression(QStringLiteral("^#\\d+ · \\d{4}-\\d\\d-\\d\\d · \\d+ s$"))
+                     .match(cell(mlp, L::LastRun))
+                     .hasMatch(),
+                 qPrintable(cell(mlp, L::LastRun)));
+        QVERIFY(b->detailsText().contains(QStringLiteral("other load while it ran")));
         QVERIFY(b->runButton(mlp)->isEnabled());
         auto* history = w.historyPanel()->model();
         QTRY_COMPARE(

@@ -19,6 +19,8 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSpinBox>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -243,6 +245,32 @@ private slots:
                          text.contains(QString::fromStdString(c.verdict)),
                      qPrintable(suffix + QStringLiteral(": ") + QString::fromStdString(c.verdict)));
         }
+    }
+
+    // An invalid preset opens as written, to be fixed in the window, and every error is listed
+    // (issue 27: only the first, then a blank setup with no arms and warmup 0).
+    void anInvalidPresetOpensAsWrittenWithEveryError() {
+        QTemporaryDir dir;
+        const json preset = {{"name", "two mistakes"},
+                             {"model", "mlp"},
+                             {"run", {{"warmup_iters", 7}, {"iters", 40}}},
+                             {"arms",
+                              {{{"name", "A"}, {"knobs", {{"grad", "sometimes"}}}},
+                               {{"name", "B"}, {"knobs", {{"jit", "maybe"}}}}}}};
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.openPreset(testing::writeJson(dir, QStringLiteral("bad.json"), preset)));
+        auto* setup = w.setupPanel();
+        QCOMPARE(setup->armEditor()->armCount(), 2);
+        QCOMPARE(setup->findChild<QSpinBox*>(QStringLiteral("warmupIters"))->value(), 7);
+        QVERIFY(!setup->isValid());
+        QVERIFY2(setup->validationMessage().contains(QStringLiteral("arms[0].knobs.grad")),
+                 qPrintable(setup->validationMessage()));
+        auto* log = w.findChild<QPlainTextEdit*>(QStringLiteral("logView"));
+        QVERIFY(log);
+        QVERIFY2(log->toPlainText().contains(QStringLiteral("arms[0].knobs.grad")) &&
+                     log->toPlainText().contains(QStringLiteral("arms[1].knobs.jit")),
+                 qPrintable(log->toPlainText()));
     }
 
     // The input spec is remembered per file, by its bytes (SHA-256), not by its name.

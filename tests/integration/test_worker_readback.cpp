@@ -69,6 +69,27 @@ TEST(WorkerReadback, ModelSavedByPinnedTorchWithScaledDotProductAttentionIsMeasu
     EXPECT_TRUE(w.quit());
 }
 
+// Issue 27: an input given whole (batch_dim false) reaches the model as written: the mlp takes
+// [1, 256], not [1, 1, 256] (which the MLP would turn into a [1, 1, 10] output); a leading "N"
+// is where the batch goes, as when it is left out.
+TEST(WorkerReadback, AnInputGivenWholeGetsNoBatchDimension) {
+    WorkerDriver w;
+    ASSERT_FALSE(w.start().is_null());
+    const json whole = json::array({{{"shape", {1, 256}}, {"dtype", "float32"}, {"batch_dim", false}}});
+    json ev = w.configure({{"intra_op_threads", 1}}, whole);
+    ASSERT_EQ(ev.value("type", ""), "applied") << ev.dump();
+    EXPECT_EQ(ev["input_shapes"], json::array({{1, 256}})) << ev.dump();
+    EXPECT_TRUE(w.quit());
+
+    WorkerDriver n;
+    ASSERT_FALSE(n.start().is_null());
+    const json marked = json::array({{{"shape", {"N", 256}}, {"dtype", "float32"}}});
+    ev = n.configure({{"intra_op_threads", 1}, {"batch_size", 4}}, marked);
+    ASSERT_EQ(ev.value("type", ""), "applied") << ev.dump();
+    EXPECT_EQ(ev["input_shapes"], json::array({{4, 256}})) << ev.dump();
+    EXPECT_TRUE(n.quit());
+}
+
 TEST(WorkerReadback, OneIntraOpThreadTrainModeGradEnabled) {
     WorkerDriver w;
     json a = applied(

@@ -143,7 +143,11 @@ TEST(Exports, JsonReimportsWithTheSameNumbers) {
 TEST(Exports, MarkdownSummaryTable) {
     REQUIRE_EXPORTED();
     const QString md = QString::fromUtf8(readAll(artifact(QStringLiteral("run.md"))));
-    EXPECT_TRUE(md.startsWith(QStringLiteral("### mlp: autograd vs no_grad vs inference_mode")));
+    EXPECT_TRUE(md.startsWith(QStringLiteral("# mlp: autograd vs no_grad vs inference_mode")));
+    // One title, every section a level below it (issue 27: title ###, Advice ##, Knobs ####).
+    EXPECT_EQ(md.count(QRegularExpression(QStringLiteral("^# "), QRegularExpression::MultilineOption)), 1);
+    EXPECT_EQ(md.count(QRegularExpression(QStringLiteral("^#{3,} "), QRegularExpression::MultilineOption)), 0);
+    EXPECT_TRUE(md.contains(QStringLiteral("\n## Knobs\n")));
     EXPECT_TRUE(md.contains(QStringLiteral("| arm | status | n | median |")));
     for (const char* arm : {"| A | ok | 600 |", "| B | ok | 600 |", "| C | ok | 600 |"})
         EXPECT_TRUE(md.contains(QString::fromLatin1(arm))) << arm;
@@ -170,6 +174,8 @@ TEST(Exports, HtmlAndPdfCarryFaultsAndContextSwitches) {
     EXPECT_TRUE(html.contains(QStringLiteral("<h3>Page faults and context switches</h3>")));
     EXPECT_FALSE(html.contains(QStringLiteral("not measured</td>")))
         << "the workers report faults and context switches";
+    // ...so the caption does not say they were not (issue 27: it always did).
+    EXPECT_FALSE(html.contains(QStringLiteral("Not measured: the workers did not report them")));
     QProcess p;
     p.start(QStringLiteral("pdftotext"), {artifact(QStringLiteral("run.pdf")), QStringLiteral("-")});
     if (!p.waitForStarted()) GTEST_SKIP() << "pdftotext not installed";
@@ -190,6 +196,10 @@ TEST(Exports, ReportCommandReadsRunIdsAndResultsFiles) {
                      out("id.pdf"), QStringLiteral("--md"), out("id.md"), QStringLiteral("--csv"),
                      out("id.csv"), QStringLiteral("--json"), out("id.json")});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    // It says what it wrote (issue 27: nothing on success).
+    for (const char* f : {"id.html", "id.pdf", "id.md", "id.csv", "id.json"})
+        EXPECT_TRUE(r.err.contains(QStringLiteral("pitlane-cli: wrote ")) && r.err.contains(out(f)))
+            << f << "\n" << r.err.toStdString();
     EXPECT_EQ(readAll(out("id.csv")), readAll(artifact(QStringLiteral("run.csv"))));
     EXPECT_EQ(readAll(out("id.md")), readAll(artifact(QStringLiteral("run.md"))));
     EXPECT_TRUE(readAll(out("id.pdf")).startsWith("%PDF-"));

@@ -100,7 +100,7 @@ TEST(LessonReport, HtmlHasTheLessonAfterTheVerdict) {
 
 TEST(LessonReport, MarkdownHasTheLessonAndEachCheck) {
     const QString md = report::markdownSummary(lessonRun());
-    const int lesson = md.indexOf(QStringLiteral("#### Lesson: Grad left on & inference"));
+    const int lesson = md.indexOf(QStringLiteral("## Lesson: Grad left on & inference"));
     ASSERT_GE(lesson, 0) << md.toStdString();
     EXPECT_GT(lesson, md.indexOf(QStringLiteral("**B is")));  // after the verdict line
     EXPECT_TRUE(md.contains(QStringLiteral("Autograd records a graph for every forward.")));
@@ -151,5 +151,5 @@ TEST(LessonReport, NoLessonNoSection) {
     run.preset.lesson = json();
     EXPECT_FALSE(report::htmlReport(run).contains(QStringLiteral("<h2>Lesson")));
     EXPECT_FALSE(report::htmlReport(run).contains(QStringLiteral("On this run")));
-    EXPECT_FALSE(report::markdownSummary(run).contains(QStringLiteral("#### Lesson")));
+    EXPECT_FALSE(report::markdownSummary(run).contains(QStringLiteral("## Lesson")));
 }

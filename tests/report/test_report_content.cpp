@@ -148,7 +148,7 @@ TEST(ReportContent, MarkdownHasEveryBatchSizeKnobsAppliedAndEnvironment) {
         "| sweep_inference_mode | 256 | failed: [out_of_memory] CPU out of memory at batch 256 | "
         "0 | - | - | - | - |")));
     // Knobs and applied settings per arm, the differing ones marked.
-    EXPECT_TRUE(md.contains(QStringLiteral("#### Knobs")));
+    EXPECT_TRUE(md.contains(QStringLiteral("\n## Knobs")));
     EXPECT_TRUE(md.contains(QStringLiteral(
         "| ≠ `grad` | `enabled` | `inference_mode` | `inference_mode` |")));
     EXPECT_TRUE(md.contains(QStringLiteral("| ≠ `batch_size` | _default_ | `[1,8]` |")));

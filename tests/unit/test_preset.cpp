@@ -576,3 +576,26 @@ TEST_F(PresetTest, AnArmsModelThatIsMissingOrRemoteIsNamed) {
     j["arms"][1]["nonsense"] = 1;
     expectError(j, "arms[1].nonsense", "expected name, knobs, model, input, host");
 }
+
+// Issue 27: an input given whole (batch_dim false) keeps its shape, round-trips, and leaves no
+// room for a batch size; a leading "N" marks the batch where it goes anyway.
+TEST_F(PresetTest, InputGivenWholeOrWithALeadingN) {
+    json j = twoArms();
+    j["input"] = {{{"shape", {1, 256}}, {"batch_dim", false}}};
+    Preset p = parsePreset(j, presetFile, modelDir);
+    ASSERT_EQ(p.input.size(), 1u);
+    EXPECT_FALSE(p.input[0].batch_dim);
+    EXPECT_EQ(p.input[0].shape, (std::vector<std::int64_t>{1, 256}));
+    EXPECT_EQ(pitlane::spec::inputsToJson(p.input)[0]["batch_dim"], false);
+    j["arms"][1]["knobs"]["batch_size"] = 8;
+    expectError(j, "arms[1].knobs.batch_size", "batch_dim false");
+    j["input"][0]["batch_dim"] = "no";
+    expectError(j, "input[0].batch_dim", "expected true");
+    j["input"] = {{{"shape", {"N", 256}}}};
+    p = parsePreset(j, presetFile, modelDir);
+    EXPECT_TRUE(p.input[0].batch_dim);
+    EXPECT_EQ(p.input[0].shape, (std::vector<std::int64_t>{256}));
+    EXPECT_FALSE(pitlane::spec::inputsToJson(p.input)[0].contains("batch_dim"));
+    j["input"] = {{{"shape", {3, "N"}}}};
+    expectError(j, "input[0].shape[1]", "dimension size");
+}

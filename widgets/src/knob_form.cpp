@@ -336,14 +336,30 @@ void KnobForm::setKnobs(const json& knobs) {
     spec::Knobs k;
     explicit_.clear();
     loaded_ = knobs.is_object() ? knobs : json::object();
+    bool whole = true;
     try {
         k = spec::parseKnobs(loaded_, "<editor>", "knobs");
-        for (const auto& [key, v] : loaded_.items()) explicit_.insert(key);
     } catch (const std::exception&) {
         k = spec::Knobs{};
+        whole = false;
     }
+    for (const auto& [key, v] : loaded_.items()) explicit_.insert(key);
     loading_ = true;
-    for (const auto& c : controls_) setValue(c, c.knob->get(k));
+    for (const auto& c : controls_) {
+        const auto& key = c.knob->name;
+        if (whole || !loaded_.contains(key)) {
+            setValue(c, c.knob->get(k));
+            continue;
+        }
+        // An invalid preset (issue 27): each knob on its own, the valid ones as parsed, an
+        // invalid one as written (a combo box shows it as an extra choice), so validation names
+        // it instead of every knob going back to its default.
+        try {
+            setValue(c, c.knob->get(spec::parseKnobs(json{{key, loaded_[key]}}, "<editor>", "knobs")));
+        } catch (const std::exception&) {
+            setValue(c, loaded_[key]);
+        }
+    }
     loading_ = false;
     emit changed();
 }

@@ -61,6 +61,12 @@ LessonPreset readLessonPreset(const QString& path) {
     return p;
 }
 
+QString durationText(double seconds) {
+    if (!(seconds > 0)) return QObject::tr("?");
+    if (seconds < 90) return QObject::tr("%1 s").arg(qRound(seconds));
+    return QObject::tr("%1 min").arg(seconds / 60.0, 0, 'f', 1);
+}
+
 QString section(const QString& heading, const QString& body) {
     return QStringLiteral("<p><b>%1</b></p>%2").arg(heading.toHtmlEscaped(), body);
 }
@@ -102,12 +108,14 @@ LessonsBrowser::LessonsBrowser(QWidget* parent)
     setObjectName(QStringLiteral("lessonsBrowser"));
     table_->setObjectName(QStringLiteral("lessonsTable"));
     table_->setHorizontalHeaderLabels(
-        {tr("Status here"), tr("Lesson"), tr("Model"), tr("Needs"), tr("Last run"), QString()});
+        {tr("Status here"), tr("Lesson"), tr("Model"), tr("Needs"), tr("Last run here"), QString()});
     table_->verticalHeader()->hide();
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->setWordWrap(false);
+    // A long title wraps in its row instead of ending in "…" (issue 27: "Thread mi…").
+    table_->setWordWrap(true);
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setHighlightSections(false);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(Title, QHeaderView::Stretch);
@@ -221,10 +229,14 @@ void LessonsBrowser::fillRow(int row) {
                                                           : tr("CUDA");
     table_->setItem(row, Needs, new QTableWidgetItem(needs));
     // The day is enough in the list; the time is in the tooltip and the details.
+    // How long it took here: the expected duration of the next run (issue 27: none was shown).
     auto* lastRun = new QTableWidgetItem(
-        last ? QStringLiteral("#%1 · %2").arg(last->id).arg(localDateText(last->startedAt).left(10))
+        last ? QStringLiteral("#%1 · %2 · %3")
+                   .arg(last->id)
+                   .arg(localDateText(last->startedAt).left(10), durationText(last->wallS))
              : tr("never"));
-    if (last) lastRun->setToolTip(localDateText(last->startedAt));
+    lastRun->setToolTip(last ? tr("%1; it took %2 here").arg(localDateText(last->startedAt), durationText(last->wallS))
+                             : tr("Not run on this machine yet"));
     table_->setItem(row, LastRun, lastRun);
     table_->setCellWidget(row, Actions, actionsCell(row));
 }
@@ -246,8 +258,16 @@ QWidget* LessonsBrowser::actionsCell(int row) {
     const QString path = lessons_[row].path;
     auto* open = button(tr("Open"), tr("Load the lesson into the setup"), "lessonOpen");
     auto* run = button(tr("Run"), tr("Load the lesson and run it"), "lessonRun");
-    connect(open, &QToolButton::clicked, this, [this, path] { emit openRequested(path); });
-    connect(run, &QToolButton::clicked, this, [this, path] { emit runRequested(path); });
+    // The details follow the lesson whose button was pressed (issue 27: they kept the one
+    // selected before).
+    connect(open, &QToolButton::clicked, this, [this, path] {
+        selectPath(path);
+        emit openRequested(path);
+    });
+    connect(run, &QToolButton::clicked, this, [this, path] {
+        selectPath(path);
+        emit runRequested(path);
+    });
     return cell;
 }
 
@@ -287,20 +307,37 @@ int LessonsBrowser::selectedLesson() const {
     return rows.isEmpty() || rows.first().row() >= lessons_.size() ? -1 : rows.first().row();
 }
 
+void LessonsBrowser::selectPath(const QString& path) {
+    for (int row = 0; row < lessons_.size(); ++row)
+        if (lessons_[row].path == path) return selectLesson(row);
+}
+
 void LessonsBrowser::selectLesson(int row) {
     if (row >= 0 && row < lessons_.size()) table_->selectRow(row);
 }
 
 QString LessonsBrowser::verdictHtml(int row) const {
     const LessonPreset& l = lessons_[row];
-    if (const auto* last = lastRunOf(row))
-        return section(tr("On this machine"), QStringLiteral("<p>%1 <i>%2</i></p>%3")
-                                                  .arg(lessonBadgeHtml(last->lessonStatus()),
-                                                       tr("run #%1, %2")
+    if (const auto* last = lastRunOf(row)) {
+        QString hint;
+        const QString status = last->lessonStatus();
+        if (status == QLatin1String("not_reproduced") || status == QLatin1String("inconclusive"))
+            hint = QStringLiteral("<p><i>%1</i></p>")
+                       .arg(tr("A lesson measures this machine: other load while it ran (a busy "
+                               "machine shrinks or hides an effect), fewer cores or another CPU "
+                               "(its vector units, its cache) change the size of the effect. Run "
+                               "it again on an idle machine before you conclude; the checks above "
+                               "say what was expected and what was measured.")
+                                .toHtmlEscaped());
+        return section(tr("On this machine"), QStringLiteral("<p>%1 <i>%2</i></p>%3%4")
+                                                  .arg(lessonBadgeHtml(status),
+                                                       tr("run #%1, %2, took %3")
                                                            .arg(last->id)
-                                                           .arg(localDateText(last->startedAt))
+                                                           .arg(localDateText(last->startedAt),
+                                                                durationText(last->wallS))
                                                            .toHtmlEscaped(),
-                                                       lessonChecksHtml(last->lesson)));
+                                                       lessonChecksHtml(last->lesson), hint));
+    }
     QString body = QStringLiteral("<p>%1 %2</p>")
                        .arg(lessonBadgeHtml(QString()),
                             tr("Not run on this machine yet: Run measures it.").toHtmlEscaped());

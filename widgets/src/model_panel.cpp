@@ -198,7 +198,13 @@ void ModelPanel::showLoaded(const results::RunResult& run) {
     if (const auto params = number(l, "parameters"))  // thin spaces group the digits
         params_->setText(
             QLocale::c().toString(qlonglong(*params)).replace(QLatin1Char(','), QChar(0x202f)));
-    if (l.contains("input")) input_->setText(describeInputs(l["input"]) + tr(" + batch dim"));
+    if (l.contains("input")) {
+        bool whole = false;
+        for (const auto& in : l["input"])
+            if (in.is_object() && in.value("batch_dim", true) == false) whole = true;
+        input_->setText(describeInputs(l["input"]) +
+                        (whole ? tr(" (whole shape: no batch dim)") : tr(" + batch dim")));
+    }
     if (l.contains("output") && l["output"].is_object())
         output_->setText(QStringLiteral("%1 %2").arg(
             shapeText(l["output"].value("shape", json::array())), text(l["output"], "dtype")));

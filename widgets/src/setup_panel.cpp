@@ -5,6 +5,7 @@
 #include "pitlane/widgets/wheel_guard.h"
 
 #include "pitlane/session/model_probe.h"
+#include "pitlane/spec/model_preset.h"
 
 #include <QCheckBox>
 #include <QCryptographicHash>
@@ -27,53 +28,16 @@ namespace pitlane::widgets {
 using json = nlohmann::json;
 
 json parseInputText(const QString& text) {
-    const QString t = text.trimmed();
-    if (t.isEmpty()) return nullptr;
-    // The preset's own JSON ([{"shape": ...}, ...]) as it is.
-    if (t.startsWith(QLatin1Char('[')) && t.mid(1).trimmed().startsWith(QLatin1Char('{'))) {
-        try {
-            return json::parse(t.toStdString());
-        } catch (const std::exception&) {
-            return t.toStdString();  // parsePreset says what it expected
-        }
-    }
-    // One input per ';': a shape ("3x64x64", "3,64,64" or "[3, 64, 64]") and an optional dtype
-    // after a space or a colon ("3x64x64 float32", "[3,64,64]:float32").
-    json inputs = json::array();
-    for (const QString& raw : t.split(QLatin1Char(';'), Qt::SkipEmptyParts)) {
-        QString part = raw.trimmed();
-        QString dtype;
-        const QRegularExpressionMatch m =
-            QRegularExpression(QStringLiteral("^(.*?)(?:\\s*[:\\s]\\s*([A-Za-z][A-Za-z0-9_]*))?$")).match(part);
-        if (m.hasMatch() && !m.captured(2).isEmpty()) {
-            part = m.captured(1).trimmed();
-            dtype = m.captured(2);
-        }
-        if (part.startsWith(QLatin1Char('[')) && part.endsWith(QLatin1Char(']'))) part = part.mid(1, part.size() - 2);
-        if (part.isEmpty()) continue;
-        json shape = json::array();
-        for (const QString& d : part.split(QRegularExpression(QStringLiteral("[x×,\\s]")), Qt::SkipEmptyParts)) {
-            bool ok = false;
-            const qlonglong v = d.toLongLong(&ok);
-            if (ok)
-                shape.push_back(v);
-            else
-                shape.push_back(d.toStdString());  // validation names it
-        }
-        json in = {{"shape", shape}};
-        if (!dtype.isEmpty()) in["dtype"] = dtype.toStdString();
-        inputs.push_back(in);
-    }
-    return inputs;
+    return spec::parseInputText(text.toStdString());  // the CLI's --input reads the same
 }
 
 QString inputText(const json& inputs) {
     if (!inputs.is_array()) return {};
     QStringList parts;
     for (const auto& in : inputs) {
-        if (!in.is_object() || in.contains("shapes") || !in.contains("shape") ||
-            !in["shape"].is_array())
-            return QString::fromStdString(inputs.dump());  // varying shapes: keep the JSON
+        if (!in.is_object() || in.contains("shapes") || in.contains("batch_dim") ||
+            !in.contains("shape") || !in["shape"].is_array())
+            return QString::fromStdString(inputs.dump());  // varying or whole shapes: the JSON
         QStringList dims;
         for (const auto& d : in["shape"]) dims << QString::fromStdString(d.dump());
         parts << dims.join(QLatin1Char('x')) + QLatin1Char(' ') +
@@ -104,8 +68,10 @@ SetupPanel::SetupPanel(QWidget* parent)
     input_->setObjectName(QStringLiteral("inputSpec"));
     input_->setToolTip(
         tr("Input shapes without the batch dimension (batch_size is prepended) and dtypes, e.g. "
-           "\"3x224x224\", \"[3, 224, 224]:float32\" or \"128 int64; 128 int64\" (one input per ';'; "
-           "float32 when left out), or the preset's JSON list. Empty: the model's own signature "
+           "\"3x224x224\", \"[3, 224, 224]:float32\", \"Nx3x224x224\" (N marks the batch) or "
+           "\"128 int64; 128 int64\" (one input per ';'; float32 when left out), or the preset's "
+           "JSON list; a shape given whole, with nothing prepended: "
+           "[{\"shape\": [1, 8, 32], \"batch_dim\": false}]. Empty: the model's own signature "
            "(its sidecar <name>.json, or a package's metadata)."));
     warmup_ = runSpin(this, 0, "warmupIters",
                       tr("Warmup iterations per arm (and per batch size), not measured"));

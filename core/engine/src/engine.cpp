@@ -100,7 +100,9 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
     const auto target = onHost ? c10::Device(c10::DeviceType::CPU) : device;
     for (std::size_t v = 0; v < variants; ++v) {
         for (const auto& in : inputSpecs) {
-            std::vector<std::int64_t> shape{batch};
+            // batch_dim false: the shape is the whole tensor's (the spec keeps batch_size 1).
+            std::vector<std::int64_t> shape;
+            if (in.batch_dim) shape.push_back(batch);
             const auto& dims = in.shapes.empty() ? in.shape : in.shapes[v % in.shapes.size()];
             shape.insert(shape.end(), dims.begin(), dims.end());
             const auto dtype = scalarType(in.dtype);

@@ -154,6 +154,12 @@ bool Engine::Impl::parseArm(const json& cmd, ConfigureState& s) {
     try {
         knobs = spec::parseKnobs(s.arm.value("knobs", json::object()), "<configure>", "knobs");
         inputSpecs = spec::parseInputs(s.arm.value("input", json()), "<configure>", "input");
+        // A whole shape has no batch dimension to put batch_size in (the preset refuses it too).
+        for (std::size_t i = 0; i < inputSpecs.size(); ++i)
+            if (!inputSpecs[i].batch_dim && knobs.batch_size != std::vector<int>{1})
+                throw spec::SpecError("<configure>", "knobs.batch_size",
+                                      "must be 1: input[" + std::to_string(i) +
+                                          "] gives its whole shape (batch_dim false)");
     } catch (const spec::SpecError& e) {
         sink.error(code::kBadKnob, e.what(), {{"field", e.field()}, {"reason", e.reason()}});
         return false;
@@ -418,7 +424,7 @@ bool Engine::Impl::makeFirstInputs(const ConfigureState& s) {
         return false;
     }
     bool any4d = false;
-    for (const auto& in : inputSpecs) any4d |= in.shape.size() + 1 == 4;
+    for (const auto& in : inputSpecs) any4d |= in.shape.size() + (in.batch_dim ? 1 : 0) == 4;
     if (k.memory_format == "channels_last" && !any4d)
         sink.warning("knob_not_applicable",
                      "memory_format channels_last applies to 4-D (NCHW) inputs only; this "

@@ -33,6 +33,8 @@ th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.key { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; white-space: nowrap; }
 table.kv td { font-size: 13px; }
+table.kv { max-width: 100%; }
+table.kv td:not(.key) { overflow-wrap: anywhere; }
 tr.diff td { background: #fff1b8; }
 tr.drift td { background: #fde0dc; }
 table.verdict { width: 100%; }

@@ -101,7 +101,7 @@ std::string lessonMarkdown(const RunResult& run) {
     const json lesson = results::lessonOf(run);
     if (!lesson.is_object()) return {};
     const std::string title = field(lesson, "title");
-    std::string s = "#### Lesson" + (title.empty() ? std::string() : ": " + md(title)) + "\n\n";
+    std::string s = "## Lesson" + (title.empty() ? std::string() : ": " + md(title)) + "\n\n";
     if (!field(lesson, "text").empty()) s += md(field(lesson, "text")) + "\n\n";
     if (!field(lesson, "claim").empty()) s += "**Claim:** " + md(field(lesson, "claim")) + "  \n";
     if (!field(lesson, "expect").empty()) s += "_Expect: " + md(field(lesson, "expect")) + "_  \n";

@@ -119,7 +119,7 @@ std::string sweepMarkdown(const RunResult& run) {
 std::string settingsMarkdown(const RunResult& run) {
     if (run.arms.empty()) return {};
     int differing = 0;
-    std::string s = "\n#### Knobs\n\n";
+    std::string s = "\n## Knobs\n\n";
     s += settingsTable(run, collectSettings(run, [](const results::ArmResult& a) { return a.knobs; }),
                        "knob", "_default_", &differing);
     const SettingsTable applied =

@@ -115,8 +115,13 @@ QString countersTable(const RunResult& run) {
         headers << th(h);
     const QString missing = QStringLiteral("not measured");
     std::vector<GridRow> rows;
+    bool anyMissing = false;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
+        for (double v : {results::minorFaultsPerIter(a), results::majorFaultsPerIter(a),
+                         results::contextSwitchesPerIter(a, true),
+                         results::contextSwitchesPerIter(a, false)})
+            anyMissing = anyMissing || v < 0;
         rows.push_back({{},
                         {td(armLabel(run, i)),
                          num(perIterText(results::minorFaultsPerIter(a), missing)),
@@ -131,7 +136,10 @@ QString countersTable(const RunResult& run) {
                "processes of the arm (a major fault waited for the disk). Context switches: the "
                "growth of each worker process's counters (every thread) between its first and "
                "last metric tick, so they include the waits between blocks; divided by the "
-               "measured iterations. Not measured: the workers did not report them.</p>\n");
+               "measured iterations.") +
+           (anyMissing ? QStringLiteral(" Not measured: the workers did not report them.")
+                       : QString()) +
+           QStringLiteral("</p>\n");
 }
 
 // One row per sweep point (batch size) or concurrent worker.

@@ -144,7 +144,9 @@ QByteArray csvField(const std::string& s) {
 QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     std::string s;
     const std::string title = !o.title.isEmpty() ? o.title.toStdString() : run.preset.name;
-    s += "### " + md(title.empty() ? "Pitlane run" : title) + "\n\n";
+    // One title (#), then every section at the same level (##): Markdown viewers and tables of
+    // contents read the structure from the levels.
+    s += "# " + md(title.empty() ? "Pitlane run" : title) + "\n\n";
     s += "model `" + md(run.preset.model) + "`";
     if (!o.runId.isEmpty()) s += " · run #" + o.runId.toStdString();
     s += " · " + run.started_at + "\n\n";

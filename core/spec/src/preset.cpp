@@ -53,9 +53,12 @@ const std::vector<std::string> kDtypes = {"float32", "float64", "float16", "bflo
 std::vector<std::int64_t> parseShape(const json& v, const std::string& where,
                                      const std::string& f) {
     if (!v.is_array())
-        throw SpecError(where, f, "expected a list of dimension sizes, e.g. [3, 224, 224]");
+        throw SpecError(where, f, "expected a list of dimension sizes, e.g. [3, 224, 224] (or [\"N\", 3, 224, 224]: N is the batch)");
     std::vector<std::int64_t> shape;
     for (std::size_t i = 0; i < v.size(); ++i) {
+        // A leading "N" marks the batch dimension where it is prepended anyway: ["N", 3, 64, 64]
+        // is [3, 64, 64].
+        if (i == 0 && v.size() > 1 && v[i].is_string() && v[i].get<std::string>() == "N") continue;
         if (!v[i].is_number_integer() || v[i].get<long long>() < 1 ||
             v[i].get<long long>() > (1LL << 31))
             throw SpecError(where, f + "[" + std::to_string(i) + "]",
@@ -110,8 +113,14 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                     throw SpecError(where, fk, "expected a non-empty list of shapes");
                 for (std::size_t s = 0; s < v.size(); ++s)
                     in.shapes.push_back(parseShape(v[s], where, fk + "[" + std::to_string(s) + "]"));
+            } else if (key == "batch_dim") {
+                if (!v.is_boolean())
+                    throw SpecError(where, fk,
+                                    "expected true (knobs.batch_size is prepended to the shape) or "
+                                    "false (the shape is the whole tensor's), got " + v.dump());
+                in.batch_dim = v.get<bool>();
             } else {
-                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes)");
+                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim)");
             }
         });
     }
@@ -149,6 +158,7 @@ json inputsToJson(const std::vector<InputSpec>& inputs) {
     for (const auto& in : inputs) {
         json e{{"shape", in.shape}, {"dtype", in.dtype}};
         if (!in.shapes.empty()) e["shapes"] = in.shapes;
+        if (!in.batch_dim) e["batch_dim"] = false;
         a.push_back(e);
     }
     return a;
@@ -428,6 +438,18 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
     } else {
         checkRunSize(p, errs);
         checkNotServingArms(p, errs);
+    }
+    // An input given whole (batch_dim false) has no batch dimension to put batch_size in.
+    for (std::size_t i = 0; i < p.arms.size(); ++i) {
+        const auto& inputs = p.arms[i].input.empty() ? p.input : p.arms[i].input;
+        for (std::size_t k = 0; k < inputs.size(); ++k)
+            if (!inputs[k].batch_dim && p.arms[i].knobs.batch_size != std::vector<int>{1}) {
+                errs.add("arms[" + std::to_string(i) + "].knobs.batch_size",
+                         "must be 1: input[" + std::to_string(k) +
+                             "] gives its whole shape (batch_dim false), so there is no batch "
+                             "dimension to put it in");
+                break;
+            }
     }
     if (p.run.adaptive())
         for (std::size_t i = 0; i < p.arms.size(); ++i)

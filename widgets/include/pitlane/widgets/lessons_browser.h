@@ -64,6 +64,7 @@ public:
     const store::RunInfo* lastRunOf(int row) const;
     int selectedLesson() const;  // -1 when none
     void selectLesson(int row);
+    void selectPath(const QString& path);  // the row of that lesson preset
     QTableWidget* table() const { return table_; }
     QAbstractButton* openButton(int row) const;
     QAbstractButton* runButton(int row) const;

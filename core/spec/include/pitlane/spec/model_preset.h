@@ -18,4 +18,10 @@ nlohmann::json newModelPresetJson(const std::string& modelPath);
 // resnet18 at 3x64x64 gave 95 % CIs 1.3-2.2x wide; with 200-300, 1.1-1.3x (issue 27).
 nlohmann::json newModelRun();
 
+// The input spec as typed (the window's Input spec field, `pitlane-cli run MODEL --input`):
+// "3x224x224", "[3, 224, 224]:float32", "Nx3x64x64" (N marks the batch), "128 int64; 128 int64"
+// (one input per ';', float32 when no dtype is given), or the preset's JSON list as it is.
+// Returns the preset's "input" JSON (null for empty text); parsePreset judges it.
+nlohmann::json parseInputText(const std::string& text);
+
 }  // namespace pitlane::spec

@@ -33,6 +33,11 @@ struct InputSpec {
     // Varying shapes per iteration (dynamic-shape lesson): when non-empty, iteration i uses
     // shapes[i % shapes.size()] instead of `shape`.
     std::vector<std::vector<std::int64_t>> shapes;
+    // false ("batch_dim": false): `shape` is the whole tensor's, nothing is prepended, and
+    // knobs.batch_size must stay 1 (issue 27: a [1, 8, 32] input became [1, 1, 8, 32]). A shape
+    // may also start with "N" (["N", 8, 32]): that is where the batch goes, as when it is left
+    // out.
+    bool batch_dim = true;
 };
 
 // Every knob of an arm (names fixed by CONTRACT.md). Optional = "leave torch's default".

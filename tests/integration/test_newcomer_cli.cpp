@@ -1,0 +1,83 @@
+// Issue 27, the command-line side of a newcomer's first run: their own model (the bundled
+// resnet18's bytes under another name, no sidecar) given to `pitlane-cli run` as it is. Without
+// an input the error names the file and the flag to give it with; with `--input 3x64x64` the
+// default A/B (one knob apart, one thread each) runs on real workers, its progress fits a
+// screen, its verdict's 95 % CI is narrower than 2x, and the HTML and Markdown reports it writes
+// are said on stderr and name the model.
+#include "cli.h"
+#include "harness.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace pitlane::itest;
+
+std::string readText(const QString& path) {
+    std::ifstream f(path.toStdString());
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+TEST(NewcomerCli, OwnModelWithoutSidecarToAVerdictAndReports) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const QString model = dir.filePath("custom_cnn.pt");
+    ASSERT_TRUE(QFile::copy(QString::fromStdString(modelDir() + "/resnet18.pt"), model));
+
+    // No input: exit 2, the file, the field and how to give it.
+    auto r = runCli({"run", model, "--db", "none"}, 60000);
+    ASSERT_TRUE(r.finished);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("custom_cnn.pt"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("input: missing"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--input 3x224x224"), std::string::npos) << r.err;
+    // --input is for a bare model; a preset gives its own.
+    const QString preset = writeJson(dir.filePath("p.json"), {{"model", "mlp"}, {"arms", {{{"name", "A"}}}}});
+    r = runCli({"run", preset, "--input", "3x64x64"}, 30000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("--input applies to a model file"), std::string::npos) << r.err;
+
+    const QString html = dir.filePath("r.html"), md = dir.filePath("r.md"), js = dir.filePath("r.json");
+    r = runCli({"run", model, "--input", "3x64x64", "--db", "none", "--html", html, "--md", md, "--json", js},
+               600000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json results = readJson(js);
+    ASSERT_EQ(results["arms"].size(), 2u);
+    EXPECT_EQ(results["arms"][0]["name"], "grad enabled");
+    EXPECT_EQ(results["arms"][1]["name"], "inference_mode");
+    for (const auto& a : results["arms"]) {
+        EXPECT_EQ(a["status"], "ok");
+        EXPECT_EQ(a["applied"]["intra_op_threads"], 1);
+        EXPECT_EQ(a["applied"]["input_shapes"], json::array({{1, 3, 64, 64}}));
+    }
+    const auto& c = results["comparisons"][0];
+    const double lo = c["ci95"][0], hi = c["ci95"][1];
+    EXPECT_GT(lo, 0);
+    EXPECT_LT(hi / lo, 2.0) << c.dump();
+
+    // Progress a screen can hold: a line per worker process, per measured block, per arm's end.
+    const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
+    EXPECT_LE(lines, 120) << r.err;
+    EXPECT_EQ(r.err.find("] warming up"), std::string::npos) << r.err;
+    for (const QString& f : {html, md, js})
+        EXPECT_NE(r.err.find("pitlane-cli: wrote "), std::string::npos) << f.toStdString();
+    const std::string mdText = readText(md), htmlText = readText(html);
+    EXPECT_EQ(mdText.rfind("# custom_cnn\n", 0), 0u) << mdText.substr(0, 200);
+    EXPECT_NE(mdText.find("custom_cnn.pt"), std::string::npos);
+    EXPECT_NE(htmlText.find("custom_cnn.pt"), std::string::npos);
+    const std::string verdict = c["verdict"];
+    EXPECT_NE(mdText.find(verdict.substr(0, 20)), std::string::npos) << verdict;
+}
+
+}  // namespace
