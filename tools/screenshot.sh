@@ -3,7 +3,7 @@
 # GPU needed). Builds nothing: build first (ninja -C build pitlane).
 #
 #   tools/screenshot.sh OUT.png [PRESET.json] [BUILD_DIR] [--root ROOT.png] [--dark]
-#                       [--db HISTORY.sqlite] [--runs N] [--tab NAME]
+#                       [--db HISTORY.sqlite] [--runs N] [--tab NAME] [--screen WxH]
 #
 # OUT.png is the window as the app renders it (pitlane --screenshot, QWidget::grab). With
 # --root, the whole X screen is also captured with ImageMagick `import -window root` while the
@@ -11,15 +11,17 @@
 # The run history is a throw-away file unless --db names one (never the user's). --runs N runs
 # the preset N times in the window (the first N-1 without a screenshot), so the history panel
 # shows N more rows. --tab NAME shows that results tab (verdict, applied, log, advice).
+# --screen WxH: the virtual screen (default 1600x1000); the window opens on all of it, as on a
+# first start (docs/screenshots: 1366x768 and 1920x1080).
 set -eu
 
 usage() {
-    echo "usage: $0 OUT.png [PRESET.json] [BUILD_DIR] [--root ROOT.png] [--dark] [--db F] [--runs N] [--tab NAME]" >&2
+    echo "usage: $0 OUT.png [PRESET.json] [BUILD_DIR] [--root ROOT.png] [--dark] [--db F] [--runs N] [--tab NAME] [--screen WxH]" >&2
     exit 2
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-out="" preset="" build="" root="" dark="" db="" runs=1 tab=""
+out="" preset="" build="" root="" dark="" db="" runs=1 tab="" size=1600x1000
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) [ $# -ge 2 ] || usage; root=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
         --db) [ $# -ge 2 ] || usage; db=$2; shift 2 ;;
         --runs) [ $# -ge 2 ] || usage; runs=$2; shift 2 ;;
         --tab) [ $# -ge 2 ] || usage; tab="--tab $2"; shift 2 ;;
+        --screen) [ $# -ge 2 ] || usage; size=$2; shift 2 ;;
         -h|--help) usage ;;
         *) if [ -z "$out" ]; then out=$1; elif [ -z "$preset" ]; then preset=$1;
            elif [ -z "$build" ]; then build=$1; else usage; fi; shift ;;
@@ -50,7 +53,8 @@ export XDG_CONFIG_HOME="$config"
 db=${db:-$config/history.sqlite}
 unset QT_QPA_PLATFORM
 
-screen="-screen 0 1600x1000x24"
+case "$size" in *[!0-9x]*|x*|*x) usage ;; esac
+screen="-screen 0 ${size}x24"
 i=1
 while [ $i -lt "$runs" ]; do
     xvfb-run -a -s "$screen" "$bin" "$preset" --run --quit-when-done --db "$db" $dark || exit $?

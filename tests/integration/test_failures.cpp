@@ -32,10 +32,10 @@ bool processAlive(long pid) {
     return state != "Z" && state != "X";
 }
 
-// Follows the CLI's progress lines for one arm: "[B] worker pid N ready", "[B] block K done".
+// Follows the CLI's progress lines for one arm: "[B] loading (worker pid N)", "[B] block K done".
 struct ArmProgress {
     explicit ArmProgress(const char* arm)
-        : ready(QStringLiteral("^\\[%1\\] worker pid (\\d+) ready").arg(arm)),
+        : ready(QStringLiteral("^\\[%1\\] loading \\(worker pids? (\\d+)").arg(arm)),
           blockDone(QStringLiteral("^\\[%1\\] block (\\d+) done").arg(arm)) {}
     void feed(const std::string& line) {
         const QString l = QString::fromStdString(line);

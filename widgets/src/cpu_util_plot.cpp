@@ -8,10 +8,13 @@
 namespace pitlane::widgets {
 
 CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per core"), parent) {
-    yAxis->setLabel(tr("busy %"));
+    // A process's dot can pass 100 (350 = three and a half cores busy): the label says so
+    // where it has room, the tooltip always (issue 27: an axis to 350 % with no word of why).
+    yAxis->setLabel(tr("busy % · dots: % of one core"));
     setToolTip(toolTip() +
                tr("\nLines: each core of the machine (busy %). Dots: each arm's worker processes, "
-                  "CPU time per wall time in % of one core (idle processes not drawn)."));
+                  "CPU time per wall time in % of one core, so a process on several cores goes "
+                  "above 100 (idle processes not drawn)."));
     placeLegendInTitleRow();
     restyle();
 }

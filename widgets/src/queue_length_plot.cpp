@@ -95,7 +95,7 @@ void QueueLengthPlot::refresh(const results::RunResult& run) {
         QString name = QStringLiteral("%1 · %2")
                            .arg(QString::fromStdString(run.arms[i].name),
                                 QString::fromStdString(servingLevelName(l.rate_per_s, l.clients)));
-        if (run.preset.run.processes > 1) name += tr(" · r%1").arg(l.process + 1);
+        if (run.preset.run.processes > 1) name += tr(" · process %1").arg(l.process + 1);
         graphs_[i]->setName(name);
     }
     if (!empty_ || (!changed && any == !empty_->visible())) return;  // no run yet, or nothing new

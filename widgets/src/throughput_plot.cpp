@@ -33,6 +33,10 @@ void ThroughputPlot::resetRun(const results::RunResult& run) {
         xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
         xAxis->setScaleType(QCPAxis::stLogarithmic);
         qSharedPointerCast<QCPAxisTickerLog>(xAxis->ticker())->setLogBase(2);
+        // Every power of two labelled ran together on a narrow plot ("163264", issue 27): at
+        // most about four labels, no sub ticks between them.
+        xAxis->ticker()->setTickCount(4);
+        qSharedPointerCast<QCPAxisTickerLog>(xAxis->ticker())->setSubTickCount(0);
         xAxis->setLabel(tr("batch size"));
         yAxis->setLabel(tr("items/s · solid"));
         yAxis2->setVisible(true);

@@ -189,7 +189,15 @@ std::string servingTable(const RunResult& run) {
         }
         for (const auto& p : points) {
             const auto& s = p.pooled;
+            // How many of the processes saturated, when not all (issue 27: "SATURATED" here
+            // while the lesson said "saturated in 1 of 2 processes: inconclusive").
+            int saturatedProcesses = 0;
+            for (const auto& q : p.processes) saturatedProcesses += q.saturated ? 1 : 0;
             std::string state = s.saturated ? "SATURATED" : "ok";
+            if (s.saturated && p.processes.size() > 1 &&
+                saturatedProcesses < int(p.processes.size()))
+                state += " (" + std::to_string(saturatedProcesses) + " of " +
+                         std::to_string(p.processes.size()) + " processes)";
             if (slo && !s.saturated) state = p.meetsSlo() ? "meets" : "misses";
             if (slo) state += " (" + std::to_string(p.meeting_slo) + "/" + std::to_string(p.processes.size()) + ")";
             if (p.search) state += " search";
