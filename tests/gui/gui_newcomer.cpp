@@ -77,6 +77,22 @@ QStringList textProblems(widgets::LivePlot* plot) {
                            .arg(name, axis->label())
                            .arg(need)
                            .arg(room);
+            // Tick labels of a horizontal axis do not run into each other ("5 s10 s", "163264").
+            if (!vertical && axis->tickLabels()) {
+                const QFontMetrics tf(axis->tickLabelFont());
+                const QVector<double> ticks = axis->tickVector();
+                const QVector<QString> labels = axis->tickVectorLabels();
+                double prevRight = -1e9;
+                for (int t = 0; t < ticks.size() && t < labels.size(); ++t) {
+                    const double x = axis->coordToPixel(ticks[t]);
+                    if (x < rect->left() - 1 || x > rect->right() + 1 || labels[t].isEmpty()) continue;
+                    const double half = tf.horizontalAdvance(labels[t]) / 2.0;
+                    if (x - half < prevRight + 2)
+                        out << QStringLiteral("%1: tick label \"%2\" runs into the one before it")
+                                   .arg(name, labels[t]);
+                    prevRight = x + half;
+                }
+            }
             const QString full = axis->property("pitlaneFullLabel").toString();
             const QString core = full.section(QStringLiteral(" · "), 0, 0);
             if (!full.isEmpty() && !axis->label().startsWith(core))

@@ -8,9 +8,9 @@
 namespace pitlane::widgets {
 
 CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per core"), parent) {
-    // A process's dot can pass 100 (350 = three and a half cores busy): the label says so
-    // where it has room, the tooltip always (issue 27: an axis to 350 % with no word of why).
-    yAxis->setLabel(tr("busy % · dots: % of one core"));
+    // A process's dot can pass 100 (350 = three and a half cores busy): the legend's key says
+    // so, and the tooltip (issue 27: an axis to 350 % with no word of why).
+    yAxis->setLabel(tr("busy %"));
     setToolTip(toolTip() +
                tr("\nLines: each core of the machine (busy %). Dots: each arm's worker processes, "
                   "CPU time per wall time in % of one core, so a process on several cores goes "
@@ -53,7 +53,7 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
     coresKey_ = addGraph();
     coresKey_->setName(tr("cores"));
     processesKey_ = addGraph();
-    processesKey_->setName(tr("processes"));
+    processesKey_->setName(tr("processes (100 = one core)"));
     processesKey_->setLineStyle(QCPGraph::lsNone);
     for (auto* key : {coresKey_, processesKey_}) key->setProperty("pitlaneDecoration", true);
     armCpu_.clear();

@@ -9,6 +9,24 @@ namespace pitlane::widgets {
 
 ThroughputPlot::ThroughputPlot(QWidget* parent) : LivePlot(tr("Throughput"), parent) {
     restyle();
+    // Each bar's arm name fits the bar's share of the axis ("grad enabledinference_mode" ran
+    // together at 1366x768): elided after each layout (the tick labels were made in it, so a
+    // change is drawn by one more replot), the full names in the other plots' legends.
+    connect(this, &QCustomPlot::afterLayout, this, [this] {
+        auto text = qSharedPointerDynamicCast<QCPAxisTickerText>(xAxis->ticker());
+        if (sweep_ || !text || armNames_.isEmpty()) return;
+        const QFontMetrics fm(xAxis->tickLabelFont());
+        const double span = xAxis->range().size();
+        const int room = span > 0 ? int(axisRect()->width() / span) - 8 : 0;
+        bool changed = false;
+        for (int i = 0; i < armNames_.size(); ++i) {
+            const QString shown = fm.elidedText(armNames_[i], Qt::ElideRight, std::max(room, 24));
+            if (text->ticks().value(double(i + 1)) == shown) continue;
+            text->addTick(double(i + 1), shown);
+            changed = true;
+        }
+        if (changed) replot(rpQueuedReplot);
+    });
 }
 
 void ThroughputPlot::restyle() {
@@ -56,8 +74,11 @@ void ThroughputPlot::resetRun(const results::RunResult& run) {
     } else {
         setTitle(tr("Throughput per arm"));
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        for (std::size_t i = 0; i < run.arms.size(); ++i)
-            ticker->addTick(double(i + 1), QString::fromStdString(run.arms[i].name));
+        armNames_.clear();
+        for (std::size_t i = 0; i < run.arms.size(); ++i) {
+            armNames_ << QString::fromStdString(run.arms[i].name);
+            ticker->addTick(double(i + 1), armNames_.back());
+        }
         xAxis->setScaleType(QCPAxis::stLinear);
         xAxis->setTicker(ticker);
         xAxis->setLabel(QString());  // the bars are named after their arms

@@ -18,7 +18,9 @@ protected:
 }  // namespace
 
 TimePlot::TimePlot(const QString& title, QWidget* parent) : LivePlot(title, parent) {
-    xAxis->setTicker(QSharedPointer<SecondsTicker>::create());
+    auto seconds = QSharedPointer<SecondsTicker>::create();
+    seconds->setTickCount(4);  // "5 s" is wider than "5": fewer labels, or they run together
+    xAxis->setTicker(seconds);
     xAxis->setLabel(QString());
     setToolTip(toolTip() + tr("\nx: run time in seconds since the run started") +
                tr("\nShaded: which arm was warming up or measuring (arm colours)"));

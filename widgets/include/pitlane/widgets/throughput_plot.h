@@ -28,6 +28,7 @@ private:
 
     bool sweep_ = false;
     std::vector<QCPBars*> bars_;
+    QStringList armNames_;  // the bars' tick labels in full (elided to fit after each layout)
     std::vector<QCPItemText*> barLabels_;
     std::vector<QCPGraph*> throughputLines_, latencyLines_;
     std::vector<std::size_t> samplesSeen_;
