@@ -32,6 +32,8 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QFontDatabase>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -144,6 +146,7 @@ void MainWindow::createControllers() {
                       applied_, log_,   verdictLine_, lesson_, resultsTabs_,
                       profile_};
     views.advice = advice_;
+    views.servingLevels = servingLevels_;
     runCtl_ = new RunController(views, this);
     createActions();
     historyCtl_ = new HistoryController(views, runCtl_, this);
@@ -209,6 +212,15 @@ QWidget* MainWindow::buildResultsTabs() {
     resultsTabs_->addTab(profile_, tr("Operators"));
     resultsTabs_->setTabVisible(resultsTabs_->indexOf(profile_), false);
     addAdviceTab();
+    // A serving run's figures per arm and level (the CLI's table): a tab only while the shown
+    // run is a serving one (RunController::showServingLevels).
+    servingLevels_ = new QPlainTextEdit;
+    servingLevels_->setObjectName(QStringLiteral("servingLevels"));
+    servingLevels_->setReadOnly(true);
+    servingLevels_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    servingLevels_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    resultsTabs_->addTab(servingLevels_, tr("Levels"));
+    resultsTabs_->setTabVisible(resultsTabs_->indexOf(servingLevels_), false);
     return resultsTabs_;
 }
 

@@ -20,6 +20,7 @@ class QAction;
 class QDockWidget;
 class QSplitter;
 class QTabWidget;
+class QPlainTextEdit;
 class QTableView;
 
 namespace pitlane::session {
@@ -172,6 +173,7 @@ private:
     widgets::LogPane* log_;
     QTableView* comparisonView_ = nullptr;
     widgets::WrappingLabel* verdictLine_ = nullptr;
+    QPlainTextEdit* servingLevels_ = nullptr;  // the Levels tab (serving runs)
     widgets::LessonPanel* lesson_ = nullptr;  // the loaded preset's lesson, above the verdict
     widgets::AdviceView* advice_ = nullptr;   // the Advice tab (main_window_advice.cpp)
     QTabWidget* resultsTabs_ = nullptr;

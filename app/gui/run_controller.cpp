@@ -1,5 +1,8 @@
 #include "run_controller.h"
 
+#include <QPlainTextEdit>
+#include <QTabWidget>
+
 #include "pitlane/spec/preset.h"
 #include "pitlane/widgets/advice_view.h"
 #include "pitlane/widgets/applied_settings_model.h"
@@ -43,6 +46,7 @@ RunController::RunController(const WindowViews& views, QObject* parent)
     connect(verdict_, &W::VerdictCalculator::servingReady, this,
             [this](std::shared_ptr<const W::ServingSnapshot> s, bool) {
                 serving_ = s;
+                showServingLevels();
                 views_.plots->setServingSnapshot(std::move(s));
             });
     // The advisor's answer for a finished run (live or stored), computed with the final verdict.
@@ -98,6 +102,7 @@ void RunController::start(const spec::Preset& preset) {
     views_.advice->clear(tr("Advice is computed when the run finishes."));
     samplesAtLastVerdict_ = 0;
     serving_.reset();
+    showServingLevels();
     views_.setup->stopModelCheck();  // nothing but the run's workers while it measures
     views_.setup->modelPanel()->clearLoaded();
     runner_->start(preset);
@@ -187,6 +192,7 @@ void RunController::leaveLiveRun(const QString& verdictLine) {
     verdict_->reset();  // answers for the previous run are dropped
     lessonJudge_->reset();
     serving_.reset();
+    showServingLevels();
     views_.comparison->setRows({});
     views_.advice->clear(tr("Computing the advice…"));
     views_.verdictLine->setWrappedText(verdictLine);
@@ -215,6 +221,17 @@ void RunController::finishIfJudged() {
     logRunEnd();
     emit actionsChanged();
     emit runFinished(runner_->result().allOk());
+}
+
+// The Levels tab: shown while the views show a serving run, with its table per arm and level.
+void RunController::showServingLevels() {
+    auto* tabs = views_.resultsTabs;
+    auto* levels = views_.servingLevels;
+    if (!tabs || !levels) return;
+    const bool shown = serving_ && !serving_->table.empty();
+    const QString text = shown ? QString::fromStdString(serving_->table) : QString();
+    if (levels->toPlainText() != text) levels->setPlainText(text);
+    tabs->setTabVisible(tabs->indexOf(levels), shown);
 }
 
 QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bool final) const {

@@ -76,6 +76,7 @@ private:
     void onLessonJudged(const nlohmann::json& judgement);
     // The live run's end once its verdict and its lesson are both in: runFinished.
     void finishIfJudged();
+    void showServingLevels();
     QString verdictText(const std::vector<widgets::ComparisonRow>& rows, bool final) const;
     void logRunEnd();
 

@@ -2,6 +2,7 @@
 // The views of the workbench window that its controllers (RunController, HistoryController,
 // ExportController) fill: plain pointers, owned by the window's widget tree.
 class QMainWindow;
+class QPlainTextEdit;
 class QTabWidget;
 
 namespace pitlane::widgets {
@@ -32,6 +33,7 @@ struct WindowViews {
     QTabWidget* resultsTabs = nullptr;       // Verdict, Applied settings, Log, Operators, Advice
     widgets::ProfileView* profile = nullptr;  // the Operators tab, shown when a profile exists
     widgets::AdviceView* advice = nullptr;   // the Advice tab: filled with the final verdict
+    QPlainTextEdit* servingLevels = nullptr;  // the Levels tab: a serving run's table per level
 };
 
 }  // namespace pitlane::app

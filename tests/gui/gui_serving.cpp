@@ -17,7 +17,9 @@
 #include "pitlane/widgets/throughput_plot.h"
 #include "pitlane/widgets/wrapping_label.h"
 
+#include <QPlainTextEdit>
 #include <QSettings>
+#include <QTabWidget>
 
 using namespace pitlane;
 using json = nlohmann::json;
@@ -198,6 +200,19 @@ private slots:
             QCOMPARE(table->data(table->index(a, C::Throughput)).toString(), QStringLiteral("—"));
         }
         QVERIFY(table->data(table->index(1, C::Verdict)).toString().contains(QStringLiteral("at 400 req/s")));
+
+        // The figures per level are in the Levels tab: the CLI's table, without the verdict
+        // lines shown above (issue 27: the window had no per-rate table).
+        auto* tabs = w.findChild<QTabWidget*>(QStringLiteral("resultsTabs"));
+        auto* levels = w.findChild<QPlainTextEdit*>(QStringLiteral("servingLevels"));
+        QVERIFY(tabs && levels);
+        QVERIFY(tabs->isTabVisible(tabs->indexOf(levels)));
+        const QString text = levels->toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("offered/s")) && text.contains(QStringLiteral("p99 ms")), qPrintable(text));
+        QString cli = QString::fromStdString(results::servingTable(result));
+        for (const auto& line : lines) cli.remove(QString::fromStdString(line) + QLatin1Char('\n'));
+        QCOMPARE(text, cli);
+        QVERIFY(w.showResultsTab(QStringLiteral("levels")));
     }
 
     void saturatedPointsAndTheSloAreMarked() {

@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include <algorithm>
+#include <sstream>
+
 namespace pitlane::widgets {
 
 ServingSnapshot servingSnapshot(const results::RunResult& run, bool live) {
@@ -26,6 +29,10 @@ ServingSnapshot servingSnapshot(const results::RunResult& run, bool live) {
         s.arms.push_back(std::move(a));
     }
     s.verdict = results::servingVerdict(run);
+    std::istringstream lines(results::servingTable(run));
+    for (std::string line; std::getline(lines, line);)
+        if (std::find(s.verdict.begin(), s.verdict.end(), line) == s.verdict.end())
+            s.table += line + "\n";
     return s;
 }
 

@@ -26,6 +26,9 @@ struct ServingSnapshot {
     bool live = false;        // arms still running were compared as if they had finished
     std::vector<Arm> arms;
     std::vector<std::string> verdict;  // results::servingVerdict
+    // results::servingTable without its verdict lines: one row per arm and level, the CLI's
+    // table (the window's Levels tab; issue 27: the window had none).
+    std::string table;
 };
 
 // The snapshot of `run` (a serving run; empty arms otherwise). `live`: the run is still going.
