@@ -1,4 +1,5 @@
-// pitlane-worker: one arm's engine. Speaks the JSON-lines protocol on stdin / (saved) stdout.
+// pitlane-worker: one arm's engine. Speaks the JSON-lines protocol on the socket handed over as
+// --channel-fd (a local worker), else on stdin / (saved) stdout (a worker behind ssh).
 #include "pitlane/engine/engine.h"
 #include "pitlane/engine/event_sink.h"
 #include "pitlane/engine/nvml.h"
@@ -12,10 +13,12 @@
 #include <sys/prctl.h>
 #endif
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 
 using namespace pitlane;
@@ -24,16 +27,20 @@ namespace {
 
 struct Args {
     int metricsPeriodMs = 100;
+    int channelFd = -1;  // -1: stdin and stdout
     engine::SandboxOptions sandbox{true, {}, -1};
 };
 
 const char* const kUsage =
-    "pitlane-worker [--metrics-ms N] [--sandbox on|off] [--scratch DIR] [--memory-limit-mb N|auto|none]\n"
-    "The Pitlane engine for one arm: reads JSON commands on stdin (configure, run, quit), writes "
-    "JSON events on stdout. Started by pitlane and pitlane-cli.\n"
+    "pitlane-worker [--channel-fd FD] [--metrics-ms N] [--sandbox on|off] [--scratch DIR] [--read FILE]... [--memory-limit-mb N|auto|none]\n"
+    "The Pitlane engine for one arm: reads JSON commands (configure, run, quit) and writes JSON "
+    "events on the socket FD (--channel-fd; a model cannot reopen a socket through /proc), else "
+    "on stdin and stdout. Started by pitlane and pitlane-cli.\n"
     "The sandbox (on by default) confines the worker before it loads a model: writes only "
-    "beneath the scratch directory (none without --scratch), no sockets but AF_UNIX, no new "
-    "privileges, and a memory limit (auto: 75 % of physical memory).\n";
+    "beneath the scratch directory (none without --scratch); reads only the files given with "
+    "--read (the model), the scratch directory and the system's libraries; no sockets but "
+    "AF_UNIX and no connect(); no exec or fork; no capabilities or new privileges; and a memory "
+    "limit (auto: 75 % of physical memory).\n";
 
 // The command line. Returns 0 to go on, else the exit code (--help: 0 after printing, a bad
 // argument: 2 with the reason on stderr).
@@ -42,13 +49,25 @@ int parseArgs(int argc, char** argv, Args& args, bool& help) {
         const std::string a = argv[i];
         const bool hasValue = i + 1 < argc;
         const std::string v = hasValue ? argv[i + 1] : "";
-        if (a == "--metrics-ms" && hasValue) {
+        if (a == "--channel-fd" && hasValue) {
+            char* end = nullptr;
+            const long fd = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end != '\0' || fd < 3 || fd > 1024) {
+                std::cerr << "pitlane-worker: --channel-fd " << v << ": expected a descriptor number from 3 to 1024\n";
+                return 2;
+            }
+            args.channelFd = int(fd);
+            ++i;
+        } else if (a == "--metrics-ms" && hasValue) {
             args.metricsPeriodMs = std::max(10, std::atoi(argv[++i]));
         } else if (a == "--sandbox" && (v == "on" || v == "off")) {
             args.sandbox.enabled = v == "on";
             ++i;
         } else if (a == "--scratch" && hasValue) {
             args.sandbox.scratch = v;
+            ++i;
+        } else if (a == "--read" && hasValue) {
+            args.sandbox.readable.push_back(v);
             ++i;
         } else if (a == "--memory-limit-mb" && hasValue) {
             char* end = nullptr;
@@ -124,12 +143,46 @@ bool dispatch(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampl
     return true;
 }
 
+// Command lines read from a descriptor (the channel, or stdin). A stop request (SIGTERM, no
+// SA_RESTART) interrupts a waiting read.
+class CommandReader {
+public:
+    explicit CommandReader(int fd) : fd_(fd) {}
+    bool next(std::string& line) {
+        for (;;) {
+            if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+                line.assign(buffer_, 0, nl);
+                buffer_.erase(0, nl + 1);
+                return true;
+            }
+            if (eof_) {
+                if (buffer_.empty()) return false;
+                line.swap(buffer_);
+                buffer_.clear();
+                return true;
+            }
+            char chunk[1 << 16];
+            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            if (n > 0) buffer_.append(chunk, std::size_t(n));
+            else if (n < 0 && errno == EINTR) {
+                if (engine::stopRequested()) return false;
+            } else eof_ = true;
+        }
+    }
+
+private:
+    int fd_;
+    std::string buffer_;
+    bool eof_ = false;
+};
+
 // Reads commands until quit, end of input or a stop request. Returns the malformed line count.
-int serve(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampler& sampler) {
+int serve(engine::Engine& eng, engine::EventSink& sink, engine::MetricsSampler& sampler, int commandFd) {
     bool samplerStarted = false;
     int malformed = 0;
     std::string line;
-    while (!engine::stopRequested() && std::getline(std::cin, line)) {
+    CommandReader commands(commandFd);
+    while (!engine::stopRequested() && commands.next(line)) {
         if (line.empty()) continue;
         std::string why;
         auto cmd = protocol::decode(line, protocol::Kind::Command, &why);
@@ -163,8 +216,24 @@ nlohmann::json byeEvent(const engine::MetricsSampler& sampler, int malformed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Before anything can print: the protocol keeps the real stdout, fd 1 goes to stderr.
-    auto sink = engine::EventSink::takeOverStdout();
+    // Before anything can print (the arguments print only to stderr): the protocol gets the
+    // channel socket or keeps the real stdout, and fd 1 goes to stderr.
+    Args args;
+    bool help = false;
+    const int argsRc = parseArgs(argc, argv, args, help);
+    std::optional<engine::EventSink> sink;
+    if (argsRc == 0 && !help && args.channelFd >= 0) {
+        std::string why;
+        auto channel = engine::EventSink::onChannel(args.channelFd, why);
+        if (!channel) {
+            std::cerr << "pitlane-worker: --channel-fd: " << why << "\n";
+            return 2;
+        }
+        sink.emplace(std::move(*channel));
+    } else {
+        sink.emplace(engine::EventSink::takeOverStdout());
+    }
+    if (argsRc != 0 || help) return argsRc;
     std::signal(SIGPIPE, SIG_IGN);
     engine::installStopHandler();
 #ifdef __linux__
@@ -172,26 +241,23 @@ int main(int argc, char** argv) {
     // worker running under init, maybe inside a forward that takes minutes.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-    Args args;
-    bool help = false;
-    if (const int rc = parseArgs(argc, argv, args, help); rc != 0 || help) return rc;
     // Confined before torch starts a thread or sees the model (sandbox.h). jemalloc's background
     // threads, started before main, are stopped first and started again confined.
     const bool jemallocThreads = engine::setJemallocBackgroundThreads(false);
     engine::applySandbox(args.sandbox);
     if (jemallocThreads) engine::setJemallocBackgroundThreads(true);
 
-    engine::Engine eng(sink);
-    if (!sink.emit(helloEvent(eng))) return 0;
+    engine::Engine eng(*sink);
+    if (!sink->emit(helloEvent(eng))) return 0;
 
     // The sampler starts with the first command, not at hello: the session starts the worker
     // processes of later replicates ahead of their turn, and an idle worker must cost nothing
     // (no thread waking every period) while other processes are measured.
-    engine::MetricsSampler sampler(sink, args.metricsPeriodMs);
-    const int malformed = serve(eng, sink, sampler);
+    engine::MetricsSampler sampler(*sink, args.metricsPeriodMs);
+    const int malformed = serve(eng, *sink, sampler, args.channelFd >= 0 ? args.channelFd : STDIN_FILENO);
     sampler.stop();
     eng.finish();
-    sink.emit(byeEvent(sampler, malformed));
+    sink->emit(byeEvent(sampler, malformed));
     // Everything is said and flushed. Leave without running static destructors: libtorch's and
     // the CUDA libraries' teardown took 0.19-0.45 s per process after bye here (issue 25), paid
     // by every process replicate, and none of it writes anything anyone reads.

@@ -175,6 +175,37 @@ TEST(LineBuffer, StripsCarriageReturnsAndSkipsEmptyLines) {
     EXPECT_EQ(buf.pendingBytes(), 0u);
 }
 
+TEST(LineBuffer, ALineLongerThanItsMaximumKeepsItsStartAndCountsTheRest) {
+    P::LineBuffer buf(8);
+    std::vector<P::LineBuffer::Line> lines;
+    const std::string huge(100000, 'x');
+    for (std::size_t at = 0; at < huge.size(); at += 999) {  // arriving in pieces
+        auto got = buf.feedLines(huge.data() + at, std::min<std::size_t>(999, huge.size() - at));
+        lines.insert(lines.end(), got.begin(), got.end());
+        EXPECT_LE(buf.pendingBytes(), 8u) << "the buffer holds more than the maximum";
+    }
+    auto got = buf.feedLines("\nshort\n", 7);
+    lines.insert(lines.end(), got.begin(), got.end());
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0].text, "xxxxxxxx");
+    EXPECT_EQ(lines[0].cut, 100000u - 8u);
+    EXPECT_EQ(lines[1].text, "short");
+    EXPECT_EQ(lines[1].cut, 0u);
+    // feed() says what was cut.
+    P::LineBuffer words(5);
+    EXPECT_EQ(words.feed("abcdefgh\n", 9), std::vector<std::string>{"abcde \u2026 [3 bytes cut]"});
+}
+
+TEST(Printable, ControlCharactersCannotReachATerminal) {
+    // Escape sequences, carriage returns, NUL, DEL, a C1 CSI (U+009B) and a raw 8-bit CSI byte.
+    const std::string in = std::string("ok\x1b[2K\rdone") + '\0' + "x\x7f\xc2\x9b" + "1m\x9b" + "end\tTab";
+    const std::string out = P::printable(in);
+    EXPECT_EQ(out, "ok?[2K?done?x???1m?end\tTab");
+    for (unsigned char c : out) EXPECT_TRUE(c >= 0x20 || c == '\t') << int(c);
+    // Well-formed UTF-8 stays as it is.
+    EXPECT_EQ(P::printable("caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80");
+}
+
 TEST(LineBuffer, DecodesEventsSplitAnywhere) {
     // Every split point of a two-event stream gives the same two events.
     P::Samples s{1, "measure", 0, 1, {100, 200, 300}};

@@ -383,8 +383,10 @@ bool Engine::Impl::checkSandbox(ConfigureState& s) {
     if (on != (knobs.sandbox == "on"))
         why = "the worker was started with the sandbox " + std::string(on ? "on" : "off") +
               " but the arm asks \"" + knobs.sandbox + "\" (start it with --sandbox " + knobs.sandbox + ")";
+    // A limit below the knob is the session's memory budget: its share when several workers
+    // run at once (the arm carries that warning); above it, or none, is another configuration.
     else if (knobs.memory_limit_mb &&
-             (!limit.is_number() || limit.get<std::int64_t>() != std::int64_t(*knobs.memory_limit_mb) << 20))
+             (!limit.is_number() || limit.get<std::int64_t>() > std::int64_t(*knobs.memory_limit_mb) << 20))
         why = "the arm asks memory_limit_mb " + std::to_string(*knobs.memory_limit_mb) +
               " but the worker's limit is " + (limit.is_number() ? limit.dump() + " bytes" : std::string("none")) +
               " (start it with --memory-limit-mb " + std::to_string(*knobs.memory_limit_mb) + ")";

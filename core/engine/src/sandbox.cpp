@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,10 +13,14 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +29,7 @@
 #include <mutex>
 #include <new>
 #include <sstream>
+#include <vector>
 
 namespace pitlane::engine {
 
@@ -56,7 +62,10 @@ std::string procStatus(const std::string& name) {
 #define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
+constexpr std::uint64_t kFsExecute = 1ULL << 0;
 constexpr std::uint64_t kFsWriteFile = 1ULL << 1;
+constexpr std::uint64_t kFsReadFile = 1ULL << 2;
+constexpr std::uint64_t kFsReadDir = 1ULL << 3;
 constexpr std::uint64_t kFsWriteV1 = kFsWriteFile | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) |
                                      (1ULL << 7) | (1ULL << 8) | (1ULL << 9) | (1ULL << 10) |
                                      (1ULL << 11) | (1ULL << 12);  // write, remove, make *
@@ -102,9 +111,45 @@ std::vector<std::string> writableDevices() {
     return devices;
 }
 
-// Restricts writes to `scratch` (and TCP, signals, abstract sockets where the ABI allows).
-// Returns the mechanism in words, or "" with `error` set.
-std::string applyLandlock(const std::string& scratch, std::string& error) {
+// What a worker reads besides the model: the system's libraries and data, /proc, /sys and /dev,
+// a few files of /etc (never the whole of it: /etc/shadow), and the folders of every library
+// already mapped (libtorch's wheel: its CUDA libraries are loaded later, from beside it).
+std::vector<std::string> readablePaths() {
+    std::vector<std::string> paths{"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/opt",
+                                   "/proc", "/sys", "/dev",
+                                   "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                                   "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf", "/etc/passwd",
+                                   "/etc/group", "/etc/os-release", "/etc/lsb-release", "/etc/debian_version",
+                                   "/etc/alternatives", "/etc/nvidia", "/etc/OpenCL", "/etc/vulkan",
+                                   "/etc/ssl/openssl.cnf"};
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) paths.push_back(exe.parent_path().string());  // the worker's folder (bundled models)
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        const auto slash = line.find('/');
+        if (slash == std::string::npos) continue;
+        std::filesystem::path lib(line.substr(slash));
+        // A wheel's library: the whole site-packages (torch/lib loads nvidia/*/lib at run time).
+        std::filesystem::path dir = lib.parent_path();
+        for (auto p = dir; !p.empty() && p != p.root_path(); p = p.parent_path())
+            if (p.filename() == "site-packages" || p.filename() == "dist-packages") {
+                dir = p;
+                break;
+            }
+        paths.push_back(dir.string());
+    }
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    return paths;
+}
+
+// Restricts writes to `scratch`, reads to readablePaths(), scratch and `readable` (the model), and
+// TCP, signals, abstract sockets where the ABI allows. Returns the mechanism in words, or "" with
+// `error` set.
+std::string applyLandlock(const std::string& scratch, const std::vector<std::string>& readable,
+                          std::string& error) {
     const int abi = landlockAbi();
     if (abi < 1) {
         error = "filesystem: Landlock is not available in this kernel (" + errnoText(errno) +
@@ -112,8 +157,9 @@ std::string applyLandlock(const std::string& scratch, std::string& error) {
         return {};
     }
     std::uint64_t fs = kFsWriteV1 | (abi >= 2 ? kFsRefer : 0) | (abi >= 3 ? kFsTruncate : 0);
+    constexpr std::uint64_t kRead = kFsReadFile | kFsReadDir;
     RulesetAttr attr;
-    attr.handledFs = fs;
+    attr.handledFs = fs | kRead;
     std::size_t size = sizeof(std::uint64_t);
     if (abi >= 4) attr.handledNet = kNetBindConnectTcp, size += sizeof(std::uint64_t);
     if (abi >= 6) attr.scoped = kScopeAbstractUnixAndSignal, size += sizeof(std::uint64_t);
@@ -123,7 +169,23 @@ std::string applyLandlock(const std::string& scratch, std::string& error) {
         return {};
     }
     std::string devices;
-    bool ok = scratch.empty() || allowBeneath(ruleset, scratch, fs);
+    bool ok = scratch.empty() || allowBeneath(ruleset, scratch, fs | kRead);
+    // Reads: a path that does not exist here is skipped; one given (the model) must be allowed.
+    std::vector<std::string> readAllowed;
+    for (const auto& path : readablePaths()) {
+        struct stat st {};
+        if (!ok || stat(path.c_str(), &st) != 0) continue;
+        if (allowBeneath(ruleset, path, S_ISDIR(st.st_mode) ? kRead : kFsReadFile)) readAllowed.push_back(path);
+    }
+    for (const auto& path : readable) {
+        struct stat st {};
+        if (!ok) break;
+        if (stat(path.c_str(), &st) != 0 ||
+            !allowBeneath(ruleset, path, S_ISDIR(st.st_mode) ? kRead : kFsReadFile)) {
+            error = "filesystem: cannot allow reading " + path + ": " + errnoText(errno);
+            ok = false;
+        }
+    }
     if (!ok) error = "filesystem: cannot allow the scratch directory " + scratch + ": " + errnoText(errno);
     for (const auto& d : writableDevices())
         if (ok && allowBeneath(ruleset, d, kFsWriteFile | (abi >= 3 ? kFsTruncate : 0)))
@@ -142,12 +204,16 @@ std::string applyLandlock(const std::string& scratch, std::string& error) {
     if (!ok) return {};
     std::string text = "landlock ABI " + std::to_string(abi) + ": writes only " +
                        (scratch.empty() ? std::string("to ") : "beneath " + scratch + " and to ") + devices;
+    text += "; reads only the model";
+    for (const auto& path : readable) text += " " + path;
+    text += ", the scratch folder and the system's libraries, /proc, /sys, /dev and a few files of /etc (" +
+            std::to_string(readAllowed.size()) + " paths)";
     if (abi >= 4) text += "; TCP bind/connect refused";
     if (abi >= 6) text += "; no signals or abstract UNIX sockets outside the sandbox";
     return text;
 }
 
-// ---- seccomp: socket() only for AF_UNIX, no io_uring ----------------------------------------
+// ---- seccomp: threads but no processes, no exec, AF_UNIX sockets without connect ------------
 #if defined(__x86_64__)
 constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)
@@ -156,39 +222,133 @@ constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
 constexpr std::uint32_t kNativeArch = 0;
 #endif
 
-std::string applySeccomp(std::string& error) {
-    if (kNativeArch == 0) {
-        error = "network: no seccomp filter for this architecture: sockets are not confined";
-        return {};
-    }
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
 #ifndef __NR_io_uring_setup
 #define __NR_io_uring_setup 425
 #endif
-    constexpr std::uint32_t kArgLow =
+
+// The filter, built as a list: "this syscall number: that answer", then the few that look at an
+// argument. Everything else is allowed.
+struct FilterBuilder {
+    std::vector<sock_filter> code;
+    static constexpr std::uint32_t kArgLow =
         offsetof(seccomp_data, args) + (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 0 : 4);
-    sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),  // another ABI (int 0x80)
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1),  // x32 numbers
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArgLow),  // socket(domain, …)
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-    };
-    sock_fprog prog{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+    void loadNr() { code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr))); }
+    // nr == n: return `ret`.
+    void deny(long nr, std::uint32_t ret) {
+        if (nr < 0) return;
+        code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(nr), 0, 1));
+        code.push_back(BPF_STMT(BPF_RET | BPF_K, ret));
+    }
+    // nr == n: look at arg0's low word (equal to `value`, or with any of `value`'s bits set):
+    // a match is allowed and the rest get `ret` (allowOnMatch), or the other way round. Other
+    // numbers jump past it with nr still loaded.
+    void argRule(long nr, bool bits, std::uint32_t value, std::uint32_t ret, bool allowOnMatch) {
+        code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, std::uint32_t(nr), 0, 4));
+        code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kArgLow));
+        code.push_back(BPF_JUMP(BPF_JMP | (bits ? BPF_JSET : BPF_JEQ) | BPF_K, value, 0, 1));
+        code.push_back(BPF_STMT(BPF_RET | BPF_K, allowOnMatch ? SECCOMP_RET_ALLOW : ret));
+        code.push_back(BPF_STMT(BPF_RET | BPF_K, allowOnMatch ? ret : SECCOMP_RET_ALLOW));
+    }
+};
+
+std::string applySeccomp(std::string& error) {
+    if (kNativeArch == 0) {
+        error = "seccomp: no filter for this architecture: sockets, exec and fork are not confined";
+        return {};
+    }
+    constexpr std::uint32_t kEperm = SECCOMP_RET_ERRNO | EPERM, kEacces = SECCOMP_RET_ERRNO | EACCES,
+                            kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
+    FilterBuilder f;
+    f.code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+    f.code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0));
+    f.code.push_back(BPF_STMT(BPF_RET | BPF_K, kEnosys));  // another ABI (int 0x80)
+    f.loadNr();
+    f.code.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 0, 1));  // x32 numbers
+    f.code.push_back(BPF_STMT(BPF_RET | BPF_K, kEnosys));
+    // No new programs and no new processes: threads only (clone with CLONE_THREAD; clone3's
+    // flags are behind a pointer, so it answers ENOSYS and glibc falls back to clone).
+    f.deny(__NR_execve, kEperm);
+    f.deny(__NR_execveat, kEperm);
+#ifdef __NR_fork
+    f.deny(__NR_fork, kEperm);
+    f.deny(__NR_vfork, kEperm);
+#endif
+    f.deny(__NR_clone3, kEnosys);
+    f.argRule(__NR_clone, true, CLONE_THREAD, kEperm, true);
+    // Nothing reaches another process or undoes the sandbox.
+    f.deny(__NR_ptrace, kEperm);
+    f.deny(__NR_process_vm_readv, kEperm);
+    f.deny(__NR_process_vm_writev, kEperm);
+    f.deny(__NR_unshare, kEperm);
+    f.deny(__NR_setns, kEperm);
+    f.deny(__NR_mount, kEperm);
+    f.deny(__NR_umount2, kEperm);
+    f.deny(__NR_pivot_root, kEperm);
+    f.deny(__NR_chroot, kEperm);
+    f.deny(__NR_bpf, kEperm);
+    f.deny(__NR_keyctl, kEperm);
+    f.deny(__NR_add_key, kEperm);
+    f.deny(__NR_request_key, kEperm);
+    f.argRule(__NR_prctl, false, PR_SET_PDEATHSIG, kEperm, false);  // it dies with its parent
+    // Metadata Landlock does not cover: mode, owner and times of files anywhere.
+#ifdef __NR_chmod
+    f.deny(__NR_chmod, kEperm);
+    f.deny(__NR_chown, kEperm);
+    f.deny(__NR_lchown, kEperm);
+    f.deny(__NR_utime, kEperm);
+    f.deny(__NR_utimes, kEperm);
+    f.deny(__NR_futimesat, kEperm);
+#endif
+    f.deny(__NR_fchmod, kEperm);
+    f.deny(__NR_fchmodat, kEperm);
+    f.deny(__NR_fchmodat2, kEperm);
+    f.deny(__NR_fchown, kEperm);
+    f.deny(__NR_fchownat, kEperm);
+    f.deny(__NR_utimensat, kEperm);
+    // Network: no socket but AF_UNIX, and no connect() at all (a path socket: X11, D-Bus, a
+    // container runtime's), no io_uring (it can open sockets too).
+    f.deny(__NR_io_uring_setup, kEperm);
+    f.deny(__NR_connect, kEacces);
+    f.argRule(__NR_socket, false, AF_UNIX, kEacces, true);
+    f.code.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    sock_fprog prog{static_cast<unsigned short>(f.code.size()), f.code.data()};
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
-        error = "network: seccomp filter refused by the kernel: " + errnoText(errno);
+        error = "seccomp: filter refused by the kernel: " + errnoText(errno);
         return {};
     }
     return "seccomp filter on every thread: socket() refused (EACCES) for every family but "
-           "AF_UNIX, io_uring refused";
+           "AF_UNIX, connect() and io_uring refused; no execve, no fork (threads only), no ptrace, "
+           "no process_vm_*, no namespaces or mounts, no chmod/chown/utimes, PR_SET_PDEATHSIG "
+           "cannot be cleared";
+}
+
+// Drops every capability: the bounding set (when we hold CAP_SETPCAP, as root does), the
+// ambient set, then the effective, permitted and inheritable sets. Root without capabilities
+// cannot raise the memory limit, override file permissions or load modules.
+std::string dropCapabilities(std::string& error) {
+    int last = 40;
+    std::ifstream("/proc/sys/kernel/cap_last_cap") >> last;
+    for (int c = 0; c <= last; ++c) prctl(PR_CAPBSET_DROP, c, 0, 0, 0);  // EPERM without CAP_SETPCAP
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct {
+        std::uint32_t version;
+        int pid;
+    } header{0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct {
+        std::uint32_t effective, permitted, inheritable;
+    } data[2] = {};
+    if (syscall(SYS_capset, &header, data) != 0) {
+        error = "capabilities: capset failed: " + errnoText(errno);
+        return {};
+    }
+    return "no capabilities (effective, permitted, inheritable, ambient" +
+           std::string(procStatus("CapBnd") == "0000000000000000" ? ", bounding)" : "; the bounding set kept: no CAP_SETPCAP)");
 }
 #endif  // __linux__
 
@@ -225,8 +385,59 @@ std::string probeSocket(int family) {
     return "allowed";
 }
 
+// The probes of what the seccomp filter refuses: each tries something harmless (a path that
+// does not exist, a signal already set) and tells the filter's answer from the kernel's.
+std::string probeErrno(int rc, int refusedErrno) {
+    if (rc == 0) return "allowed";
+    return errno == refusedErrno ? "refused: " + errnoText(errno) : "allowed (" + errnoText(errno) + ")";
+}
+
+std::string probeExec() {
+    char* argv[] = {const_cast<char*>("pitlane-probe"), nullptr};
+    return probeErrno(execve("/nonexistent-pitlane-probe/sh", argv, environ), EPERM);
+}
+
+std::string probeFork() {
+    const long pid = syscall(SYS_clone, long(SIGCHLD), 0L, 0L, 0L, 0L);
+    if (pid == 0) _exit(0);
+    if (pid > 0) {
+        waitpid(pid_t(pid), nullptr, 0);
+        return "allowed";
+    }
+    return probeErrno(-1, EPERM);
+}
+
+std::string probeConnect() {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return "refused: " + errnoText(errno);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, "/nonexistent-pitlane-probe/socket", sizeof addr.sun_path - 1);
+    const int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return probeErrno(rc, EACCES);
+}
+
+std::string probeRead(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "refused: " + errnoText(errno);
+    close(fd);
+    return "allowed";
+}
+
 json readBack(const std::string& scratch) {
     json r;
+    r["capabilities_effective"] = procStatus("CapEff");
+    r["capabilities_permitted"] = procStatus("CapPrm");
+    r["capabilities_bounding"] = procStatus("CapBnd");
+    r["exec"] = probeExec();
+    r["fork"] = probeFork();
+    r["connect_unix_path"] = probeConnect();
+    r["chmod"] = probeErrno(chmod("/nonexistent-pitlane-probe", 0600), EPERM);
+    r["clear_pdeathsig"] = probeErrno(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), EPERM);
+    r["read_etc"] = probeRead("/etc");
     r["no_new_privs"] = procStatus("NoNewPrivs") == "1";
     r["seccomp_mode"] = procStatus("Seccomp");  // 0 none, 1 strict, 2 filter
     r["seccomp_filters"] = procStatus("Seccomp_filters");
@@ -320,9 +531,20 @@ json applySandbox(SandboxOptions opts) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         errors.push_back("no_new_privs: " + errnoText(errno));
     error.clear();
-    const std::string fs = applyLandlock(scratch, error);
+    std::vector<std::string> readable;
+    for (const auto& path : opts.readable) {
+        std::error_code ec;
+        const auto canonical = std::filesystem::weakly_canonical(path, ec);
+        readable.push_back(ec ? path : canonical.string());
+    }
+    const std::string fs = applyLandlock(scratch, readable, error);
     if (!error.empty()) errors.push_back(error);
     report["filesystem"] = fs.empty() ? "not confined" : fs;
+    report["readable"] = readable;
+    error.clear();
+    const std::string caps = dropCapabilities(error);
+    if (!error.empty()) errors.push_back(error);
+    report["capabilities"] = caps.empty() ? "kept" : caps;
     error.clear();
     const std::string net = applySeccomp(error);
     if (!error.empty()) errors.push_back(error);

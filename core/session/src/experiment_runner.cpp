@@ -1,4 +1,5 @@
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/sandbox_launch.h"
 
 #include "pitlane/session/worker_process.h"
 #include "pitlane/session/model_probe.h"
@@ -97,6 +98,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     Q_ASSERT(!running_);
     running_ = true;
     stopping_ = finalizing_ = false;
+    oomKillsAtStart_ = oomKillCount();
     result_ = {};
     result_.preset = preset;
     result_.preset_json = preset.raw.is_null() ? spec::presetToJson(preset) : preset.raw;
@@ -344,6 +346,7 @@ void ExperimentRunner::sendTask(Task& t) {
             if (!ws.sent && ws.helloSeen) {
                 ws.sent = true;
                 ws.taskDone = false;
+                tell(ws, t);
                 ws.process->send(cmd);
             }
         return;
@@ -376,6 +379,7 @@ void ExperimentRunner::sendTask(Task& t) {
         if (ws.sent || !ws.helloSeen) continue;
         ws.sent = true;
         ws.taskDone = false;
+        tell(ws, t);
         if (t.kind == Task::Configure) {
             cmd["arm"]["worker_index"] = int(w);
             setPhase(t.arm, ArmPhase::Loading);  // only once a worker really got the model
@@ -413,6 +417,17 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
             // run the worker: the arm failed, what it measured stays.
             failArm(arm, R::kFailed, remoteExitCode(code, crashed).toStdString(),
                     remoteExitMessage(QString::fromStdString(a.host), remote, code, crashed).toStdString() +
+                        (tail.empty() ? "" : "; last stderr: " + tail));
+        } else if (crashed && code == SIGKILL && oomKillsAtStart_ >= 0 && oomKillCount() > oomKillsAtStart_) {
+            // Nobody here sent it: the kernel's OOM killer did, for the machine or its cgroup.
+            const MemoryBudget budget = memoryBudget(1);
+            failArm(arm, R::kFailed, protocol::code::kOutOfMemory,
+                    "out of memory: worker " + std::to_string(ws.process->pid()) +
+                        " was killed by the kernel's out-of-memory killer (oom_kill in memory.events went from " +
+                        std::to_string(oomKillsAtStart_) + " to " + std::to_string(oomKillCount()) + "; " +
+                        (budget.cgroup ? "this cgroup's" : "the machine's") + " memory is " +
+                        std::to_string(budget.physicalMiB) +
+                        " MiB): lower memory_limit_mb, the workers or the arms run at once" +
                         (tail.empty() ? "" : "; last stderr: " + tail));
         } else if (crashed) {
             const std::string sig = strsignal(code) ? strsignal(code) : "unknown";

@@ -31,7 +31,8 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
         return out;
     }
     QTemporaryDir scratch(QDir::tempPath() + QStringLiteral("/pitlane-validate-XXXXXX"));
-    WorkerProcess worker(workerPath, sandboxArguments(arm.knobs, scratch.path()));
+    const QString model = QString::fromStdString(arm.model_path.empty() ? p.model_path : arm.model_path);
+    WorkerProcess worker(workerPath, sandboxArguments(arm.knobs, scratch.path(), {model}, memoryBudget(1)));
     worker.setEnvironment(withAllocator(QProcessEnvironment::systemEnvironment(), launch));
     QEventLoop loop;
     QTimer timer;

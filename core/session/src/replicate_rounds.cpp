@@ -203,19 +203,41 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
         if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
         vars << launch.env;
         remoteCommand = remoteWorkerCommand(QString::fromStdString(result_.preset.remote_worker),
-                                            sandboxArguments(knobs, remote_.at(host.toStdString()).scratch),
+                                            sandboxArguments(knobs, remote_.at(host.toStdString()).scratch,
+                                                             {remote_.at(host.toStdString()).modelPath}),
                                             vars);
         remoteCommand_[std::size_t(arm)] = sshCommandLine(host, remoteCommand);
+    }
+    // A local worker reads its model and nothing else of the user's; the workers of a round
+    // (every arm's, loaded at once) share the machine's memory budget.
+    const auto& armSpec = result_.preset.arms[std::size_t(arm)];
+    const QString model = QString::fromStdString(armSpec.model_path.empty() ? result_.preset.model_path : armSpec.model_path);
+    int perRound = 0;
+    for (const auto& a : result_.preset.arms) perRound += a.knobs.workers;
+    const MemoryBudget budget = memoryBudget(perRound);
+    const QStringList localArguments = sandboxArguments(knobs, scratchDir(), {model}, budget);
+    if (knobs.memory_limit_mb && budget.perWorkerMiB > 0 && *knobs.memory_limit_mb > budget.perWorkerMiB) {
+        auto& warnings = result_.arms[std::size_t(arm)].warnings;
+        const std::string w = "memory_limit_mb " + std::to_string(*knobs.memory_limit_mb) + " lowered to " +
+                              std::to_string(budget.perWorkerMiB) + " MiB per worker: " +
+                              std::to_string(budget.workers) + " workers run at once and share " +
+                              std::to_string(budget.totalMiB) + " MiB (physical memory less a margin)";
+        if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
     for (std::size_t k = 0; k < workers.size(); ++k) {
         const int w = int(k);
         auto& ws = workers[k];
         if (host.isEmpty()) {
-            ws.process = std::make_unique<WorkerProcess>(options_.workerPath,
-                                                         sandboxArguments(knobs, scratchDir()));
+            // PITLANE_WORKER_CHANNEL=stdio: stdin and stdout as behind ssh, where a model can
+            // reach the protocol's pipe; the tests of the session's protocol checks use it.
+            const bool stdio = qgetenv("PITLANE_WORKER_CHANNEL") == "stdio";
+            ws.process = std::make_unique<WorkerProcess>(options_.workerPath, localArguments, nullptr,
+                                                         stdio ? WorkerProcess::Channel::Stdio
+                                                               : WorkerProcess::Channel::Socket);
             ws.process->setEnvironment(env);
         } else {
-            ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(host, remoteCommand));
+            ws.process = std::make_unique<WorkerProcess>(sshProgram(), sshArguments(host, remoteCommand), nullptr,
+                                                         WorkerProcess::Channel::Stdio);
             ws.process->setStopByClosingInput(true);
         }
         auto* proc = ws.process.get();
@@ -269,10 +291,14 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
         connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
             emit logMessage(arm, QStringLiteral("stderr"), l);
         });
+        // On the channel only the worker writes: a line that is not an event means it cannot be
+        // trusted with the rest either.
         connect(proc, &WorkerProcess::malformedLine, this,
-                [this, arm](const QString& line, const QString& why) {
-                    emit logMessage(arm, QStringLiteral("warning"),
-                                    QStringLiteral("malformed line from worker (%1): %2").arg(why, line));
+                [this, arm, w](const QString& line, const QString& why) {
+                    failProtocol(arm, QStringLiteral("worker %1 broke the protocol: a line that is not an event (%2): %3")
+                                          .arg(w)
+                                          .arg(why, line.left(120))
+                                          .toStdString());
                 });
         proc->start();
     }

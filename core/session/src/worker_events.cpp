@@ -37,8 +37,109 @@ std::string reasonFromDetail(const protocol::Error& e) {
 using json = nlohmann::json;
 namespace R = results;
 
+void ExperimentRunner::tell(WorkerState& ws, const Task& t) {
+    ws.told = WorkerState::Told{int(t.kind), t.kind == Task::Warmup ? -1 : t.block, t.iters, t.batchSize, 0, true};
+}
+
+std::string ExperimentRunner::protocolViolation(WorkerState& ws, const json& ev) {
+    const std::string type = ev.value("type", std::string());
+    auto& told = ws.told;
+    const auto kindName = [](int kind) -> std::string {
+        switch (kind) {
+        case Task::Configure: return "configure";
+        case Task::Warmup: return "warmup";
+        case Task::Block: return "run";
+        case Task::Serve: return "serve";
+        case Task::Profile: return "profile";
+        default: return "nothing";
+        }
+    };
+    const auto answering = [&](std::initializer_list<int> kinds) -> std::string {
+        if (told.open && std::find(kinds.begin(), kinds.end(), told.kind) != kinds.end()) return {};
+        return "a \"" + type + "\" event while the worker had " +
+               (told.open ? "been sent " + kindName(told.kind) : std::string("no command open"));
+    };
+    const auto intField = [&](const char* key) { return ev.contains(key) && ev[key].is_number_integer() ? ev[key].get<std::int64_t>() : std::int64_t(-999); };
+    if (type == protocol::kHello) return ws.hellos > 0 ? "a second hello" : std::string();
+    if (type == protocol::kLoaded) return answering({Task::Configure});
+    if (type == protocol::kApplied) {
+        auto why = answering({Task::Configure});
+        told.open = false;
+        return why;
+    }
+    if (type == protocol::kProfile) {
+        auto why = answering({Task::Profile});
+        told.open = false;
+        return why;
+    }
+    if (type == protocol::kServeBatches) {
+        if (auto why = answering({Task::Serve}); !why.empty()) return why;
+        if (intField("block") != told.block)
+            return "serve_batches of block " + std::to_string(intField("block")) + " while block " +
+                   std::to_string(told.block) + " was served";
+        return {};
+    }
+    if (type == protocol::kSamples) {
+        if (auto why = answering({Task::Warmup, Task::Block}); !why.empty()) return why;
+        const std::string phase = told.kind == Task::Warmup ? "warmup" : "measure";
+        const auto block = intField("block"), first = intField("first_iter"), bs = intField("batch_size");
+        const auto n = ev.contains("latency_ns") && ev["latency_ns"].is_array() ? std::int64_t(ev["latency_ns"].size()) : 0;
+        if (ev.value("phase", std::string()) != phase)
+            return "samples of phase \"" + ev.value("phase", std::string()) + "\" during a " + phase + " block";
+        if (block != told.block)
+            return "samples of block " + std::to_string(block) + " while block " + std::to_string(told.block) + " ran";
+        if (bs != told.batchSize)
+            return "samples at batch size " + std::to_string(bs) + " while " + std::to_string(told.batchSize) + " ran";
+        if (first != told.samples)
+            return "samples from iteration " + std::to_string(first) + " of block " + std::to_string(block) +
+                   " after " + std::to_string(told.samples) + " had come";
+        if (told.samples + n > told.iters)
+            return std::to_string(told.samples + n) + " samples in block " + std::to_string(block) +
+                   " of " + std::to_string(told.iters) + " iterations";
+        told.samples += int(n);
+        return {};
+    }
+    if (type == protocol::kBlockDone) {
+        if (auto why = answering({Task::Warmup, Task::Block, Task::Serve}); !why.empty()) return why;
+        told.open = false;
+        if (intField("block") != told.block)
+            return "block_done of block " + std::to_string(intField("block")) + " while block " +
+                   std::to_string(told.block) + " ran";
+        if (told.kind != Task::Serve && intField("iters") != told.samples)
+            return "block_done of block " + std::to_string(told.block) + " says " +
+                   std::to_string(intField("iters")) + " iterations; " + std::to_string(told.samples) +
+                   " samples came";
+        return {};
+    }
+    return {};  // metrics, warning, error, bye: at any time
+}
+
+void ExperimentRunner::failProtocol(int arm, const std::string& why) {
+    auto& a = result_.arms[arm];
+    if (a.status != R::kPending) return;
+    // What came before may have been forged to fit: none of it is kept.
+    const std::size_t dropped = a.samples.size() + a.warmup_ns.size();
+    a.samples.clear();
+    a.warmup_ns.clear();
+    failArm(arm, R::kFailed, protocol::code::kProtocolViolation,
+            why + "; the arm is failed and none of its results are used (" + std::to_string(dropped) +
+                " samples received before were discarded)");
+    abandon(arm);
+}
+
 void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     const auto type = protocol::eventType(ev);
+    auto& a = result_.arms[arm];
+    // An arm that broke the protocol hears nothing more from its workers.
+    if (a.error && a.error->code == protocol::code::kProtocolViolation) return;
+    if (a.status == R::kPending) {
+        auto& ws = arms_[arm].workers[std::size_t(worker)];
+        if (const std::string why = protocolViolation(ws, ev); !why.empty()) {
+            failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: " + why);
+            return;
+        }
+        if (type == protocol::EventType::Hello) ++ws.hellos;
+    }
     if (activeFor(arm) && type != protocol::EventType::Metrics) armTimer();
     // Observers of armEvent read result(): announce the event only once it is stored there.
     const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
@@ -153,10 +254,12 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::BlockDone& e)
 
 void ExperimentRunner::handle(int arm, int, const protocol::Warning& e) {
     auto& a = result_.arms[arm];
-    if (std::find(a.warnings.begin(), a.warnings.end(), e.message) != a.warnings.end())
+    // A warning can carry a model's text (an exception, a printed name): no control characters.
+    const std::string message = protocol::printable(e.message);
+    if (std::find(a.warnings.begin(), a.warnings.end(), message) != a.warnings.end())
         return;  // K workers of one arm say the same thing
-    a.warnings.push_back(e.message);
-    emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + e.message));
+    a.warnings.push_back(message);
+    emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + message));
 }
 
 void ExperimentRunner::onProfile(int arm, int worker, const json& ev) {
@@ -199,7 +302,8 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
         taskDoneBy(arm, worker);
         return;
     }
-    failArm(arm, R::kFailed, e.code, e.message.empty() ? reasonFromDetail(e) : e.message, e.detail);
+    failArm(arm, R::kFailed, protocol::printable(e.code),
+            protocol::printable(e.message.empty() ? reasonFromDetail(e) : e.message), e.detail);
     abandon(arm);
 }
 

@@ -8,11 +8,16 @@
 //   - filesystem: Landlock, where the kernel has it — writes (create, write, truncate, remove,
 //     rename, link) only beneath the scratch directory (the session makes one per run; it
 //     becomes the worker's $TMPDIR; without one nothing is writable) and to /dev/null,
-//     /dev/zero, /dev/full and CUDA's /dev/nvidia* nodes; reading stays allowed (the model,
-//     libraries, /proc);
-//   - network: a seccomp filter (all threads) refuses socket() for every family but AF_UNIX, and
-//     io_uring_setup (it can open sockets too); with Landlock ABI >= 4 TCP bind/connect are also
-//     refused, with ABI >= 6 signals to processes outside the sandbox and abstract UNIX sockets;
+//     /dev/zero, /dev/full and CUDA's /dev/nvidia* nodes; reads only beneath the scratch
+//     directory, the files given (--read: the model), the system's libraries and data (/usr,
+//     /lib, /opt), /proc, /sys, /dev, a few files of /etc and the folders of the libraries
+//     already loaded (libtorch's wheel) — a forward cannot read /etc/shadow or a home folder;
+//   - capabilities: all dropped (root keeps its uid, not its powers);
+//   - a seccomp filter (all threads) refuses socket() for every family but AF_UNIX, connect(),
+//     io_uring_setup (it can open sockets too), execve, fork (threads only), ptrace and
+//     process_vm_*, namespaces and mounts, chmod/chown/utimes, and clearing PR_SET_PDEATHSIG;
+//     with Landlock ABI >= 4 TCP bind/connect are also refused, with ABI >= 6 signals to
+//     processes outside the sandbox and abstract UNIX sockets;
 //   - memory: RLIMIT_DATA (private writable memory: every heap and tensor on the CPU), so a runaway
 //     model fails its allocation (`out_of_memory`) instead of waking the system's OOM killer.
 //
@@ -23,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pitlane::engine {
 
@@ -30,6 +36,7 @@ struct SandboxOptions {
     bool enabled = true;
     std::string scratch;                // the only writable folder; empty: none at all
     std::int64_t memoryLimitBytes = 0;  // 0: none; -1: the default (75 % of physical memory)
+    std::vector<std::string> readable;  // files (the model) readable besides the system's
 };
 
 // Applies `opts` to this process; call it first thing in main(), before any thread exists.

@@ -1,7 +1,9 @@
 #pragma once
 // The worker's JSON-lines protocol (DESIGN.md "Worker protocol"). One JSON object per line, each
-// with "v" (protocol version) and "type". Commands go to the worker's stdin, events come back on
-// its (moved-aside) stdout. No Qt, no torch.
+// with "v" (protocol version) and "type". A local worker speaks it on a socket pair handed to it
+// as fd 3 (`--channel-fd 3`): a socket cannot be reopened through /proc/self/fd, so a model's
+// forward cannot write into it (a pipe can). A worker behind ssh speaks it on stdin and its
+// (moved-aside) stdout. No Qt, no torch.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -52,6 +54,9 @@ inline constexpr const char* kUnsupportedDtype = "unsupported_dtype";
 inline constexpr const char* kOutOfMemory = "out_of_memory";
 inline constexpr const char* kNotConfigured = "not_configured";
 inline constexpr const char* kInternal = "internal";
+// Said by the session, never by a worker: an event that does not fit what the worker was told
+// (a block it was not sent, more samples than iterations, a second hello, a malformed line).
+inline constexpr const char* kProtocolViolation = "protocol_violation";
 }  // namespace code
 
 json makeEvent(const char* type);
@@ -82,15 +87,31 @@ struct Error {
 json toJson(const Error& e);
 Error errorFromJson(const json& j);
 
-// Incremental line splitter for a byte stream; counts malformed lines instead of failing.
+// Incremental line splitter for a byte stream, linear in the bytes fed. A line longer than
+// `maxLine` keeps its first maxLine bytes and counts the rest as cut: a model printing a 50 MB
+// line costs its reader maxLine bytes, not a copy of the line per chunk.
 class LineBuffer {
 public:
-    // Appends bytes; returns every complete line (without '\n').
+    explicit LineBuffer(std::size_t maxLine = std::string::npos) : max_(maxLine) {}
+    struct Line {
+        std::string text;     // without '\n' (and a trailing '\r')
+        std::size_t cut = 0;  // bytes dropped beyond maxLine
+    };
+    // Appends bytes; returns every complete, non-empty line.
+    std::vector<Line> feedLines(const char* data, std::size_t n);
+    // The same, a cut line ending in " … [N bytes cut]".
     std::vector<std::string> feed(const char* data, std::size_t n);
     std::size_t pendingBytes() const { return pending_.size(); }
 
 private:
+    std::size_t max_;
     std::string pending_;
+    std::size_t cut_ = 0;
 };
+
+// `text` fit for a terminal, a log line or a report: every control character (C0 but tab, DEL,
+// and the C1 controls U+0080-U+009F as UTF-8) becomes '?', so an escape sequence, a carriage
+// return or a NUL a model printed cannot move the cursor, fake a progress line or cut a string.
+std::string printable(const std::string& text);
 
 }  // namespace pitlane::protocol

@@ -122,6 +122,15 @@ private:
         bool sent = false;      // the current task was sent to this worker
         bool taskDone = false;  // ... and it finished it
         int servingIndex = -1;  // its level being served: in result().arms[arm].serving
+        // What it was last told to do: every event it sends must fit (worker_events.cpp), else
+        // the arm fails with protocol_violation.
+        struct Told {
+            int kind = -1;  // Task::Kind; -1: nothing yet
+            int block = -2, iters = 0, batchSize = 0;
+            int samples = 0;    // samples received for it so far
+            bool open = false;  // not yet answered (block_done, applied, profile)
+        } told;
+        int hellos = 0;
     };
     struct ArmState {
         std::vector<WorkerState> workers;  // this round's: `workers` knob, K concurrent processes
@@ -133,6 +142,11 @@ private:
 
     // worker_events.cpp: one handler per typed protocol event.
     void onEvent(int arm, int worker, const nlohmann::json& ev);
+    // "" when `ev` fits what the worker was told, else what is wrong; counts its samples.
+    std::string protocolViolation(WorkerState& ws, const nlohmann::json& ev);
+    static void tell(WorkerState& ws, const Task& t);
+    // Fails the arm with protocol_violation, its samples discarded (they may have been forged).
+    void failProtocol(int arm, const std::string& why);
     void handle(int arm, int worker, const protocol::Hello& e);
     void handle(int arm, int worker, const protocol::Loaded& e);
     void handle(int arm, int worker, const protocol::Applied& e);
@@ -209,6 +223,7 @@ private:
     // Processes of finished rounds, told to quit: kept until they exit.
     std::vector<std::unique_ptr<WorkerProcess>> retired_;
     QElapsedTimer measureClock_;        // since the first measured block was sent
+    std::int64_t oomKillsAtStart_ = -1;  // the cgroup's OOM kills when the run started
     // The run's scratch folder: the only place a sandboxed worker may write (its $TMPDIR).
     // Made with the first worker, removed when the run is finalized.
     std::unique_ptr<QTemporaryDir> scratch_;
