@@ -104,9 +104,14 @@ def read_transcript(path):
 
 
 class Worker:
-    def __init__(self, binary, scratch, log):
+    def __init__(self, binary, scratch, log, readable=()):
+        # As the runner starts a CUDA arm: sandboxed, reading only its models (--read) and the
+        # system's libraries.
+        args = [binary, "--sandbox", "on", "--scratch", scratch, "--memory-limit-mb", "none"]
+        for path in readable:
+            args += ["--read", path]
         self.proc = subprocess.Popen(
-            [binary, "--sandbox", "on", "--scratch", scratch, "--memory-limit-mb", "none"],
+            args,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)
         self.events, self.malformed, self.q = [], 0, queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -159,7 +164,7 @@ def run_scenario(binary, models, name, knobs, scratch, log, busy_ms=0, iters=ITE
     profile of `profile_iters` iterations when asked: Scenario."""
     with open(os.path.join(models, model + ".json"), encoding="utf-8") as f:
         inputs = json.load(f)["input"]
-    w = Worker(binary, scratch, log)
+    w = Worker(binary, scratch, log, readable=[models])
     if w.wait_for({"hello"}, 120):
         w.send("configure", arm={"name": name, "model_path": os.path.join(models, model + ".pt"),
                                  "input": inputs, "knobs": knobs, "seed": 1})
