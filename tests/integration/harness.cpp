@@ -82,8 +82,21 @@ results::RunResult runPreset(const spec::Preset& preset, int timeoutMs) {
     return runner.result();
 }
 
+namespace {
+
+// As the runner starts a worker: allowed to read its models (the sandbox reads nothing else of
+// the user's; a worker built elsewhere, worker_only_build's, has no models beside it).
+QStringList withModelsReadable(QStringList arguments) {
+    if (!arguments.contains(QStringLiteral("--read")))
+        arguments << QStringLiteral("--read") << QString::fromStdString(modelDir());
+    return arguments;
+}
+
+}  // namespace
+
 WorkerDriver::WorkerDriver(const QStringList& arguments)
-    : process_(std::make_unique<session::WorkerProcess>(QString::fromStdString(workerPath()), arguments)) {
+    : process_(std::make_unique<session::WorkerProcess>(QString::fromStdString(workerPath()),
+                                                        withModelsReadable(arguments))) {
     QObject::connect(process_.get(), &session::WorkerProcess::eventReceived,
                      [this](const json& ev) { events_.push_back(ev); });
     QObject::connect(process_.get(), &session::WorkerProcess::exited,

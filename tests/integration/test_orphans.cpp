@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QFileInfo>
+#include <QSet>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
@@ -62,6 +65,15 @@ QString slowPreset(const QTemporaryDir& dir) {
     return writeJson(dir.filePath(QStringLiteral("slow.json")), p);
 }
 
+// The scratch folders of pitlane runs in $TMPDIR.
+QSet<QString> scratchFolders() {
+    QSet<QString> out;
+    QDir tmp(QDir::tempPath());
+    for (const QString& name : tmp.entryList({QStringLiteral("pitlane-run-*")}, QDir::Dirs | QDir::NoDotAndDotDot))
+        out.insert(tmp.filePath(name));
+    return out;
+}
+
 // Starts `program args`, waits until it has a worker busy for a while, kills it with SIGKILL and
 // checks that every worker it had is gone within 2 s.
 void killParentMidForward(const QString& program, const QStringList& args) {
@@ -98,9 +110,28 @@ void killParentMidForward(const QString& program, const QStringList& args) {
 
 TEST(Orphans, KillNineOfTheCliLeavesNoWorker) {
     QTemporaryDir dir;
+    const QSet<QString> before = scratchFolders();
     killParentMidForward(QString::fromStdString(binDir() + "/pitlane-cli"),
                          {QStringLiteral("run"), slowPreset(dir), QStringLiteral("--db"),
                           QStringLiteral("none")});
+    // The killed CLI could not remove its scratch folder; the next run does.
+    QSet<QString> left = scratchFolders() - before;
+    EXPECT_FALSE(left.isEmpty()) << "the killed CLI left no scratch folder: nothing to test";
+    const auto run = runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
+                             QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--db"),
+                             QStringLiteral("none")},
+                            120000);
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    for (const QString& d : left) EXPECT_FALSE(QFileInfo::exists(d)) << d.toStdString() << " outlived the next run";
+    // A folder of a process that still runs (this test's) stays.
+    const QString mine = QDir::tempPath() + QStringLiteral("/pitlane-run-%1-keepme").arg(QCoreApplication::applicationPid());
+    ASSERT_TRUE(QDir().mkpath(mine));
+    const auto again = runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
+                               QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--db"),
+                               QStringLiteral("none")},
+                              120000);
+    EXPECT_TRUE(QFileInfo::exists(mine));
+    QDir(mine).removeRecursively();
 }
 
 TEST(Orphans, KillNineOfTheWindowLeavesNoWorker) {

@@ -1,5 +1,6 @@
 // model_probe.h: one worker per arm, configure (load + knobs + one forward), quit.
 #include "pitlane/session/model_probe.h"
+#include "pitlane/session/paths.h"
 
 #include "pitlane/session/allocator.h"
 #include "pitlane/session/sandbox_launch.h"
@@ -30,7 +31,7 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
         out.message = launch.error.toStdString();
         return out;
     }
-    QTemporaryDir scratch(QDir::tempPath() + QStringLiteral("/pitlane-validate-XXXXXX"));
+    QTemporaryDir scratch(scratchTemplate(QStringLiteral("validate")));
     const QString model = QString::fromStdString(arm.model_path.empty() ? p.model_path : arm.model_path);
     WorkerProcess worker(workerPath, sandboxArguments(arm.knobs, scratch.path(), {model}, memoryBudget(1)));
     worker.setEnvironment(withAllocator(QProcessEnvironment::systemEnvironment(), launch));

@@ -4,6 +4,9 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <cerrno>
+#include <csignal>
+
 namespace pitlane::session {
 
 QString presetsDir() {
@@ -27,6 +30,26 @@ QStringList lessonPresetFiles() {
     for (const auto& name : QDir(dir).entryList({QStringLiteral("lesson_*.json")}, QDir::Files, QDir::Name))
         out << QDir(dir).filePath(name);
     return out;
+}
+
+QString scratchTemplate(const QString& kind) {
+    return QDir::tempPath() + QStringLiteral("/pitlane-%1-%2-XXXXXX").arg(kind).arg(QCoreApplication::applicationPid());
+}
+
+int removeOrphanScratch() {
+    QDir tmp(QDir::tempPath());
+    int removed = 0;
+    const QStringList names = tmp.entryList({QStringLiteral("pitlane-run-*"), QStringLiteral("pitlane-validate-*")},
+                                            QDir::Dirs | QDir::NoDotAndDotDot | QDir::NoSymLinks);
+    for (const QString& name : names) {
+        const QStringList parts = name.split(QLatin1Char('-'));  // pitlane, kind, pid, XXXXXX
+        bool ok = false;
+        const qint64 pid = parts.size() == 4 ? parts[2].toLongLong(&ok) : 0;
+        if (!ok || pid <= 0) continue;  // an older folder without its owner: left alone
+        if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // its owner lives (or is not ours)
+        if (QDir(tmp.filePath(name)).removeRecursively()) ++removed;
+    }
+    return removed;
 }
 
 }  // namespace pitlane::session

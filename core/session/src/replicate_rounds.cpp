@@ -4,6 +4,7 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/allocator.h"
+#include "pitlane/session/paths.h"
 #include "pitlane/session/sandbox_launch.h"
 #include "pitlane/protocol/events.h"
 #include "pitlane/session/worker_process.h"
@@ -178,7 +179,10 @@ bool ExperimentRunner::startupSettled() const {
 }
 
 QString ExperimentRunner::scratchDir() {
-    if (!scratch_) scratch_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/pitlane-run-XXXXXX"));
+    if (!scratch_) {
+        removeOrphanScratch();  // those of a run killed with SIGKILL
+        scratch_ = std::make_unique<QTemporaryDir>(scratchTemplate(QStringLiteral("run")));
+    }
     return scratch_->isValid() ? scratch_->path() : QString();
 }
 

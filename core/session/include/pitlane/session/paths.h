@@ -11,4 +11,11 @@ QString presetsDir();
 // The lesson presets (lesson_*.json) of presetsDir(), sorted by file name.
 QStringList lessonPresetFiles();
 
+// A scratch folder's QTemporaryDir template: "$TMPDIR/pitlane-<kind>-<pid>-XXXXXX" (kind: run,
+// validate). The pid names its owner, so that a folder whose owner was killed with SIGKILL (it
+// could not remove its own) is removed by the next run: removeOrphanScratch() removes every such
+// folder of a process that no longer exists, and returns how many it removed.
+QString scratchTemplate(const QString& kind);
+int removeOrphanScratch();
+
 }  // namespace pitlane::session
