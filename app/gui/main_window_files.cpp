@@ -9,6 +9,7 @@
 #include "pitlane/spec/model_preset.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/setup_panel.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <QDir>
 #include <QDockWidget>
@@ -156,8 +157,10 @@ void MainWindow::openStartupSetup() {
     const QString last = s.value(QStringLiteral("setup/last")).toString();
     if (!last.isEmpty()) {
         try {
-            setup_->loadJson(json::parse(last.toStdString()),
-                             s.value(QStringLiteral("setup/lastFile")).toString());
+            // Depth-bounded like every JSON read: the settings file is a file like any other.
+            const json j = protocol::parseJsonBounded(last.toStdString());
+            if (j.is_discarded()) throw std::runtime_error("unreadable setup/last");
+            setup_->loadJson(j, s.value(QStringLiteral("setup/lastFile")).toString());
             setWindowModified(false);
             updateTitle();
             return;
