@@ -29,7 +29,7 @@ void armField(const json& c, const char* key, const std::vector<ArmSpec>& arms,
 void ratioField(const json& c, const char* key, const std::string& where, const std::string& f) {
     if (!c.contains(key)) return;
     if (!c[key].is_number() || c[key].get<double>() < 1.0)
-        throw SpecError(where, f + "." + key, "expected a ratio >= 1, got " + c[key].dump());
+        throw SpecError(where, f + "." + key, "expected a ratio >= 1, got " + detail::shown(c[key]));
 }
 
 void validateCheck(const json& c, const std::vector<ArmSpec>& arms, const std::string& where,
