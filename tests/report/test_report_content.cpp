@@ -263,3 +263,27 @@ TEST(ReportContent, ThroughputIsTheWholeArmsWithConcurrentWorkers) {
     EXPECT_TRUE(report::markdownSummary(r).contains(
         QStringLiteral(" | %1 | ").arg(whole, 0, 'f', 1)));
 }
+
+namespace {
+
+// Names reach the reports as written in a results JSON (issue 28: "<script>", newlines and
+// escape codes reached the Markdown raw): the Markdown keeps them text and keeps the table whole,
+// the HTML escapes them.
+TEST(ReportContent, HostileArmNamesStayTextInMarkdownAndHtml) {
+    auto r = run();
+    r.arms[0].name = "<script>alert(1)</script>";
+    r.arms[1].name = "B|x\n## fake\r\x1b[31m[link](javascript:alert(1))";
+    const std::string md = report::markdownSummary(r).toStdString();
+    EXPECT_EQ(md.find("<script>"), std::string::npos);
+    EXPECT_NE(md.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos) << md;
+    EXPECT_EQ(md.find("\n## fake"), std::string::npos);
+    EXPECT_EQ(md.find('\r'), std::string::npos);
+    EXPECT_EQ(md.find('\x1b'), std::string::npos);
+    EXPECT_EQ(md.find("[link](javascript"), std::string::npos);
+    EXPECT_NE(md.find("B\\|x ## fake \\[31m\\[link\\](javascript:alert(1))"), std::string::npos) << md;
+    const QString html = report::htmlReport(r);
+    EXPECT_FALSE(html.contains(QStringLiteral("<script>alert")));
+    EXPECT_TRUE(html.contains(QStringLiteral("&lt;script&gt;alert(1)&lt;/script&gt;")));
+}
+
+}  // namespace

@@ -85,14 +85,30 @@ QString lessonSection(const RunResult& run) {
 }
 
 std::string markdownCell(const std::string& s) {
+    // Names and texts come from the preset (or a results JSON read back): a name "<script>" or
+    // "[x](javascript:…)" must stay text in any Markdown viewer, and no control character (a
+    // newline, "\r", an escape code) may break the table or the terminal it is printed on
+    // (issue 28).
     std::string o;
-    for (char c : s) {
-        if (c == '|')
-            o += "\\|";
-        else if (c == '\n')
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '|' || c == '[' || c == ']' || c == '\\') {
+            o += '\\';
+            o += static_cast<char>(c);
+        } else if (c == '<') {
+            o += "&lt;";
+        } else if (c == '>') {
+            o += "&gt;";
+        } else if (c == '\n' || c == '\r' || c == '\t') {
             o += ' ';
-        else
-            o += c;
+        } else if (c < 0x20 || c == 0x7F) {
+            // dropped
+        } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+            ++i;  // a C1 control (U+0080-U+009F): dropped
+        } else {
+            o += static_cast<char>(c);
+        }
     }
     return o;
 }
