@@ -62,16 +62,22 @@ bool MainWindow::openPreset(const QString& path) {
         // A preset that is JSON but not valid opens anyway, as written, so it can be fixed
         // here: the setup shows it and its validation line the first error; the dialog lists
         // them all (issue 27: only the first, then a blank setup with no arms and warmup 0).
+        // A file the bounded reader stopped in (more than 64 arms, nested too deep: "not read
+        // further") is not read whole to be shown: 1.5 M arms would take 10 s and 1 GB, then
+        // fill the setup (issue 28).
+        QStringList all;
+        bool stopped = false;
+        for (const auto& err : spec::validatePresetFile(path.toStdString(), setup_->modelDir().toStdString())) {
+            all << QString::fromUtf8(err.what());
+            stopped |= err.reason().find("read further") != std::string::npos;
+        }
         json raw;
         std::string why;
-        if (!spec::readJsonFile(path.toStdString(), &raw, &why) || !raw.is_object() ||
+        if (stopped || !spec::readJsonFile(path.toStdString(), &raw, &why) || !raw.is_object() ||
             raw.contains("schema")) {
             report(tr("Cannot open preset"), QString::fromUtf8(e.what()));
             return false;
         }
-        QStringList all;
-        for (const auto& err : spec::validatePresetFile(path.toStdString(), setup_->modelDir().toStdString()))
-            all << QString::fromUtf8(err.what());
         if (all.isEmpty()) all << QString::fromUtf8(e.what());
         setup_->loadJson(raw, QFileInfo(path).absoluteFilePath());
         setWindowModified(false);
