@@ -75,7 +75,7 @@ ServingSpec parseServing(const json& s, const std::string& where, std::vector<Sp
                                                "saturation_ms"};
     for (const auto& [key, v] : s.items())
         if (!keys.count(key))
-            errors.emplace_back(where, "serving." + key,
+            errors.emplace_back(where, "serving." + detail::shown(key),
                                 "unknown field (expected arrival, rates, clients, duration_ms, "
                                 "slo_p99_ms, search_steps, idle_wait, saturation_ms)");
     auto step = [&](auto&& f) {

@@ -67,7 +67,7 @@ SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<
     }
     for (const auto& [key, v] : j.items())
         if (key != "models" && key != "batch_sizes" && key != "arms")
-            errors.emplace_back(where, "sweep." + key, "unknown field (expected models, batch_sizes, arms)");
+            errors.emplace_back(where, "sweep." + detail::shown(key), "unknown field (expected models, batch_sizes, arms)");
     if (!j.contains("models") && !j.contains("batch_sizes"))
         errors.emplace_back(where, "sweep",
                             "needs models or batch_sizes (or both): a sweep of one slice is the preset itself");
