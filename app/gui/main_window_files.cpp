@@ -9,6 +9,7 @@
 #include "pitlane/spec/model_preset.h"
 #include "pitlane/widgets/log_pane.h"
 #include "pitlane/widgets/setup_panel.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <QDir>
 #include <QDockWidget>
@@ -61,16 +62,22 @@ bool MainWindow::openPreset(const QString& path) {
         // A preset that is JSON but not valid opens anyway, as written, so it can be fixed
         // here: the setup shows it and its validation line the first error; the dialog lists
         // them all (issue 27: only the first, then a blank setup with no arms and warmup 0).
+        // A file the bounded reader stopped in (more than 64 arms, nested too deep: "not read
+        // further") is not read whole to be shown: 1.5 M arms would take 10 s and 1 GB, then
+        // fill the setup (issue 28).
+        QStringList all;
+        bool stopped = false;
+        for (const auto& err : spec::validatePresetFile(path.toStdString(), setup_->modelDir().toStdString())) {
+            all << QString::fromUtf8(err.what());
+            stopped |= err.reason().find("read further") != std::string::npos;
+        }
         json raw;
         std::string why;
-        if (!spec::readJsonFile(path.toStdString(), &raw, &why) || !raw.is_object() ||
+        if (stopped || !spec::readJsonFile(path.toStdString(), &raw, &why) || !raw.is_object() ||
             raw.contains("schema")) {
             report(tr("Cannot open preset"), QString::fromUtf8(e.what()));
             return false;
         }
-        QStringList all;
-        for (const auto& err : spec::validatePresetFile(path.toStdString(), setup_->modelDir().toStdString()))
-            all << QString::fromUtf8(err.what());
         if (all.isEmpty()) all << QString::fromUtf8(e.what());
         setup_->loadJson(raw, QFileInfo(path).absoluteFilePath());
         setWindowModified(false);
@@ -156,8 +163,10 @@ void MainWindow::openStartupSetup() {
     const QString last = s.value(QStringLiteral("setup/last")).toString();
     if (!last.isEmpty()) {
         try {
-            setup_->loadJson(json::parse(last.toStdString()),
-                             s.value(QStringLiteral("setup/lastFile")).toString());
+            // Depth-bounded like every JSON read: the settings file is a file like any other.
+            const json j = protocol::parseJsonBounded(last.toStdString());
+            if (j.is_discarded()) throw std::runtime_error("unreadable setup/last");
+            setup_->loadJson(j, s.value(QStringLiteral("setup/lastFile")).toString());
             setWindowModified(false);
             updateTitle();
             return;

@@ -108,7 +108,7 @@ TEST(Progress, CountersStayInStepWhenAdaptiveStoppingAddsRounds) {
                                                       {"iters", 10},
                                                       {"block_iters", 5},
                                                       {"processes", 2},
-                                                      {"target_ci_pct", 0.0001},
+                                                      {"target_ci_pct", 0.1},
                                                       {"max_time_ms", 1500}});
     const auto c = runCounting(preset);
     expectCountersInStep(c);
@@ -121,7 +121,7 @@ TEST(Progress, CountersStayInStepWhenAdaptiveStoppingAddsBlocks) {
                                                       {"iters", 10},
                                                       {"block_iters", 5},
                                                       {"processes", 1},
-                                                      {"target_ci_pct", 0.0001},
+                                                      {"target_ci_pct", 0.1},
                                                       {"max_time_ms", 800}});
     const auto c = runCounting(preset);
     expectCountersInStep(c);

@@ -263,3 +263,28 @@ TEST(ReportContent, ThroughputIsTheWholeArmsWithConcurrentWorkers) {
     EXPECT_TRUE(report::markdownSummary(r).contains(
         QStringLiteral(" | %1 | ").arg(whole, 0, 'f', 1)));
 }
+
+namespace {
+
+// Names reach the reports as written in a results JSON (issue 28: "<script>", newlines and
+// escape codes reached the Markdown raw): the Markdown keeps them text and keeps the table whole,
+// the HTML escapes them.
+TEST(ReportContent, HostileArmNamesStayTextInMarkdownAndHtml) {
+    auto r = run();
+    r.arms[0].name = "<script>alert(1)</script>";
+    r.arms[1].name = "B|x\n## fake\r\x1b[31m[link](javascript:alert(1))";
+    const std::string md = report::markdownSummary(r).toStdString();
+    // Escaped, so no viewer reads a tag: "\<script>" shows "<script>".
+    EXPECT_NE(md.find("\\<script>alert(1)\\</script>"), std::string::npos) << md;
+    for (std::size_t at = md.find("<script"); at != std::string::npos; at = md.find("<script", at + 1))
+        EXPECT_TRUE(at > 0 && md[at - 1] == '\\') << md;
+    EXPECT_EQ(md.find("\n## fake"), std::string::npos);
+    EXPECT_EQ(md.find('\r'), std::string::npos);
+    EXPECT_EQ(md.find('\x1b'), std::string::npos);
+    EXPECT_NE(md.find("B\\|x ## fake [31m[link](javascript:alert(1))"), std::string::npos) << md;
+    const QString html = report::htmlReport(r);
+    EXPECT_FALSE(html.contains(QStringLiteral("<script>alert")));
+    EXPECT_TRUE(html.contains(QStringLiteral("&lt;script&gt;alert(1)&lt;/script&gt;")));
+}
+
+}  // namespace

@@ -10,6 +10,7 @@
 #include "pitlane/spec/preset.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -263,6 +264,66 @@ TEST(Fuzz, ProtocolDecodersAcceptOrRefuseWithoutCrashing) {
     }
     std::cout << "[ fuzz     ] protocol: " << tried << " lines, " << decoded << " decoded, seed " << s << "\n";
     EXPECT_GT(tried, 100);
+}
+
+
+// Nested and huge JSON (issue 28): a preset file nested up to a million deep (objects, arrays,
+// mixed, unclosed, inside strings where it is no nesting at all), with thousands of arms or a
+// huge string, through the file reader and validation: refused with an error naming the file
+// (or accepted), never a crash (the stack overflowed at 60 000 objects) or an exception.
+TEST(Fuzz, NestedAndHugePresetFilesNeverCrashTheParser) {
+    const std::uint64_t s = seed();
+    Mutator m(s);
+    const auto dir = std::filesystem::temp_directory_path() / ("pitlane-fuzz-nested-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string file = (dir / "nested.json").string();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(budgetSeconds());
+    long tried = 0, refusedDeep = 0;
+    const std::vector<std::pair<std::string, std::string>> brackets = {
+        {"{\"a\":", "}"}, {"[", "]"}, {"{\"a\":[", "]}"}, {"[{\"b\":", "}]"}};
+    while (std::chrono::steady_clock::now() < end || tried < 20) {
+        const std::size_t depths[] = {1, 10, 63, 64, 65, 99, 100, 101, 1000, 60000, 300000, 1000000};
+        const std::size_t depth = depths[m.below(std::size(depths))];
+        const auto& [open, close] = brackets[m.below(brackets.size())];
+        std::string deep;
+        for (std::size_t i = 0; i < depth; ++i) deep += open;
+        deep += m.below(2) ? "1" : "\"x\"";
+        const bool unclosed = m.below(5) == 0;
+        if (!unclosed)
+            for (std::size_t i = 0; i < depth; ++i) deep += close;
+        std::string text;
+        switch (m.below(4)) {
+            case 0: text = deep; break;  // the document itself
+            case 1: text = R"({"model": "mlp", "arms": [{"name": "A"}], "lesson": )" + deep + "}"; break;
+            case 2: text = R"({"model": "mlp", "arms": [{"name": "A", "knobs": )" + deep + "}]}"; break;
+            default: {
+                // Huge rather than deep: many arms, or a long string where the nesting would be.
+                std::string arms;
+                const std::size_t n = m.below(2) ? 100000 : 65;
+                for (std::size_t i = 0; i < n; ++i) arms += std::string(i ? "," : "") + "{\"name\":\"a" + std::to_string(i) + "\"}";
+                text = m.below(2) ? R"({"model": "mlp", "arms": [)" + arms + "]}"
+                                  : R"({"model": "mlp", "arms": [{"name": ")" + std::string(depth, '[') + "\"}]}";
+            }
+        }
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+        ++tried;
+        try {
+            const auto errors = spec::validatePresetFile(file, modelDir());
+            for (const auto& e : errors) {
+                ASSERT_EQ(e.where(), file);
+                ASSERT_FALSE(e.reason().empty()) << "(seed " << s << ", kept in " << keep(text.substr(0, 4096), "nested") << ")";
+                refusedDeep += e.reason().find("nested more than") != std::string::npos;
+            }
+            json j;
+            std::string why;
+            (void)spec::readJsonFile(file, &j, &why);
+        } catch (const std::exception& e) {
+            FAIL() << "threw " << e.what() << " (seed " << s << ", kept in " << keep(text.substr(0, 4096), "nested") << ")";
+        }
+    }
+    std::filesystem::remove_all(dir);
+    std::cout << "[ fuzz     ] nested: " << tried << " files, " << refusedDeep << " refused as too deep, seed " << s << "\n";
+    EXPECT_GT(refusedDeep, 0);
 }
 
 }  // namespace

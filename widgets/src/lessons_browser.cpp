@@ -3,6 +3,7 @@
 #include "pitlane/widgets/history_model.h"
 #include "pitlane/widgets/lesson_status.h"
 #include "pitlane/widgets/wrapping_label.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <QDir>
 #include <QFile>
@@ -39,7 +40,7 @@ LessonPreset readLessonPreset(const QString& path) {
         p.error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
         return p;
     }
-    const json j = json::parse(f.readAll().toStdString(), nullptr, false);
+    const json j = protocol::parseJsonBounded(f.readAll().toStdString());  // depth-bounded
     if (!j.is_object()) {
         p.error = QObject::tr("%1 is not a JSON object").arg(QFileInfo(path).fileName());
         return p;

@@ -1,4 +1,5 @@
 #include "pitlane/protocol/protocol.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,8 +19,12 @@ std::optional<json> decode(const std::string& line, Kind kind, std::string* erro
         if (error) *error = std::move(why);
         return std::nullopt;
     };
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return fail("not valid JSON");
+    // Depth-bounded: a line nested 300 000 deep must not overflow the stack when the event is
+    // copied (issue 28).
+    JsonFailure why;
+    json j = parseJsonBounded(line, &why);
+    if (j.is_discarded())
+        return fail(why.kind == JsonFailure::Depth ? why.reason : std::string("not valid JSON"));
     if (!j.is_object()) return fail("not a JSON object");
     const char* key = kind == Kind::Event ? "type" : "cmd";
     if (!j.contains(key) || !j[key].is_string())

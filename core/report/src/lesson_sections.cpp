@@ -1,6 +1,8 @@
 // The lesson section of the HTML/PDF report and the Markdown summary (lesson_sections.h).
 #include "lesson_sections.h"
 
+#include <cctype>
+
 #include "pitlane/results/lesson.h"
 
 namespace pitlane::report::detail {
@@ -85,14 +87,54 @@ QString lessonSection(const RunResult& run) {
 }
 
 std::string markdownCell(const std::string& s) {
+    // Names and texts come from the preset (or a results JSON read back): a name "<script>" must
+    // stay text in any Markdown viewer, and no control character (a newline, "\r", an escape
+    // code) may break the table or the terminal it is printed on (issue 28).
     std::string o;
-    for (char c : s) {
-        if (c == '|')
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '|') {
             o += "\\|";
-        else if (c == '\n')
+        } else if (c == '<' && i + 1 < s.size() &&
+                   (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '/' ||
+                    s[i + 1] == '!' || s[i + 1] == '?')) {
+            // What could open a tag, a comment or an autolink is escaped ("\<script>" shows
+            // "<script>"); "p99 <= 25 ms" stays as it reads in a terminal.
+            o += "\\<";
+        } else if (c == '\n' || c == '\r' || c == '\t') {
             o += ' ';
-        else
-            o += c;
+        } else if (c < 0x20 || c == 0x7F) {
+            // dropped
+        } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+            ++i;  // a C1 control (U+0080-U+009F): dropped
+        } else {
+            o += static_cast<char>(c);
+        }
+    }
+    return o;
+}
+
+std::string markdownCode(const std::string& s) {
+    // Inside `…` nothing is markup (no HTML, no entities): only the table's "|" is escaped (GFM
+    // reads it before the code span), a backtick would end the span early, controls go.
+    std::string o;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '|') {
+            o += "\\|";
+        } else if (c == '`') {
+            o += '\'';
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            o += ' ';
+        } else if (c < 0x20 || c == 0x7F) {
+            // dropped
+        } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+            ++i;
+        } else {
+            o += static_cast<char>(c);
+        }
     }
     return o;
 }

@@ -13,7 +13,10 @@ namespace pitlane::report::detail {
 QString lessonSection(const results::RunResult& run);
 // The Markdown summary's lesson block ("" without a lesson).
 std::string lessonMarkdown(const results::RunResult& run);
-// Text for a Markdown table cell or inline run: "|" escaped, newlines as spaces.
+// Text for a Markdown table cell or inline run: "|" escaped, a "<" that could open a tag escaped,
+// newlines and tabs as spaces, other control characters dropped.
 std::string markdownCell(const std::string& s);
+// Text inside a code span (`…`): "|" escaped, a backtick as ', controls as above; no entities.
+std::string markdownCode(const std::string& s);
 
 }  // namespace pitlane::report::detail

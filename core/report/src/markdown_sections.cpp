@@ -48,9 +48,9 @@ std::string header(const std::vector<std::string>& names, const std::string& ali
 std::string settingText(const json& v) {
     const std::string text = valueText(v).trimmed().toStdString();
     const auto newline = text.find('\n');
-    if (newline == std::string::npos && text.size() <= 100) return "`" + md(text) + "`";
+    if (newline == std::string::npos && text.size() <= 100) return "`" + markdownCode(text) + "`";
     const std::string head = text.substr(0, std::min<std::size_t>({newline, 60, text.size()}));
-    return "`" + md(head) + "` … _(full value in the JSON)_";
+    return "`" + markdownCode(head) + "` … _(full value in the JSON)_";
 }
 
 // One row per key, one column per arm; "≠" marks the keys whose values differ.
@@ -72,7 +72,7 @@ std::string settingsTable(const RunResult& run, const SettingsTable& t, const ch
             cells.push_back(v ? settingText(*v) : std::string(missing));
         }
         *differing += differs;
-        cells[0] = (differs ? "≠ `" : "`") + md(k) + "`";
+        cells[0] = (differs ? "≠ `" : "`") + markdownCode(k) + "`";
         s += row(cells);
     }
     return s;
@@ -156,7 +156,7 @@ std::string environmentMarkdown(const RunResult& run) {
             const auto it = m.find(k);
             if ((it == m.end()) != (first == env.perArm.front().end()) ||
                 (it != m.end() && it->second != first->second)) {
-                drift.push_back("`" + md(k) + "`");
+                drift.push_back("`" + markdownCode(k) + "`");
                 break;
             }
         }

@@ -147,7 +147,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     // One title (#), then every section at the same level (##): Markdown viewers and tables of
     // contents read the structure from the levels.
     s += "# " + md(title.empty() ? "Pitlane run" : title) + "\n\n";
-    s += "model `" + md(run.preset.model) + "`";
+    s += "model `" + detail::markdownCode(run.preset.model) + "`";
     if (!o.runId.isEmpty()) s += " · run #" + o.runId.toStdString();
     s += " · " + run.started_at + "\n\n";
     const auto comps = results::compareArms(run);

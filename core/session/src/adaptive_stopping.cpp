@@ -1,6 +1,7 @@
 // Adaptive and timed stopping (DESIGN.md "Stopping"): after the fixed minimum of blocks, the
 // runner asks here whether to queue another round of interleaved blocks.
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/spec/run_limits.h"
 
 #include <QString>
 #include <QThread>
@@ -32,7 +33,10 @@ bool ExperimentRunner::extendAdaptive() {
     }
     if (!anyPending) return false;
     const bool minReached = elapsed >= run.min_time_ms;
-    const bool capReached = run.max_time_ms > 0 && elapsed >= run.max_time_ms;
+    // Always a cap (issue 28: target_ci_pct 1e-320 without max_time_ms never ended): max_time_ms,
+    // else spec::kDefaultAdaptiveCapMs (or min_time_ms when longer).
+    const int cap = spec::adaptiveTimeCapMs(run);
+    const bool capReached = elapsed >= cap;
     const bool timedOnly = run.target_ci_pct <= 0 && run.max_time_ms > 0;  // "run for T ms"
     const bool wantMore = !minReached || !stable || timedOnly;
     if (wantMore && !capReached) {
@@ -52,16 +56,16 @@ bool ExperimentRunner::extendAdaptive() {
         ++nextBlock_;
         return true;
     }
-    char rule[256];
+    char rule[512];
     std::snprintf(rule, sizeof rule,
                   "at least %d iterations in %d processes, then rounds of %s until %s%s%s",
                   run.iters, run.processes,
                   run.processes > 1 ? "fresh processes" : (std::to_string(run.block_iters) + " iterations").c_str(),
                   run.target_ci_pct > 0 ? "every median's 95% CI is within +-" : "",
                   run.target_ci_pct > 0 ? (QString::number(run.target_ci_pct) + " %").toStdString().c_str() : "",
-                  run.max_time_ms > 0
-                      ? (" (time cap " + std::to_string(run.max_time_ms) + " ms)").c_str()
-                      : "");
+                  (" (time cap " + std::to_string(cap) + " ms" +
+                   (run.max_time_ms > 0 ? std::string() : std::string(", the default without run.max_time_ms")) + ")")
+                      .c_str());
     result_.stopping = {{"rule", rule},
                         {"stable", stable},
                         {"measured_ms", elapsed},
@@ -70,8 +74,9 @@ bool ExperimentRunner::extendAdaptive() {
                         {"arms", perArm}};
     if (!stable)
         result_.stopping["message"] =
-            "not stable: the time cap (" + std::to_string(run.max_time_ms) +
-            " ms) was reached before every median's CI was within +-" +
+            "not stable: the time cap (" + std::to_string(cap) + " ms" +
+            (run.max_time_ms > 0 ? std::string() : std::string(", the default: set run.max_time_ms to change it")) + ")" +
+            " was reached before every median's CI was within +-" +
             QString::number(run.target_ci_pct).toStdString() + " %";
     return false;
 }

@@ -4,6 +4,8 @@
 #include "preset_errors.h"
 
 #include "pitlane/spec/model_file.h"
+#include "text_util.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -122,7 +124,7 @@ ResolvedModel resolveModelField(const json& v, const std::string& field, const s
                                 const std::string& where, const std::string& modelDir) {
     if (!v.is_string())
         throw SpecError(where, field,
-                        "must be a string, got " + std::string(v.type_name()) + " " + v.dump() + ": " + kModelHint);
+                        "must be a string, got " + std::string(v.type_name()) + " " + detail::shown(v) + ": " + kModelHint);
     ResolvedModel m;
     m.written = v.get<std::string>();
     if (m.written.empty()) throw SpecError(where, field, std::string("is empty: ") + kModelHint);
@@ -153,6 +155,11 @@ ResolvedModel resolveModelField(const json& v, const std::string& field, const s
     if (mp.is_relative()) mp = (presetFile.empty() ? fs::current_path() : fs::absolute(presetFile).parent_path()) / mp;
     std::error_code ec;
     const auto status = fs::status(mp, ec);
+    if (ec == std::errc::too_many_symbolic_link_levels)
+        throw SpecError(where, field, "model file " + mp.string() +
+                                          " cannot be opened: a symlink loop (too many levels of symbolic links)");
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        throw SpecError(where, field, "model file " + mp.string() + " cannot be opened: " + ec.message());
     if (ec || !fs::exists(status))
         throw SpecError(where, field,
                         "model file " + mp.string() + " does not exist (and \"" + m.written + "\" is not a bundled model)");
@@ -172,7 +179,7 @@ json describedInput(const std::string& modelPath, const ModelFormat& f, std::str
     }
     const auto it = f.metadata.find("input");
     if (it != f.metadata.end()) {
-        const json in = json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+        const json in = protocol::parseJsonBounded(it->second);  // the package's metadata, bounded
         if (!in.is_discarded()) {
             *source = modelPath + " (package metadata \"input\")";
             return in;

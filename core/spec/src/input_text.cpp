@@ -3,6 +3,7 @@
 // the preset's JSON list as it is. Turned into the preset's "input" JSON; parsePreset judges it
 // and names what is wrong.
 #include "pitlane/spec/model_preset.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <regex>
 
@@ -23,11 +24,8 @@ nlohmann::json parseInputText(const std::string& text) {
     if (t.empty()) return nullptr;
     // The preset's own JSON ([{"shape": ...}, ...]) as it is.
     if (t.front() == '[' && trimmed(t.substr(1)).rfind('{', 0) == 0) {
-        try {
-            return json::parse(t);
-        } catch (const std::exception&) {
-            return t;  // parsePreset says what it expected
-        }
+        const json j = protocol::parseJsonBounded(t);  // depth-bounded: text a user typed
+        return j.is_discarded() ? json(t) : j;         // parsePreset says what it expected
     }
     // "×" (U+00D7) reads as "x".
     for (std::size_t p; (p = t.find("\xC3\x97")) != std::string::npos;) t.replace(p, 2, "x");

@@ -1,67 +1,91 @@
 // Reading JSON files (presets, model sidecars, results) without ever throwing or aborting on a
-// directory, FIFO, device, read error, or a key written twice in one object.
-#include "pitlane/spec/preset.h"
+// directory, FIFO, device, read error, a key written twice in one object, or nesting deep enough
+// to overflow the stack (issue 28: 60 000 nested objects crashed the CLI and the window).
+#include "json_file.h"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pitlane::spec {
 
 namespace fs = std::filesystem;
 
-bool readJsonFile(const std::string& path, json* out, std::string* why) {
+namespace detail {
+
+std::string notARegularFile(const std::string& path, const char* what) {
     std::error_code ec;
     const auto status = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        // ELOOP: a link to a link to ... itself was reported as "does not exist" (issue 28).
+        if (ec == std::errc::too_many_symbolic_link_levels)
+            return "cannot open the file: a symlink loop (too many levels of symbolic links)";
+        return "cannot open the file: " + ec.message();
+    }
     if (ec || !fs::exists(status)) {
-        *why = "cannot open the file: it does not exist";
+        std::error_code lec;
+        if (fs::is_symlink(fs::symlink_status(path, lec)))
+            return "cannot open the file: it is a symbolic link to a file that does not exist";
+        return "cannot open the file: it does not exist";
+    }
+    if (fs::is_directory(status)) return std::string("is a directory, not ") + what;
+    if (!fs::is_regular_file(status))
+        return std::string("is not a regular file (a device, FIFO or socket), not ") + what;
+    return {};
+}
+
+bool readJsonFileBounded(const std::string& path, json* out, JsonFileError* error,
+                         protocol::JsonLimits limits) {
+    *out = json();
+    if (auto why = notARegularFile(path, "a JSON file"); !why.empty()) {
+        *error = {"", why};
         return false;
     }
-    if (fs::is_directory(status)) {
-        *why = "is a directory, not a JSON file";
-        return false;
-    }
-    if (!fs::is_regular_file(status)) {
-        *why = "is not a regular file (a device, FIFO or socket), not a JSON file";
-        return false;
-    }
-    std::ifstream f(path);
+    std::ifstream f(path, std::ios::binary);
     if (!f) {
-        *why = std::string("cannot open the file: ") + std::strerror(errno);
+        *error = {"", std::string("cannot open the file: ") + std::strerror(errno)};
         return false;
     }
-    // JSON allows a key twice and the parser keeps the last value: a second "model" would
-    // silently run another model. Refused, naming the key.
-    std::vector<std::set<std::string>> keys;
-    std::string duplicate;
-    auto noDuplicates = [&](int, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::object_start) {
-            keys.emplace_back();
-        } else if (event == json::parse_event_t::object_end) {
-            if (!keys.empty()) keys.pop_back();
-        } else if (event == json::parse_event_t::key && !keys.empty() &&
-                   !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
-            duplicate = parsed.get<std::string>();
-        }
-        return true;
-    };
+    limits.refuse_duplicate_keys = true;
+    json parsed;
+    protocol::BoundedJsonBuilder builder(parsed, limits);
     try {
-        *out = json::parse(f, noDuplicates);
-        if (duplicate.empty()) return true;
-        *why = "the key \"" + duplicate +
-               "\" appears twice in one object (only one value can be meant; JSON parsers keep "
-               "the last silently)";
-        *out = json();
-        return false;
-    } catch (const json::parse_error& e) {
-        *why = std::string("not valid JSON: ") + e.what();
+        if (json::sax_parse(f, &builder)) {
+            *out = std::move(parsed);
+            return true;
+        }
+        const auto& failure = builder.failure();
+        *error = {failure.field, failure.reason};
     } catch (const std::exception& e) {  // a read error (std::ios_base::failure)
-        *why = std::string("cannot read the file: ") + e.what();
+        *error = {"", std::string("cannot read the file: ") + e.what()};
     }
+    return false;
+}
+
+int jsonDepth(const json& j, int stopAbove) {
+    int deepest = 0;
+    std::vector<std::pair<const json*, int>> todo{{&j, 1}};
+    while (!todo.empty()) {
+        const auto [v, depth] = todo.back();
+        todo.pop_back();
+        if (!v->is_structured()) continue;
+        deepest = std::max(deepest, depth);
+        if (deepest > stopAbove) return deepest;
+        for (const auto& child : *v) todo.emplace_back(&child, depth + 1);
+    }
+    return deepest;
+}
+
+}  // namespace detail
+
+bool readJsonFile(const std::string& path, json* out, std::string* why) {
+    detail::JsonFileError error;
+    if (detail::readJsonFileBounded(path, out, &error, {})) return true;
+    *why = error.field.empty() ? error.reason : error.field + ": " + error.reason;
     return false;
 }
 

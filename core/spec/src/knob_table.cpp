@@ -1,6 +1,7 @@
 // The knob table (knob_table.h): one row per knob. Limits and allowed values are written here
 // and nowhere else.
 #include "pitlane/spec/knob_table.h"
+#include "knob_limits.h"
 
 #include <optional>
 
@@ -103,7 +104,7 @@ void executionRows(std::vector<KnobInfo>& t) {
          "Confine the worker (a model is code): writes only to the run's scratch folder "
          "(Landlock), no sockets but AF_UNIX (seccomp), no new privileges, a memory limit",
          "", &setField<&Knobs::sandbox>, &getField<&Knobs::sandbox>});
-    row({"memory_limit_mb", K::OptionalCount, {}, {}, 64, 1 << 24, json(),
+    row({"memory_limit_mb", K::OptionalCount, {}, {}, detail::kMinMemoryLimitMb, 1 << 24, json(),
          "75 % of physical memory (sandbox on, CPU); none otherwise", "MiB", exec, false,
          "Memory limit",
          "RLIMIT_DATA of the worker: an allocation above it fails the arm with out_of_memory "

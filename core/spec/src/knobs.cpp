@@ -1,10 +1,15 @@
 // Knob parsing and validation, driven by the knob table: every bad value gets a message naming
 // the field and the accepted values.
 #include "pitlane/spec/knob_table.h"
+#include "knob_limits.h"
 #include "text_util.h"
+
+#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdint>
 #include <set>
 #include <vector>
 
@@ -22,24 +27,34 @@ std::string oneOf(const json& v, const std::vector<std::string>& allowed, const 
     const auto s = v.get<std::string>();
     if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
         throw SpecError(where, field,
-                        "unknown value \"" + s + "\" (expected one of " + joined(allowed) + ")");
+                        "unknown value \"" + detail::shown(s) + "\" (expected one of " + joined(allowed) + ")");
     return s;
+}
+
+// Why a knob has its minimum, where the number alone does not say.
+std::string belowMinimum(const KnobInfo& knob) {
+    if (knob.name == "memory_limit_mb")
+        return ": " + detail::memoryLimitMinimumWhy();
+    return {};
 }
 
 int count(const json& v, const KnobInfo& knob, const std::string& where, const std::string& field) {
     const std::string lo = std::to_string(knob.min);
     if (!v.is_number_integer())
-        throw SpecError(where, field, "expected an integer >= " + lo + ", got " + v.dump());
-    const auto n = v.get<long long>();
-    if (n < knob.min) throw SpecError(where, field, "must be >= " + lo + ", got " + std::to_string(n));
+        throw SpecError(where, field, "expected an integer >= " + lo + ", got " + detail::shown(v));
+    // 18446744073709551615 read as a long long is -1: echoed as written, and too large.
+    const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > std::uint64_t(LLONG_MAX);
+    const long long n = huge ? LLONG_MAX : v.get<long long>();
+    if (n < knob.min)
+        throw SpecError(where, field, "must be >= " + lo + ", got " + detail::shown(v) + belowMinimum(knob));
     if (n > knob.max)
         throw SpecError(where, field,
-                        "must be <= " + std::to_string(knob.max) + ", got " + std::to_string(n));
+                        "must be <= " + std::to_string(knob.max) + ", got " + detail::shown(v));
     return static_cast<int>(n);
 }
 
 bool boolean(const json& v, const std::string& where, const std::string& field) {
-    if (!v.is_boolean()) throw SpecError(where, field, "expected true or false, got " + v.dump());
+    if (!v.is_boolean()) throw SpecError(where, field, "expected true or false, got " + detail::shown(v));
     return v.get<bool>();
 }
 
@@ -49,7 +64,7 @@ std::string device(const json& v, const std::string& where, const std::string& f
     const bool cuda = s.rfind("cuda:", 0) == 0 && s.size() > 5 &&
                       std::all_of(s.begin() + 5, s.end(), [](unsigned char c) { return std::isdigit(c); });
     if (s != "cpu" && !cuda)
-        throw SpecError(where, field, "unknown device \"" + s + "\" (expected \"cpu\" or \"cuda:N\")");
+        throw SpecError(where, field, "unknown device \"" + detail::shown(s) + "\" (expected \"cpu\" or \"cuda:N\")");
     return s;
 }
 
@@ -80,9 +95,9 @@ json coreList(const json& v, const KnobInfo& knob, const std::string& where,
             v[i].get<long long>() > knob.max)
             throw SpecError(where, fi,
                             "expected a core id " + std::to_string(knob.min) + ".." +
-                                std::to_string(knob.max) + ", got " + v[i].dump());
+                                std::to_string(knob.max) + ", got " + detail::shown(v[i]));
         if (!seen.insert(v[i].get<int>()).second)
-            throw SpecError(where, fi, "core " + v[i].dump() + " is listed twice");
+            throw SpecError(where, fi, "core " + detail::shown(v[i]) + " is listed twice");
     }
     return v;
 }
@@ -111,6 +126,14 @@ json validateKnob(const KnobInfo& knob, const json& v, const std::string& where,
 }
 
 namespace {
+
+// The cores this process may run on (the worker's default intra_op_threads).
+int allowedCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    return 1;
+}
 
 // Combinations torch would reject later with an obscure message: the knobs a rule reads, the
 // field it names, and its reason ("" when the combination is fine).
@@ -147,6 +170,23 @@ const std::vector<KnobRule>& knobRules() {
                         ? "CUDA graphs need a CUDA device (set device to \"cuda:N\")"
                         : "";
          }},
+        {{"memory_limit_mb", "intra_op_threads", "inter_op_threads"}, "memory_limit_mb",
+         [](const Knobs& k) -> std::string {
+             if (!k.memory_limit_mb) return {};
+             // intra_op_threads left out: the worker starts one per allowed core (this machine's).
+             const int intra = k.intra_op_threads ? *k.intra_op_threads : allowedCores();
+             const long long threads = static_cast<long long>(intra) + k.inter_op_threads;
+             const long long need = detail::kMemoryMarginMb + detail::kMemoryPerThreadMb * threads;
+             if (*k.memory_limit_mb >= need) return {};
+             return "memory_limit_mb " + std::to_string(*k.memory_limit_mb) + " is too little for " +
+                    std::to_string(threads) + " threads (intra_op_threads " + std::to_string(intra) +
+                    (k.intra_op_threads ? "" : ", one per allowed core") + " + inter_op_threads " +
+                    std::to_string(k.inter_op_threads) + "): at least " + std::to_string(need) +
+                    " MiB (" + std::to_string(detail::kMemoryPerThreadMb) + " MiB per thread + " +
+                    std::to_string(detail::kMemoryMarginMb) +
+                    " MiB for the worker and its model); below that, thread creation fails and the "
+                    "worker aborts or hangs";
+         }},
         {{"precision", "device"}, "precision",
          [](const Knobs& k) -> std::string {
              return k.precision == "autocast_fp16" && k.device == "cpu"
@@ -169,7 +209,7 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
     }
     std::set<std::string> rejected;  // knobs whose value was refused: no rule reads them
     for (const auto& [key, v] : j.items()) {
-        const std::string f = prefix + "." + key;
+        const std::string f = prefix + "." + detail::shown(key);
         const KnobInfo* knob = findKnob(key);
         if (!knob) {
             errors.emplace_back(where, f, "unknown knob (known knobs: " + joined(knobNames()) + ")");

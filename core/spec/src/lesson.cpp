@@ -23,13 +23,13 @@ void armField(const json& c, const char* key, const std::vector<ArmSpec>& arms,
     for (const auto& a : arms) names.push_back(a.name);
     if (!has(names, name))
         throw SpecError(where, f + "." + key,
-                        "no arm is called \"" + name + "\" (arms: " + joined(names) + ")");
+                        "no arm is called \"" + detail::shown(name) + "\" (arms: " + joined(names) + ")");
 }
 
 void ratioField(const json& c, const char* key, const std::string& where, const std::string& f) {
     if (!c.contains(key)) return;
     if (!c[key].is_number() || c[key].get<double>() < 1.0)
-        throw SpecError(where, f + "." + key, "expected a ratio >= 1, got " + c[key].dump());
+        throw SpecError(where, f + "." + key, "expected a ratio >= 1, got " + detail::shown(c[key]));
 }
 
 void validateCheck(const json& c, const std::vector<ArmSpec>& arms, const std::string& where,
@@ -38,7 +38,7 @@ void validateCheck(const json& c, const std::vector<ArmSpec>& arms, const std::s
     const std::string kind = c.value("kind", std::string());
     if (!has(lessonCheckKinds(), kind))
         throw SpecError(where, f + ".kind",
-                        "unknown check \"" + kind + "\" (expected one of " +
+                        "unknown check \"" + detail::shown(kind) + "\" (expected one of " +
                             joined(lessonCheckKinds()) + ")");
     armField(c, "arm", arms, where, f);
     if (kind == "faster" || kind == "similar" || kind == "lower" || kind == "higher")
@@ -51,7 +51,7 @@ void validateCheck(const json& c, const std::vector<ArmSpec>& arms, const std::s
         const std::string m = c.value("metric", std::string());
         if (!has(lessonMetricNames(), m))
             throw SpecError(where, f + ".metric",
-                            "unknown metric \"" + m + "\" (expected one of " +
+                            "unknown metric \"" + detail::shown(m) + "\" (expected one of " +
                                 joined(lessonMetricNames()) + ")");
     }
     if (kind == "applied") {

@@ -2,6 +2,7 @@
 
 #include "sha256.h"
 #include "zip_layout.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -385,7 +386,8 @@ ModelFormat readFormatOpenFile(int fd) {
             if (!meta || !endsWith(meta->name, "wrapper_metadata.json")) meta = &e;
     }
     if (meta) {
-        const json j = json::parse(readSmallEntry(file, *meta), nullptr, /*allow_exceptions=*/false);
+        // Depth-bounded: the package is the model's author's, not ours.
+        const json j = protocol::parseJsonBounded(readSmallEntry(file, *meta));
         if (j.is_object())
             for (const auto& [k, v] : j.items())
                 if (v.is_string()) f.metadata[k] = v.get<std::string>();

@@ -4,10 +4,14 @@
 
 #include "pitlane/spec/lesson.h"
 #include "pitlane/spec/remote_hosts.h"
+#include "pitlane/spec/run_limits.h"
 #include "arm_models.h"
+#include "json_file.h"
 #include "preset_errors.h"
+#include "text_util.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <cerrno>
@@ -62,7 +66,7 @@ std::vector<std::int64_t> parseShape(const json& v, const std::string& where,
         if (!v[i].is_number_integer() || v[i].get<long long>() < 1 ||
             v[i].get<long long>() > (1LL << 31))
             throw SpecError(where, f + "[" + std::to_string(i) + "]",
-                            "expected a dimension size >= 1, got " + v[i].dump());
+                            "expected a dimension size >= 1, got " + detail::shown(v[i]));
         shape.push_back(v[i].get<std::int64_t>());
     }
     return shape;
@@ -73,12 +77,15 @@ int intField(const json& obj, const char* key, int def, int minValue, const std:
     if (!obj.contains(key)) return def;
     const auto& v = obj[key];
     const auto f = prefix + "." + key;
-    if (!v.is_number_integer()) throw SpecError(where, f, "expected an integer, got " + v.dump());
-    const auto n = v.get<long long>();
+    if (!v.is_number_integer()) throw SpecError(where, f, "expected an integer, got " + detail::shown(v));
+    // 18446744073709551615 read as a long long is -1: an unsigned beyond the range is too large,
+    // and the number is echoed as written.
+    const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > 100000000u;
+    const long long n = huge ? LLONG_MAX : v.get<long long>();
     if (n < minValue || n > 100000000)
         throw SpecError(where, f,
                         "must be between " + std::to_string(minValue) + " and 100000000, got " +
-                            std::to_string(n));
+                            detail::shown(v));
     return static_cast<int>(n);
 }
 
@@ -96,7 +103,7 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
         return in;
     }
     for (const auto& [key, v] : e.items()) {
-        const std::string fk = f + "." + key;
+        const std::string fk = f + "." + detail::shown(key);
         errs.step(fk, [&, &key = key, &v = v] {
             if (key == "shape") {
                 in.shape = parseShape(v, where, fk);
@@ -104,7 +111,7 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                 if (!v.is_string() ||
                     std::find(kDtypes.begin(), kDtypes.end(), v.get<std::string>()) == kDtypes.end())
                     throw SpecError(where, fk,
-                                    "unknown dtype " + v.dump() +
+                                    "unknown dtype " + detail::shown(v) +
                                         " (expected one of float32, float64, float16, bfloat16, "
                                         "int64, int32)");
                 in.dtype = v.get<std::string>();
@@ -117,7 +124,7 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                 if (!v.is_boolean())
                     throw SpecError(where, fk,
                                     "expected true (knobs.batch_size is prepended to the shape) or "
-                                    "false (the shape is the whole tensor's), got " + v.dump());
+                                    "false (the shape is the whole tensor's), got " + detail::shown(v));
                 in.batch_dim = v.get<bool>();
             } else {
                 throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim)");
@@ -182,7 +189,7 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
                                                   "compare_hosts"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
-            errs.add("run." + key,
+            errs.add("run." + detail::shown(key),
                      "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
                      "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes, "
                      "profile_iters, compare_hosts)");
@@ -219,9 +226,14 @@ RunSettings parseRunSettings(const json& r, Errors& errs) {
     field("target_ci_pct", [&] {
         if (!r.contains("target_ci_pct")) return;
         const auto& v = r["target_ci_pct"];
-        if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 100)
+        // At least 0.1 %: the half-width shrinks as 1/sqrt(blocks), so each tenfold tighter target
+        // costs a hundredfold more blocks, and below 0.1 % the machine's own drift between
+        // processes (0.5-5 % measured here, DESIGN.md "Measurement") is the floor: 1e-320 was
+        // accepted and, without max_time_ms, the run never ended (issue 28).
+        if (!v.is_number() || v.get<double>() < kMinTargetCiPct || v.get<double>() > 100)
             throw SpecError(where, "run.target_ci_pct",
-                            "expected a percentage in (0, 100], e.g. 1 for +-1 %, got " + v.dump());
+                            "expected a percentage from 0.1 to 100, e.g. 1 for +-1 % (below 0.1 % no "
+                            "run converges before its time cap), got " + detail::shown(v));
         run.target_ci_pct = v.get<double>();
     });
     auto ok = [&](std::initializer_list<const char*> keys) {
@@ -337,14 +349,14 @@ std::vector<ArmSpec> parseArms(const json& j, Errors& errs) {
         }
         for (const auto& [key, v] : a.items())
             if (key != "name" && key != "knobs" && key != "host" && key != "model" && key != "input")
-                errs.add(f + "." + key, "unknown field (expected name, knobs, model, input, host)");
+                errs.add(f + "." + detail::shown(key), "unknown field (expected name, knobs, model, input, host)");
         ArmSpec arm;
         if (!a.contains("name") || !a["name"].is_string() || a["name"].get<std::string>().empty()) {
             errs.add(f + ".name", "missing: every arm needs a name");
         } else {
             arm.name = a["name"];
             if (!armNames.insert(arm.name).second)
-                errs.add(f + ".name", "arm name \"" + arm.name + "\" is used twice");
+                errs.add(f + ".name", "arm name \"" + detail::shown(arm.name) + "\" is used twice");
         }
         arm.knobs_json = a.value("knobs", json::object());
         arm.knobs = parseKnobs(arm.knobs_json, errs.where(), f + ".knobs", errs.list());
@@ -380,23 +392,152 @@ void checkLesson(const json& lesson, const std::vector<ArmSpec>& arms, Errors& e
     }
 }
 
+// Every string of a preset, wherever it is (issue 28: a NUL cut "tiny_add.pt\0.evil" short, arm
+// names with newlines or escape codes reached the terminal and the reports, 10 MB names were
+// echoed on every progress line). No NUL or control character (C0, DEL, C1) anywhere, but tabs
+// and newlines in free text (description, lesson); a length limit for each kind.
+struct StringRule {
+    const char* what;
+    std::size_t max;   // characters (UTF-8 code points)
+    bool multiline;    // tabs and newlines allowed
+};
+constexpr StringRule kNameRule{"a name", 128, false};      // shown in tables, plots, progress lines
+constexpr StringRule kPathRule{"a file path", 4096, false};  // PATH_MAX
+constexpr StringRule kTextRule{"free text", 65536, true};
+constexpr StringRule kValueRule{"a value", 1024, false};     // knob values, dtypes, ... (choices)
+
+struct PathStep {
+    const std::string* key;  // nullptr in an array
+    std::size_t index;
+};
+
+const StringRule& ruleFor(const std::vector<PathStep>& path) {
+    auto key = [&](std::size_t i, const char* k) { return i < path.size() && path[i].key && *path[i].key == k; };
+    auto index = [&](std::size_t i) { return i < path.size() && !path[i].key; };
+    if (path.size() == 1) {
+        if (key(0, "name")) return kNameRule;
+        if (key(0, "model") || key(0, "remote_worker")) return kPathRule;
+        if (key(0, "description")) return kTextRule;
+    }
+    if (key(0, "lesson")) return kTextRule;
+    if (path.size() == 3 && key(0, "arms") && index(1)) {
+        if (key(2, "name")) return kNameRule;
+        if (key(2, "model")) return kPathRule;
+    }
+    if (path.size() == 3 && key(0, "sweep") && index(2)) {
+        if (key(1, "models")) return kPathRule;
+        if (key(1, "arms")) return kNameRule;
+    }
+    return kValueRule;
+}
+
+std::string fieldOf(const std::vector<PathStep>& path) {
+    std::string f;
+    for (const auto& step : path) {
+        if (!step.key) {
+            f += "[" + std::to_string(step.index) + "]";
+        } else {
+            if (!f.empty()) f += ".";
+            f += step.key->empty() ? std::string("\"\"") : detail::shown(*step.key);
+        }
+    }
+    return f;
+}
+
+// Why `s` breaks `rule` ("" when it does not).
+std::string stringProblem(const std::string& s, const StringRule& rule) {
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if ((c & 0xC0) != 0x80) ++chars;
+        const bool c1 = c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+        if (c == 0)
+            return std::string("contains a NUL character (at byte ") + std::to_string(i) +
+                   "): nothing after it would be seen, " + rule.what + " cannot contain one";
+        if ((c < 0x20 && !(rule.multiline && (c == '\n' || c == '\t'))) || c == 0x7F || c1) {
+            char code[16];
+            std::snprintf(code, sizeof code, "U+%04X", c1 ? static_cast<unsigned char>(s[i + 1]) : c);
+            return std::string("contains a control character (") + code + " at byte " + std::to_string(i) +
+                   "): " + rule.what + " is " + (rule.multiline ? "text without control characters "
+                                                                   "but tabs and newlines"
+                                                                 : "one line of printable text");
+        }
+    }
+    if (chars > rule.max)
+        return "is " + std::to_string(chars) + " characters long; " + rule.what + " has at most " +
+               std::to_string(rule.max);
+    return {};
+}
+
+void checkStringsAt(const json& v, std::vector<PathStep>& path, Errors& errs, std::set<std::string>& refused) {
+    if (v.is_string()) {
+        const std::string why = stringProblem(v.get_ref<const std::string&>(), ruleFor(path));
+        if (!why.empty()) {
+            const std::string f = fieldOf(path);
+            errs.add(f, why);
+            refused.insert(f);
+        }
+    } else if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            path.push_back({&it.key(), 0});
+            checkStringsAt(it.value(), path, errs, refused);
+            path.pop_back();
+        }
+    } else if (v.is_array()) {
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            path.push_back({nullptr, i});
+            checkStringsAt(v[i], path, errs, refused);
+            path.pop_back();
+        }
+    }
+}
+
+// Recursion at most kMaxPresetDepth deep (checked before).
+void checkStrings(const json& j, Errors& errs, std::set<std::string>& refused) {
+    std::vector<PathStep> path;
+    checkStringsAt(j, path, errs, refused);
+}
+
 // The top level: every field on its own; the input from the model's sidecar only when the model
 // was found.
 Preset parseCollecting(const json& j, const std::string& file, const std::string& modelDir, Errors& errs) {
     const std::string& where = errs.where();
     Preset p;
     p.file = file;
+    // Before any copy: copying (and destroying) a tree recurses once per level.
+    if (detail::jsonDepth(j, detail::kMaxPresetDepth) > detail::kMaxPresetDepth) {
+        std::string field;  // the top-level field that nests too deep
+        if (j.is_object())
+            for (auto it = j.begin(); it != j.end() && field.empty(); ++it)
+                if (detail::jsonDepth(it.value(), detail::kMaxPresetDepth - 1) > detail::kMaxPresetDepth - 1)
+                    field = it.key().empty() ? std::string("\"\"") : detail::shown(it.key());
+        errs.add(field, "nested more than " + std::to_string(detail::kMaxPresetDepth) +
+                            " levels deep (objects and arrays within each other); a preset needs a few");
+        return p;
+    }
+    // The arm limit before anything else (issue 28: 256 k arms were validated, then refused).
+    if (j.is_object() && j.contains("arms") && j["arms"].is_array() && j["arms"].size() > kMaxArms) {
+        errs.add("arms", "has " + std::to_string(j["arms"].size()) + " arms; at most " +
+                             std::to_string(kMaxArms) + " are measured side by side");
+        return p;
+    }
     p.raw = j;
     if (!j.is_object()) {
         errs.add("", "a preset must be a JSON object");
         return p;
     }
+    // Every string first: a field refused here is not judged again by its parser (a model path
+    // with a NUL is not also "does not exist").
+    std::set<std::string> refused;
+    checkStrings(j, errs, refused);
+    const std::size_t stringErrors = errs.list().size();
     static const std::set<std::string> known = {"name", "description", "lesson", "model",
                                                 "input", "run", "serving", "sweep", "arms",
                                                 "host", "remote_worker"};
     for (const auto& [key, v] : j.items())
         if (!known.count(key))
-            errs.add(key.empty() ? std::string("\"\"") : key,  // a key "" is named, not blank
+            errs.add(key.empty() ? std::string("\"\"") : detail::shown(key),  // a key "" is named, not blank
                      "unknown field (expected name, description, lesson, model, input, run, serving, "
                      "sweep, arms, host, remote_worker)");
     for (const char* key : {"name", "description"}) {
@@ -463,14 +604,37 @@ Preset parseCollecting(const json& j, const std::string& file, const std::string
         p.sweep = parseSweep(j["sweep"], where, p.arms, errs.list());
         if (errs.list().empty()) checkSweepSlices(p, modelDir, errs.list());
     }
+    if (!refused.empty()) {
+        auto& list = errs.list();
+        std::size_t kept = stringErrors;
+        for (std::size_t i = stringErrors; i < list.size(); ++i)
+            if (!refused.count(list[i].field())) {
+                if (kept != i) list[kept] = std::move(list[i]);  // never onto itself
+                ++kept;
+            }
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(kept), list.end());
+    }
     return p;
 }
 
-// The file read as JSON, or the one error that stops everything (it cannot be opened or parsed).
+// The file read as JSON, or the one error that stops everything (it cannot be opened or parsed,
+// it nests deeper than kMaxPresetDepth, or it has more than kMaxArms arms). Bounded while it is
+// parsed: the 65th arm stops the parse, so a 100 MB preset of 1.5 M arms is refused at once.
 json readPresetJson(const std::string& path, Errors& errs) {
     json j;
-    std::string why;
-    if (!readJsonFile(path, &j, &why)) errs.add("", why);
+    detail::JsonFileError error;
+    protocol::JsonLimits limits;
+    limits.max_depth = detail::kMaxPresetDepth;
+    limits.counted_key = "arms";
+    limits.max_items = kMaxArms;
+    if (!detail::readJsonFileBounded(path, &j, &error, limits)) {
+        if (error.field == "arms" && error.reason.rfind("has more than", 0) == 0)
+            errs.add("arms", "has more than " + std::to_string(kMaxArms) + " arms; at most " +
+                                 std::to_string(kMaxArms) +
+                                 " are measured side by side (the file was not read further)");
+        else
+            errs.add(error.field, error.reason);
+    }
     return j;
 }
 

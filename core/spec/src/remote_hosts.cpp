@@ -1,5 +1,6 @@
 // Remote arms: the `host` fields of a preset and their validation (remote_hosts.h).
 #include "pitlane/spec/remote_hosts.h"
+#include "text_util.h"
 
 #include <map>
 
@@ -9,14 +10,14 @@ std::string hostProblem(const std::string& host) {
     if (host.empty()) return "expected an ssh destination (user@host or an ssh config alias), got \"\"";
     if (host.size() > 255) return "an ssh destination of at most 255 characters";
     if (host.front() == '-')
-        return "\"" + host + "\" starts with '-': ssh would read it as an option";
+        return "\"" + detail::shown(host) + "\" starts with '-': ssh would read it as an option";
     for (const char c : host) {
         const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                         c == '.' || c == '_' || c == '-' || c == '@' || c == ':' || c == '[' ||
                         c == ']' || c == '%';
         if (!ok)
-            return "\"" + host + "\" is not an ssh destination (user@host or an ssh config alias): "
-                   "character '" + std::string(1, c) + "' is not allowed";
+            return "\"" + detail::shown(host) + "\" is not an ssh destination (user@host or an ssh config alias): "
+                   "character '" + detail::shown(std::string(1, c)) + "' is not allowed";
     }
     return {};
 }
@@ -25,13 +26,13 @@ std::string remoteWorkerProblem(const std::string& path) {
     if (path.empty()) return "expected the worker's name on the remote PATH or an absolute path, got \"\"";
     if (path.size() > 1024) return "a path of at most 1024 characters";
     if (path.find('/') != std::string::npos && path.front() != '/')
-        return "\"" + path + "\" is a relative path: give a name looked up on the remote PATH "
+        return "\"" + detail::shown(path) + "\" is a relative path: give a name looked up on the remote PATH "
                "(pitlane-worker) or an absolute path";
     for (const char c : path) {
         const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                         c == '.' || c == '_' || c == '-' || c == '/' || c == '+' || c == ',';
         if (!ok)
-            return "\"" + path + "\": character '" + std::string(1, c) +
+            return "\"" + detail::shown(path) + "\": character '" + detail::shown(std::string(1, c)) +
                    "' is not allowed in the remote worker's path (no whitespace, quotes or shell "
                    "metacharacters)";
     }
@@ -46,7 +47,7 @@ namespace {
 bool readHost(const json& v, const std::string& where, const std::string& field, std::string& out,
               std::vector<SpecError>& errs) {
     if (!v.is_string()) {
-        errs.emplace_back(where, field, "expected a string (user@host or an ssh config alias), got " + v.dump());
+        errs.emplace_back(where, field, "expected a string (user@host or an ssh config alias), got " + detail::shown(v));
         return false;
     }
     const std::string h = v.get<std::string>();
@@ -78,7 +79,7 @@ void parseRemote(const json& j, Preset& p, std::vector<SpecError>& errs) {
         const auto& v = j["run"]["compare_hosts"];
         if (v.is_boolean()) p.run.compare_hosts = v.get<bool>();
         else {
-            errs.emplace_back(where, "run.compare_hosts", "expected true or false, got " + v.dump());
+            errs.emplace_back(where, "run.compare_hosts", "expected true or false, got " + detail::shown(v));
             compareOk = false;
         }
     }

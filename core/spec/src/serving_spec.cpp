@@ -2,6 +2,7 @@
 // duration, the optional p99 SLO and its search. Each field is checked on its own; every error
 // names "serving.<field>".
 #include "pitlane/spec/preset.h"
+#include "text_util.h"
 
 #include <set>
 
@@ -16,11 +17,11 @@ double number(const json& s, const char* key, double def, double lo, double hi,
     if (!s.contains(key)) return def;
     const auto& v = s[key];
     const std::string f = std::string("serving.") + key;
-    if (!v.is_number()) throw SpecError(where, f, "expected a number of " + unit + ", got " + v.dump());
+    if (!v.is_number()) throw SpecError(where, f, "expected a number of " + unit + ", got " + detail::shown(v));
     const double x = v.get<double>();
     if (!(x >= lo && x <= hi))
         throw SpecError(where, f, "must be between " + json(lo).dump() + " and " + json(hi).dump() +
-                                      " " + unit + ", got " + v.dump());
+                                      " " + unit + ", got " + detail::shown(v));
     return x;
 }
 
@@ -31,7 +32,7 @@ std::string choice(const json& s, const char* key, const std::string& def,
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     if (!v.is_string() || !allowed.count(v.get<std::string>()))
-        throw SpecError(where, std::string("serving.") + key, "expected one of " + list + ", got " + v.dump());
+        throw SpecError(where, std::string("serving.") + key, "expected one of " + list + ", got " + detail::shown(v));
     return v.get<std::string>();
 }
 
@@ -51,10 +52,10 @@ std::vector<T> ascending(const json& v, const std::string& f, double lo, double 
         const bool ok = std::is_integral<T>::value ? x.is_number_integer() : x.is_number();
         if (!ok || !(x.get<double>() >= lo && x.get<double>() <= hi))
             throw SpecError(where, fi, "expected " + what + " between " + json(lo).dump() + " and " +
-                                           json(hi).dump() + ", got " + x.dump());
+                                           json(hi).dump() + ", got " + detail::shown(x));
         if (!out.empty() && !(x.get<T>() > out.back()))
             throw SpecError(where, fi, "list the levels in ascending order, each once (" +
-                                           x.dump() + " after " + json(out.back()).dump() + ")");
+                                           detail::shown(x) + " after " + json(out.back()).dump() + ")");
         out.push_back(x.get<T>());
     }
     return out;
@@ -74,7 +75,7 @@ ServingSpec parseServing(const json& s, const std::string& where, std::vector<Sp
                                                "saturation_ms"};
     for (const auto& [key, v] : s.items())
         if (!keys.count(key))
-            errors.emplace_back(where, "serving." + key,
+            errors.emplace_back(where, "serving." + detail::shown(key),
                                 "unknown field (expected arrival, rates, clients, duration_ms, "
                                 "slo_p99_ms, search_steps, idle_wait, saturation_ms)");
     auto step = [&](auto&& f) {
@@ -117,7 +118,7 @@ ServingSpec parseServing(const json& s, const std::string& where, std::vector<Sp
         if (!s.contains("search_steps")) return;
         const auto& v = s["search_steps"];
         if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 20)
-            throw SpecError(where, "serving.search_steps", "expected an integer 0..20, got " + v.dump());
+            throw SpecError(where, "serving.search_steps", "expected an integer 0..20, got " + detail::shown(v));
         out.search_steps = v.get<int>();
     });
     step([&] { out.idle_wait = choice(s, "idle_wait", out.idle_wait, {"sleep", "spin"}, where); });

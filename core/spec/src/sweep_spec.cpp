@@ -3,6 +3,7 @@
 // checked on its own; every error names "sweep.<field>". `pitlane-cli sweep` writes the slices
 // (expandSweep) and runs them locally or as a Slurm job array.
 #include "pitlane/spec/preset.h"
+#include "text_util.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -30,7 +31,7 @@ void step(std::vector<SpecError>& errors, F&& f) {
 std::vector<std::string> names(const json& v, const std::string& f, const std::string& where,
                                const std::string& what) {
     if (!v.is_array() || v.empty())
-        throw SpecError(where, f, "expected a non-empty list of " + what + ", got " + v.dump());
+        throw SpecError(where, f, "expected a non-empty list of " + what + ", got " + detail::shown(v));
     if (v.size() > kMaxListed)
         throw SpecError(where, f, "has " + std::to_string(v.size()) + " entries; at most " +
                                       std::to_string(kMaxListed));
@@ -39,9 +40,9 @@ std::vector<std::string> names(const json& v, const std::string& f, const std::s
     for (std::size_t i = 0; i < v.size(); ++i) {
         const std::string fi = f + "[" + std::to_string(i) + "]";
         if (!v[i].is_string() || v[i].get<std::string>().empty())
-            throw SpecError(where, fi, "expected a non-empty string (" + what + "), got " + v[i].dump());
+            throw SpecError(where, fi, "expected a non-empty string (" + what + "), got " + detail::shown(v[i]));
         if (!seen.insert(v[i].get<std::string>()).second)
-            throw SpecError(where, fi, v[i].dump() + " is listed twice");
+            throw SpecError(where, fi, detail::shown(v[i]) + " is listed twice");
         out.push_back(v[i].get<std::string>());
     }
     return out;
@@ -66,7 +67,7 @@ SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<
     }
     for (const auto& [key, v] : j.items())
         if (key != "models" && key != "batch_sizes" && key != "arms")
-            errors.emplace_back(where, "sweep." + key, "unknown field (expected models, batch_sizes, arms)");
+            errors.emplace_back(where, "sweep." + detail::shown(key), "unknown field (expected models, batch_sizes, arms)");
     if (!j.contains("models") && !j.contains("batch_sizes"))
         errors.emplace_back(where, "sweep",
                             "needs models or batch_sizes (or both): a sweep of one slice is the preset itself");
@@ -75,7 +76,7 @@ SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<
     if (j.contains("batch_sizes")) step(errors, [&] {
         const auto& v = j["batch_sizes"];
         if (!v.is_array() || v.empty())
-            throw SpecError(where, "sweep.batch_sizes", "expected a non-empty list of batch sizes, e.g. [1, 8, 32], got " + v.dump());
+            throw SpecError(where, "sweep.batch_sizes", "expected a non-empty list of batch sizes, e.g. [1, 8, 32], got " + detail::shown(v));
         if (v.size() > kMaxListed)
             throw SpecError(where, "sweep.batch_sizes", "has " + std::to_string(v.size()) +
                                                             " entries; at most " + std::to_string(kMaxListed));
@@ -84,9 +85,9 @@ SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<
             const std::string fi = "sweep.batch_sizes[" + std::to_string(i) + "]";
             if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > kMaxBatch)
                 throw SpecError(where, fi, "expected a batch size between 1 and " + std::to_string(kMaxBatch) +
-                                               ", got " + v[i].dump());
+                                               ", got " + detail::shown(v[i]));
             if (!seen.insert(v[i].get<int>()).second)
-                throw SpecError(where, fi, v[i].dump() + " is listed twice");
+                throw SpecError(where, fi, detail::shown(v[i]) + " is listed twice");
             s.batch_sizes.push_back(v[i].get<int>());
         }
     });
@@ -94,7 +95,7 @@ SweepSpec parseSweep(const json& j, const std::string& where, const std::vector<
         const auto& v = j["arms"];
         if (v.is_string()) {
             if (v.get<std::string>() != "all")
-                throw SpecError(where, "sweep.arms", "expected \"all\" or a list of arm names, got " + v.dump());
+                throw SpecError(where, "sweep.arms", "expected \"all\" or a list of arm names, got " + detail::shown(v));
             return;
         }
         s.arms = names(v, "sweep.arms", where, "arm names");

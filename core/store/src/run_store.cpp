@@ -3,6 +3,7 @@
 
 #include "schema.h"
 #include "sql_util.h"
+#include "pitlane/protocol/json_limits.h"
 
 #include <QAtomicInteger>
 #include <QDir>
@@ -229,7 +230,7 @@ RunInfo infoFromRow(const QSqlQuery& q) {
     r.verdict = q.value(7).toString();
     r.source = q.value(8).toString();
     r.baseline = q.value(9).toInt() != 0;
-    r.lesson = nlohmann::json::parse(q.value(10).toString().toStdString(), nullptr, false);
+    r.lesson = protocol::parseJsonBounded(q.value(10).toString().toStdString());
     if (!r.lesson.is_object()) r.lesson = nlohmann::json::object();
     for (const QString& path : q.value(11).toString().split(QLatin1Char('\n'), Qt::SkipEmptyParts))
         r.armModels << QFileInfo(path).fileName();

@@ -1,4 +1,5 @@
 #pragma once
+#include "pitlane/protocol/json_limits.h"
 // Small helpers shared by the store's translation units.
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,9 @@ inline QString jsonText(const nlohmann::json& j) {
 // make the whole run unreadable).
 inline nlohmann::json parseJsonText(const QString& text,
                                     nlohmann::json fallback = nlohmann::json::object()) {
-    auto j = nlohmann::json::parse(text.toStdString(), nullptr, false);
+    // Depth-bounded (protocol::kMaxJsonDepth): a damaged or hostile history must not overflow the
+    // stack when the row is copied.
+    auto j = protocol::parseJsonBounded(text.toStdString());
     return j.is_discarded() ? fallback : j;
 }
 
