@@ -53,10 +53,14 @@ bool RunStore::fail(const QString& what, const QString& why) const {
 
 bool RunStore::initialize(QString* why) {
     QSqlDatabase db = database(connection_);
+    // Every step retried while the file is busy: `journal_mode=WAL` needs the file to itself and
+    // is refused at once, without the busy handler, while another process creates it ("database
+    // is locked" lost 5 of 30 pairs of runs started together on a new file).
     auto pragma = [&](const QString& sql, QString* result = nullptr) {
         QSqlQuery q(db);
-        if (!q.exec(sql)) {
-            *why = q.lastError().text();
+        QString error;
+        if (!detail::execRetryingBusy(q, sql, &error)) {
+            *why = QStringLiteral("%1: %2").arg(sql, error);
             return false;
         }
         if (result && q.next()) *result = q.value(0).toString();
@@ -84,9 +88,10 @@ namespace {
 // False with `why` set when the file fails PRAGMA quick_check (or cannot be read at all).
 bool quickCheck(const QSqlDatabase& db, QString* why) {
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA quick_check"))) {
+    QString error;
+    if (!detail::execRetryingBusy(q, QStringLiteral("PRAGMA quick_check"), &error)) {
         *why = QStringLiteral("cannot be read as an SQLite database (%1); refusing to touch it")
-                   .arg(q.lastError().text());
+                   .arg(error);
         return false;
     }
     QStringList problems;

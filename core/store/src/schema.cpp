@@ -214,7 +214,8 @@ constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 int userVersion(const QSqlDatabase& db) {
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) return -1;
+    QString why;  // a read: busy only while another process holds the file (not yet WAL)
+    if (!execRetryingBusy(q, QStringLiteral("PRAGMA user_version"), &why) || !q.next()) return -1;
     return q.value(0).toInt();
 }
 
@@ -254,11 +255,13 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
             // user_version lives in the file header and is part of the transaction.
             if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
         }
-        if (!ok || !q.exec(QStringLiteral("COMMIT"))) {
+        // COMMIT may be busy where the file is not in WAL mode yet (migrateSchema): SQLite keeps
+        // the transaction open then, and it is tried again.
+        if (!ok || !execRetryingBusy(q, QStringLiteral("COMMIT"), &why)) {
             *error = QStringLiteral("migration from schema v%1 to v%2 failed: %3")
                          .arg(step)
                          .arg(step + 1)
-                         .arg(q.lastError().text());
+                         .arg(ok ? why : q.lastError().text());
             QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
             return false;
         }
