@@ -80,7 +80,20 @@ bool RunStore::initialize(QString* why) {
         *why = QStringLiteral("cannot switch to WAL mode (got \"%1\")").arg(mode);
         return false;
     }
-    return detail::migrate(db, kSchemaVersion, why);
+    if (!detail::migrate(db, kSchemaVersion, why)) return false;
+    // A file at the current version that lacks a table or a column (dropped by hand, half
+    // recovered) passes quick_check, and every write to what it lacks would fail: a run would
+    // be measured, stored without its samples and still called finished. Refused like a
+    // damaged file. A missing index only slows reads: check-history reports it.
+    const QStringList missing = detail::missingSchema(db, kSchemaVersion, /*indexes=*/false);
+    if (missing.isEmpty()) return true;
+    *why = QStringLiteral("damaged: %1 (schema v%2 has %3); it is not written to: move it aside "
+                          "and start a new history, or recover what it holds with sqlite3's "
+                          ".recover")
+               .arg(missing.join(QStringLiteral(", ")))
+               .arg(kSchemaVersion)
+               .arg(missing.size() == 1 ? QStringLiteral("it") : QStringLiteral("them"));
+    return false;
 }
 
 namespace {
@@ -103,6 +116,43 @@ bool quickCheck(const QSqlDatabase& db, QString* why) {
                                            ? QStringLiteral(" and %1 more").arg(problems.size() - 1)
                                            : QString());
     return false;
+}
+
+// Arms of finished runs that are "ok" but hold no measured sample: a run that measured samples
+// and could not store them (its samples table gone, say) was once stored finished and ok. An ok
+// arm of a finished run always measured some (the preset asks for at least one iteration);
+// serving arms keep serving levels instead. Their processes' measured iterations (block_done's,
+// schema v3) say how many, when known.
+QStringList missingSamples(const QSqlDatabase& db) {
+    const int version = detail::userVersion(db);
+    const QString measured = version >= 3 ? QStringLiteral(
+                                                "(SELECT coalesce(sum(p.fault_iters), 0) FROM "
+                                                "processes p WHERE p.arm = a.id)")
+                                          : QStringLiteral("0");
+    const QString notServing =
+        version >= 7
+            ? QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM serving_levels l WHERE l.arm = a.id)")
+            : QString();
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral(
+                    "SELECT e.id, a.name, %1 FROM arms a JOIN experiments e ON a.experiment = e.id "
+                    "WHERE e.finished_at IS NOT NULL AND a.status = 'ok' AND NOT EXISTS (SELECT 1 "
+                    "FROM samples s WHERE s.arm = a.id AND s.block >= 0)%2 ORDER BY e.id, a.idx")
+                    .arg(measured, notServing)))
+        return {QStringLiteral("cannot look for runs missing their samples: %1")
+                    .arg(q.lastError().text())};
+    QStringList problems;
+    while (q.next()) {
+        const qint64 iters = q.value(2).toLongLong();
+        problems << QStringLiteral("run %1 arm %2 is stored as finished and ok but holds none of "
+                                   "its samples%3")
+                        .arg(q.value(0).toLongLong())
+                        .arg(q.value(1).toString())
+                        .arg(iters > 0 ? QStringLiteral(" (its processes measured %1 iterations)")
+                                             .arg(iters)
+                                       : QString());
+    }
+    return problems;
 }
 
 }  // namespace
@@ -179,6 +229,9 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
                 if (report.problems == QStringList{QStringLiteral("ok")}) report.problems.clear();
                 report.schemaVersion = detail::userVersion(db);
                 if (report.problems.isEmpty() && report.schemaVersion >= 1) {
+                    // Sound pages can still hold less than the schema and the runs say.
+                    report.problems << detail::missingSchema(db, report.schemaVersion, true);
+                    if (report.problems.isEmpty()) report.problems << missingSamples(db);
                     if (q.exec(QStringLiteral("SELECT count(*) FROM experiments")) && q.next())
                         report.runs = q.value(0).toLongLong();
                     if (q.exec(QStringLiteral("SELECT count(*) FROM samples WHERE block >= 0")) &&
