@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.h"
+
 #include <atomic>
 #include <iostream>
 #include <memory>
@@ -195,3 +197,41 @@ TEST(HistoryConcurrency, ARunOpeningANewFileWhileAnotherCreatesItWaitsAndIsStore
     }
     expectEveryRunStored(db, 1);
 }
+
+// Two stores of one process on one file (the window has three) and another process writing it
+// meanwhile. Opening the second store used to read the file's header through a descriptor of
+// its own, whose close dropped every POSIX lock the process held on the file (SQLite's too):
+// the other process, closing, took itself for the last one and checkpointed and removed the
+// WAL under the first store, whose next commit went to the removed log and was lost (a run
+// the window stored and never found again; with a table dropped meanwhile, a damaged file).
+// Every run written here must be in the file, and the file sound.
+TEST(HistoryConcurrency, AStoreKeepsItsLocksWhenAnotherOfTheProcessOpensTheFile) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString preset = writePreset(dir);
+    pitlane::results::RunResult run;
+    run.preset.name = "in process";
+    run.arms.resize(1);
+    run.arms[0].name = "A";
+    RunStore first;
+    ASSERT_TRUE(first.open(db)) << first.lastError().toStdString();
+    ASSERT_TRUE(first.beginRun(run, QStringLiteral("test"))) << first.lastError().toStdString();
+    RunStore second;
+    ASSERT_TRUE(second.open(db)) << second.lastError().toStdString();
+    runConcurrently(preset, db, 1);  // another process writes a run and closes the file
+    ASSERT_TRUE(first.beginRun(run, QStringLiteral("test"))) << first.lastError().toStdString();
+    // Read by another process while both stores are open: what a pitlane-cli or the window's
+    // next start would find.
+    const auto r = pitlane::testing::runCli(
+        {QStringLiteral("check-history"), QStringLiteral("--db"), db},
+        QProcessEnvironment::systemEnvironment(), 60000);
+    EXPECT_EQ(r.exitCode, 0) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral(": ok (integrity_check; 3 runs")))
+        << "a run committed by this process is not in the file: " << r.out.toStdString();
+    first.close();
+    second.close();
+    const auto check = RunStore::checkIntegrity(db);
+    EXPECT_TRUE(check.problems.isEmpty()) << check.problems.join('\n').toStdString();
+    EXPECT_EQ(check.runs, 3);
+}
+

@@ -15,12 +15,40 @@
 #include <QStringList>
 #include <QVariant>
 
+#include <mutex>
+
 namespace pitlane::store {
 
 using detail::Transaction;
 
 namespace {
 QAtomicInteger<quint64> g_connections;
+
+// The history files this process holds open through SQLite, by path, with how many
+// connections. SQLite locks with POSIX advisory locks, which belong to the process and the file:
+// closing *any* descriptor of the file drops every lock the process holds on it. The header
+// check below reads the file through a QFile of its own; done while another connection of this
+// process (the window has three: its list, its reader thread, its recorder thread) has the file
+// open, its close dropped that connection's lock, another process closing the file then took
+// itself for the last one and removed the WAL under it, and the next writes of this process
+// damaged the file ("Page 6 is never used"; seen when `sqlite3 h.db 'DROP TABLE samples'` ran
+// during a window's run). The header is read only when no connection of this process holds the
+// file: one that does has checked it already.
+std::mutex g_heldMutex;
+QHash<QString, int> g_held;
+
+QString heldKey(const QString& path) {
+    const QFileInfo info(path);
+    const QString canonical = info.canonicalFilePath();
+    return canonical.isEmpty() ? QDir::cleanPath(info.absoluteFilePath()) : canonical;
+}
+
+void release(QString& key) {
+    if (key.isEmpty()) return;
+    std::lock_guard lock(g_heldMutex);
+    if (--g_held[key] <= 0) g_held.remove(key);
+    key.clear();
+}
 
 QSqlDatabase database(const QString& connection) {
     return QSqlDatabase::database(connection, /*open=*/false);
@@ -165,12 +193,19 @@ bool RunStore::open(const QString& path) {
     if (!QDir().mkpath(info.absolutePath()))
         return fail(path, QStringLiteral("cannot create the folder %1").arg(info.absolutePath()));
     // QSQLITE opens anything and fails only at the first query; check the header first so a
-    // wrong file gets a clear message and is never written to.
-    if (info.exists() && info.size() > 0) {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) return fail(path, f.errorString());
-        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
-            return fail(path, QStringLiteral("not an SQLite database; refusing to touch it"));
+    // wrong file gets a clear message and is never written to (not while this process holds the
+    // file open: see g_held).
+    {
+        std::lock_guard lock(g_heldMutex);
+        const QString key = heldKey(path);
+        if (!g_held.contains(key) && info.exists() && info.size() > 0) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return fail(path, f.errorString());
+            if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+                return fail(path, QStringLiteral("not an SQLite database; refusing to touch it"));
+        }
+        ++g_held[key];  // before SQLite opens it: no header check may run from now on
+        heldKey_ = key;
     }
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection_);
@@ -180,6 +215,7 @@ bool RunStore::open(const QString& path) {
             const QString why = db.lastError().text();
             db = QSqlDatabase();
             QSqlDatabase::removeDatabase(connection_);
+            release(heldKey_);
             return fail(path, why);
         }
     }
@@ -203,11 +239,18 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
     const QFileInfo info(path);
     if (!info.exists()) return report.error = QStringLiteral("no such file"), report;
     if (!info.isFile()) return report.error = QStringLiteral("not a regular file"), report;
+    QString held;  // counted among the files this process holds while it is checked (g_held)
     {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) return report.error = f.errorString(), report;
-        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
-            return report.error = QStringLiteral("not an SQLite database"), report;
+        std::lock_guard lock(g_heldMutex);
+        const QString key = heldKey(path);
+        if (!g_held.contains(key)) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return report.error = f.errorString(), report;
+            if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+                return report.error = QStringLiteral("not an SQLite database"), report;
+        }
+        ++g_held[key];
+        held = key;
     }
     const QString connection =
         QStringLiteral("pitlane-check-%1").arg(g_connections.fetchAndAddRelaxed(1));
@@ -243,16 +286,19 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
         }
     }
     QSqlDatabase::removeDatabase(connection);
+    release(held);
     return report;
 }
 
 void RunStore::close() {
-    if (!QSqlDatabase::contains(connection_)) return;
-    {
-        QSqlDatabase db = database(connection_);
-        db.close();
+    if (QSqlDatabase::contains(connection_)) {
+        {
+            QSqlDatabase db = database(connection_);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(connection_);
     }
-    QSqlDatabase::removeDatabase(connection_);
+    release(heldKey_);
 }
 
 bool RunStore::isOpen() const {

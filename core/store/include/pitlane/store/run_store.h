@@ -177,6 +177,7 @@ private:
 
     QString path_;
     QString connection_;
+    QString heldKey_;  // the file as counted among those this process holds open ("" when not)
     mutable QString error_;
 };
 
