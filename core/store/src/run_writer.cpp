@@ -361,9 +361,13 @@ namespace {
 QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measured,
                         const QString& lostWrite) {
     QSqlQuery q(db);
-    q.prepare(QStringLiteral("SELECT count(*) FROM samples WHERE arm = ? AND block >= 0"));
-    q.addBindValue(armId);
     const QString cause = lostWrite.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(lostWrite);
+    // Prepared apart: when the table is gone, prepare() has the reason, exec() only a
+    // "Parameter count mismatch".
+    if (!q.prepare(QStringLiteral("SELECT count(*) FROM samples WHERE arm = ? AND block >= 0")))
+        return QStringLiteral("the history cannot hold its samples: %1%2")
+            .arg(q.lastError().text(), cause);
+    q.addBindValue(armId);
     if (!q.exec() || !q.next())
         return QStringLiteral("the history cannot hold its samples: %1%2")
             .arg(q.lastError().text(), cause);
