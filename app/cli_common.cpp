@@ -146,8 +146,10 @@ const std::string& usage() {
         "      every slice's results JSON as one history run (arms <model>/b<batch>/<arm>, not\n"
         "      interleaved) and one report; missing slices named, exit 1\n"
         "  pitlane-cli check-history [--db PATH]\n"
-        "      SQLite's full integrity_check of the run history, read-only; exit 0 when it is\n"
-        "      sound, 1 when it is damaged (each problem printed), 2 when it cannot be read\n"
+        "      SQLite's full integrity_check of the run history, read-only, then what sound\n"
+        "      pages can still lack: a table, column or index of its schema, the samples of a\n"
+        "      finished run; exit 0 when it is sound, 1 when it is damaged (each problem\n"
+        "      printed), 2 when it cannot be read\n"
         "  pitlane-cli --help | --version\n" +
         "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
         "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"

@@ -194,7 +194,9 @@ int cmdRun(const QStringList& args) {
 }
 
 // SQLite's full integrity_check (every page, index and constraint), read-only: the quick_check
-// every open makes skips the cross-checks of indexes against their tables.
+// every open makes skips the cross-checks of indexes against their tables. Then what sound pages
+// can still lack: a table, column or index of the file's schema version, and the samples of a
+// run stored as finished and ok (RunStore::checkIntegrity).
 int cmdCheckHistory(const QStringList& args) {
     Outputs out;
     bool quiet = false;
@@ -217,7 +219,8 @@ int cmdCheckHistory(const QStringList& args) {
         return kExitOk;
     }
     std::cout << path.toStdString() << ": damaged: " << check.problems.size()
-              << " problems found by SQLite's integrity_check; move the file aside and recover "
+              << " problems found (SQLite's integrity_check, the tables and columns of its "
+                 "schema, the samples of every finished run); move the file aside and recover "
                  "what it holds with sqlite3's .recover\n";
     return kExitArmFailed;
 }

@@ -63,6 +63,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     reader_.reset();
     ++readToken_;
     store_.reset();
+    openError_.clear();
     const QString path = store::RunStore::resolvePath(choice);
     emit storeChanged(nullptr);
     if (path.isEmpty()) {
@@ -72,6 +73,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     auto db = std::make_unique<store::RunStore>();
     if (!db->open(path)) {
         const QString why = db->lastError();
+        openError_ = why;
         panel_->setStore(nullptr, tr("No run history: %1").arg(why));
         emit problem(tr("Run history"),
                      tr("Cannot open the run history (%1). Runs will not be stored.").arg(why));
@@ -104,6 +106,13 @@ void HistoryController::connectRecorder() {
         views_.log->append(-1, QString(), kError, tr("run history: %1").arg(why));
         views_.window->statusBar()->showMessage(tr("Run history: %1").arg(why), 10000);
     });
+}
+
+QString HistoryController::runNotStored() {
+    if (!openError_.isEmpty()) return tr("the run history cannot be opened: %1").arg(openError_);
+    if (!recorder_) return {};
+    recorder_->flush();
+    return recorder_->runError();
 }
 
 QString HistoryController::databasePath() const {

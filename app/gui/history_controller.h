@@ -49,6 +49,10 @@ public:
     widgets::HistoryPanel* panel() const { return panel_; }
     QDockWidget* dock() const { return dock_; }
 
+    // Why the last run is not (completely) in the history: the history could not be opened, or
+    // one of the run's writes failed (waits for every write posted so far). "" when it is
+    // stored, or when no history is kept (--db none).
+    QString runNotStored();
     // The list again (pitlane-cli may have stored runs in the same file meanwhile).
     void refreshList();
     // The list marks the run being recorded while `running`.
@@ -100,6 +104,7 @@ private:
     std::unique_ptr<store::HistoryWriter> reader_;  // reads for the views, off the UI thread
     int readToken_ = 0;  // a newer request drops the answer of an older one
     bool chosen_ = false;  // setDatabasePath() ran (explicitly or by default)
+    QString openError_;    // why the chosen history could not be opened ("" when it was)
     widgets::HistoryPanel* panel_ = nullptr;
     QDockWidget* dock_ = nullptr;
 };

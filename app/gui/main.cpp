@@ -1,6 +1,7 @@
 // pitlane: the workbench window (CONTRACT.md "Commands"). With --run it drives the real window
 // through a run of the given preset, optionally saves a screenshot and quits with the CLI's exit
-// codes (0 every arm ok, 1 an arm failed, 2 bad arguments or an invalid preset).
+// codes (0 every arm ok, 1 an arm failed, 2 bad arguments or an invalid preset, 3 the run was
+// measured but the history could not store it).
 #include "command_line.h"
 #include "main_window.h"
 #include "stream_probe.h"
@@ -61,6 +62,13 @@ int main(int argc, char** argv) {
         if (!opened && cli.quitWhenDone) return 2;
         QObject::connect(&window, &pitlane::app::MainWindow::runFinished, &app, [&](bool allOk) {
             exitCode = allOk ? 0 : 1;
+            // A run the history could not store is never reported as done: the log and the
+            // status bar said it; a script hears it too (pitlane-cli's exit 3).
+            if (const QString why = window.runNotStored(); !why.isEmpty()) {
+                std::cerr << "pitlane: run history: this run is not (completely) stored: "
+                          << why.toStdString() << "\n";
+                exitCode = 3;
+            }
             if (probing) {
                 probe.stop();
                 std::cerr << "pitlane: " << probe.summary().toStdString() << "\n";

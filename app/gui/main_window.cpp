@@ -458,6 +458,9 @@ QString MainWindow::databasePath() const {
 store::RunStore* MainWindow::history() const {
     return historyCtl_->store();
 }
+QString MainWindow::runNotStored() {
+    return historyCtl_->runNotStored();
+}
 W::HistoryPanel* MainWindow::historyPanel() const {
     return historyCtl_->panel();
 }

@@ -68,6 +68,9 @@ public:
     bool setDatabasePath(const QString& choice);
     QString databasePath() const;  // "" when no history is open
     store::RunStore* history() const;
+    // Why the last run is not (completely) in the history ("" when it is, or with --db none):
+    // the history could not be opened, or a write failed. Waits for the run's writes.
+    QString runNotStored();
 
     // By suffix: .pt opens a model, .json a preset.
     bool openPath(const QString& path);

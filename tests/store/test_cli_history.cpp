@@ -1,5 +1,7 @@
-// pitlane-cli and the run history: the run id it prints, --db none, $PITLANE_DB, and the
-// history surviving a SIGKILL of pitlane-cli in the middle of a run.
+// pitlane-cli and the run history: the run id it prints, --db none, $PITLANE_DB, the history
+// surviving a SIGKILL of pitlane-cli in the middle of a run, and a damaged history (a page
+// overwritten, a table dropped before or during a run, a run's samples gone) never taken for a
+// finished run.
 #include "pitlane/store/run_store.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
+#include "raw_sql.h"
 
 #include <algorithm>
 #include <csignal>
@@ -175,6 +178,122 @@ TEST(CliHistory, AWriteFailingMidRunGivesExitThreeAndKeepsTheResults) {
     ASSERT_TRUE(results.open(QIODevice::ReadOnly)) << "the results JSON was not written";
     const auto j = nlohmann::json::parse(results.readAll().toStdString());
     for (const auto& arm : j["arms"]) EXPECT_EQ(arm["latency_ns"].size(), 4000u);
+}
+
+// Issue 28: `DROP TABLE samples` on a history. The file passes SQLite's checks, and a run used
+// to be stored as finished and ok with no samples (exit 3, yet "ok" in the history and from
+// check-history). Now the file is refused as damaged before anything is written (exit 3, the
+// file and the missing table named, the results JSON whole), the earlier run stays as it was,
+// and check-history names the missing table (exit 1).
+TEST(CliHistory, AHistoryMissingItsSamplesTableIsRefusedAndCheckHistoryFindsIt) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString preset = writePreset(dir, 30, 30);
+    const auto env = QProcessEnvironment::systemEnvironment();
+    auto r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db}, env);
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    ASSERT_EQ(pitlane::testing::rawExec(db, QStringLiteral("DROP TABLE samples")), QString());
+
+    const QString json = dir.filePath(QStringLiteral("out.json"));
+    r = runCli({QStringLiteral("run"), preset, QStringLiteral("--db"), db, QStringLiteral("--json"),
+                json},
+               env);
+    EXPECT_EQ(r.exitCode, 3) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(db)) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("table samples is missing"))) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("this run was not stored"))) << r.err.toStdString();
+    QFile results(json);
+    ASSERT_TRUE(results.open(QIODevice::ReadOnly)) << "the results JSON was not written";
+    for (const auto& arm : nlohmann::json::parse(results.readAll().toStdString())["arms"])
+        EXPECT_EQ(arm["latency_ns"].size(), 30u);
+    EXPECT_EQ(pitlane::testing::rawCount(db, QStringLiteral("experiments")), 1)
+        << "the damaged history was written to";
+    EXPECT_EQ(pitlane::testing::rawScalar(
+                  db, QStringLiteral("SELECT count(*) FROM arms WHERE status = 'ok'")),
+              2);
+
+    r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db}, env);
+    EXPECT_EQ(r.exitCode, 1) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(db + QStringLiteral(": table samples is missing")))
+        << r.out.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("damaged"))) << r.out.toStdString();
+    EXPECT_FALSE(r.out.contains(QStringLiteral(": ok"))) << r.out.toStdString();
+}
+
+// The samples table dropped while a run records (another process, between two of its
+// commits): every later samples write fails, the run goes on, exit 3, and the run's end stores
+// its arms as failed with code not_stored and the reason, never as ok. check-history names the
+// missing table.
+TEST(CliHistory, SamplesTableDroppedMidRunStoresTheArmsAsNotStored) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString json = dir.filePath(QStringLiteral("out.json"));
+    QProcess p;
+    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
+    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 4000, 200), QStringLiteral("--db"), db,
+                    QStringLiteral("--json"), json});
+    ASSERT_TRUE(p.waitForStarted());
+    QString err;
+    QElapsedTimer clock;
+    clock.start();
+    while (!err.contains(QStringLiteral("block 1 done")) && clock.elapsed() < 60000) {
+        p.waitForReadyRead(200);
+        err += QString::fromUtf8(p.readAllStandardError());
+    }
+    ASSERT_TRUE(err.contains(QStringLiteral("block 1 done"))) << err.toStdString();
+    ASSERT_EQ(pitlane::testing::rawExec(db, QStringLiteral("DROP TABLE samples")), QString());
+    ASSERT_TRUE(p.waitForFinished(120000));
+    err += QString::fromUtf8(p.readAllStandardError());
+    EXPECT_EQ(p.exitCode(), 3) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("no such table: samples"))) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("run 1 is stored as not complete"))) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("run 1 is incomplete in the history")))
+        << err.toStdString();
+    QFile results(json);
+    ASSERT_TRUE(results.open(QIODevice::ReadOnly)) << "the results JSON was not written";
+    for (const auto& arm : nlohmann::json::parse(results.readAll().toStdString())["arms"]) {
+        EXPECT_EQ(arm["status"], "ok");  // the measurement itself was fine
+        EXPECT_EQ(arm["latency_ns"].size(), 4000u);
+    }
+    using pitlane::testing::rawScalar;
+    EXPECT_EQ(rawScalar(db, QStringLiteral("SELECT count(*) FROM experiments WHERE finished_at "
+                                           "IS NOT NULL")),
+              1);
+    EXPECT_EQ(rawScalar(db, QStringLiteral("SELECT count(*) FROM arms WHERE status = 'ok'")), 0);
+    EXPECT_EQ(rawScalar(db, QStringLiteral("SELECT count(*) FROM arms WHERE status = 'failed' AND "
+                                           "error_code = 'not_stored' AND error_message LIKE "
+                                           "'%no such table: samples%'")),
+              2);
+    EXPECT_EQ(rawScalar(db, QStringLiteral("SELECT count(*) FROM events WHERE code = "
+                                           "'not_stored'")),
+              2);
+
+    const auto r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db},
+                          QProcessEnvironment::systemEnvironment());
+    EXPECT_EQ(r.exitCode, 1) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral("table samples is missing"))) << r.out.toStdString();
+}
+
+// A finished run stored as ok whose samples are gone (what the dropped table used to leave;
+// here the rows deleted behind the store's back, schema intact): check-history names the run,
+// the arm and the iterations its processes measured (exit 1), where it used to say ok.
+TEST(CliHistory, CheckHistoryFindsAFinishedRunMissingItsSamples) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const auto env = QProcessEnvironment::systemEnvironment();
+    auto r = runCli({QStringLiteral("run"), writePreset(dir, 30, 30), QStringLiteral("--db"), db},
+                    env);
+    ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
+    ASSERT_EQ(pitlane::testing::rawExec(
+                  db, QStringLiteral("DELETE FROM samples WHERE arm = (SELECT id FROM arms "
+                                     "WHERE name = 'B') AND block >= 0")),
+              QString());
+    r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db}, env);
+    EXPECT_EQ(r.exitCode, 1) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral(
+        "run 1 arm B is stored as finished and ok but holds none of its samples")))
+        << r.out.toStdString();
+    EXPECT_FALSE(r.out.contains(QStringLiteral("arm A"))) << r.out.toStdString();
 }
 
 TEST(CliHistory, DbNoneStoresNothingAndEnvironmentChoosesTheFile) {

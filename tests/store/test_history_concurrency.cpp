@@ -1,7 +1,11 @@
 // Many writers on one history file: a writer outwaits a lock held longer than SQLite's busy
 // timeout, and concurrent pitlane-cli runs (real workers, one real file) are every one stored
 // and finished, on a fresh file and on an existing one. PITLANE_CONCURRENT_RUNS sets how many
-// run at once (8 by default, to stay quick on 2 cores; docs/RELIABILITY.md has 30 and 50).
+// run at once on a fresh file (8 by default, to stay quick on 2 cores; docs/RELIABILITY.md has
+// 30 and 50); 20 run at once on an existing one (issue 28's figure), and pairs of runs start
+// together on fresh files. The race a pair can lose (`PRAGMA journal_mode=WAL` refused as busy
+// at once while the other process creates the file) is also made certain: a connection holds
+// the lock of a new file while a run opens it.
 #include "pitlane/store/run_store.h"
 
 #include <QDir>
@@ -15,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_run.h"
+
 #include <atomic>
 #include <iostream>
 #include <memory>
@@ -25,7 +31,9 @@ using pitlane::store::RunStore;
 
 namespace {
 
-// Holds SQLite's write lock on `path` for `holdMs` from a connection of its own thread.
+// Holds SQLite's write lock on `path` for `holdMs` from a connection of its own thread. A file
+// that does not exist yet is created by it, in SQLite's default (rollback journal) mode: what a
+// process that is creating a history holds while it sets WAL and migrates.
 class LockHolder {
 public:
     LockHolder(const QString& path, int holdMs) {
@@ -55,14 +63,19 @@ private:
     std::atomic<bool> taken_{false}, held_{false};
 };
 
+// Measured samples per arm of the preset below.
+constexpr int kIters = 20;
+
 QString writePreset(const QTemporaryDir& dir) {
     const QString path = dir.filePath(QStringLiteral("preset.json"));
     QFile f(path);
     EXPECT_TRUE(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "concurrent", "model": "mlp",
-        "run": {"warmup_iters": 3, "iters": 40, "block_iters": 10, "processes": 1},
+    f.write(QStringLiteral(R"({"name": "concurrent", "model": "mlp",
+        "run": {"warmup_iters": 2, "iters": %1, "block_iters": 10, "processes": 1},
         "arms": [{"name": "A", "knobs": {"intra_op_threads": 1}},
-                 {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}}]})");
+                 {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}}]})")
+                .arg(kIters)
+                .toUtf8());
     return path;
 }
 
@@ -102,7 +115,7 @@ void expectEveryRunStored(const QString& db, int runs) {
     ASSERT_EQ(list.size(), runs);
     for (const auto& info : list) {
         EXPECT_TRUE(info.complete()) << "run " << info.id << " unfinished";
-        EXPECT_EQ(s.sampleCount(info.id), 80) << "run " << info.id;
+        EXPECT_EQ(s.sampleCount(info.id), 2 * kIters) << "run " << info.id;
         EXPECT_EQ(info.armStatuses, (QStringList{QStringLiteral("ok"), QStringLiteral("ok")}));
     }
     s.close();
@@ -148,6 +161,77 @@ TEST(HistoryConcurrency, ConcurrentRunsOnAFreshThenAnExistingFileAreAllStored) {
     const int n = concurrentRuns();
     runConcurrently(preset, db, n);  // the file does not exist yet: every run migrates it
     expectEveryRunStored(db, n);
-    runConcurrently(preset, db, n);
-    expectEveryRunStored(db, 2 * n);
+    runConcurrently(preset, db, 20);  // issue 28: 20 at once on an existing history
+    expectEveryRunStored(db, n + 20);
 }
+
+// Issue 28: two runs started together on a new history lost one run in six ("database is
+// locked", exit 3). Pairs, each on a file of its own; PITLANE_FRESH_PAIRS sets how many (4 by
+// default: the certain case is the next test).
+TEST(HistoryConcurrency, PairsOfRunsOnAFreshFileAreBothStored) {
+    QTemporaryDir dir;
+    const QString preset = writePreset(dir);
+    bool ok = false;
+    const int n = qEnvironmentVariableIntValue("PITLANE_FRESH_PAIRS", &ok);
+    const int pairs = ok && n > 0 ? n : 4;
+    for (int i = 0; i < pairs; ++i) {
+        SCOPED_TRACE("pair " + std::to_string(i));
+        const QString db = dir.filePath(QStringLiteral("h%1.sqlite").arg(i));
+        runConcurrently(preset, db, 2);
+        expectEveryRunStored(db, 2);
+    }
+}
+
+// The race the pairs can lose, made certain: another connection creates the file and holds its
+// lock (what the other process of a pair does while it migrates) while a run opens it. SQLite
+// refuses `PRAGMA journal_mode=WAL` as busy at once there, without its busy handler (a wait
+// could deadlock); the store retries it, so the run waits for the lock and is stored.
+TEST(HistoryConcurrency, ARunOpeningANewFileWhileAnotherCreatesItWaitsAndIsStored) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString preset = writePreset(dir);
+    {
+        LockHolder holder(db, 3000);  // longer than the run takes to reach its open()
+        ASSERT_TRUE(holder.held());
+        runConcurrently(preset, db, 1);  // exit 3 before the store retried the journal mode
+    }
+    expectEveryRunStored(db, 1);
+}
+
+// Two stores of one process on one file (the window has three) and another process writing it
+// meanwhile. Opening the second store used to read the file's header through a descriptor of
+// its own, whose close dropped every POSIX lock the process held on the file (SQLite's too):
+// the other process, closing, took itself for the last one and checkpointed and removed the
+// WAL under the first store, whose next commit went to the removed log and was lost (a run
+// the window stored and never found again; with a table dropped meanwhile, a damaged file).
+// Every run written here must be in the file, and the file sound.
+TEST(HistoryConcurrency, AStoreKeepsItsLocksWhenAnotherOfTheProcessOpensTheFile) {
+    QTemporaryDir dir;
+    const QString db = dir.filePath(QStringLiteral("h.sqlite"));
+    const QString preset = writePreset(dir);
+    pitlane::results::RunResult run;
+    run.preset.name = "in process";
+    run.arms.resize(1);
+    run.arms[0].name = "A";
+    RunStore first;
+    ASSERT_TRUE(first.open(db)) << first.lastError().toStdString();
+    ASSERT_TRUE(first.beginRun(run, QStringLiteral("test"))) << first.lastError().toStdString();
+    RunStore second;
+    ASSERT_TRUE(second.open(db)) << second.lastError().toStdString();
+    runConcurrently(preset, db, 1);  // another process writes a run and closes the file
+    ASSERT_TRUE(first.beginRun(run, QStringLiteral("test"))) << first.lastError().toStdString();
+    // Read by another process while both stores are open: what a pitlane-cli or the window's
+    // next start would find.
+    const auto r = pitlane::testing::runCli(
+        {QStringLiteral("check-history"), QStringLiteral("--db"), db},
+        QProcessEnvironment::systemEnvironment(), 60000);
+    EXPECT_EQ(r.exitCode, 0) << r.out.toStdString() << r.err.toStdString();
+    EXPECT_TRUE(r.out.contains(QStringLiteral(": ok (integrity_check; 3 runs")))
+        << "a run committed by this process is not in the file: " << r.out.toStdString();
+    first.close();
+    second.close();
+    const auto check = RunStore::checkIntegrity(db);
+    EXPECT_TRUE(check.problems.isEmpty()) << check.problems.join('\n').toStdString();
+    EXPECT_EQ(check.runs, 3);
+}
+

@@ -2,6 +2,8 @@
 
 #include "pitlane/protocol/events.h"
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QTimer>
 
 namespace pitlane::store {
@@ -21,6 +23,12 @@ RunRecorder::~RunRecorder() {
     writer_.reset();  // commits what is queued while this object still exists
 }
 
+void RunRecorder::flush() {
+    writer_->drain();
+    // The writer's outcomes are queued calls on this object (HistoryWriter::report).
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+}
+
 void RunRecorder::setSource(QObject* owner, std::function<const results::RunResult&()> result,
                             std::function<bool()> running, std::function<double()> elapsedMs) {
     owner_ = owner;
@@ -32,14 +40,20 @@ void RunRecorder::setSource(QObject* owner, std::function<const results::RunResu
 void RunRecorder::failed(const QString& error) {
     if (errorSent_) return;
     errorSent_ = true;
+    runError_ = error;
     emit storeError(error);
 }
 
 void RunRecorder::post(std::function<bool(RunStore&, const RecordedRun&)> write,
                        HistoryWriter::Done done) {
     auto ids = run_;
-    writer_->post([ids, write = std::move(write)](
-                      RunStore& store) { return ids->id == 0 || write(store, *ids); },
+    // The first failure is kept on the writer's side too: the run's last write (finishRun) runs
+    // there, maybe before `done` reaches this thread, and must not store the run as ok.
+    writer_->post([ids, lost = lostWrite_, write = std::move(write)](RunStore& store) {
+                      if (ids->id == 0 || write(store, *ids)) return true;
+                      if (lost->isEmpty()) *lost = store.lastError();
+                      return false;
+                  },
                   [this, done = std::move(done)](bool ok, const QString& error) {
                       if (!ok) failed(error);
                       if (done) done(ok, error);
@@ -84,8 +98,10 @@ bool RunRecorder::ensureBegun() {
     if (!hasSource() || !running_()) return false;
     recording_ = true;
     errorSent_ = false;
+    runError_.clear();
     runId_ = 0;
     run_ = std::make_shared<RecordedRun>();
+    lostWrite_ = std::make_shared<QString>();
     const std::size_t n = result_().arms.size();
     written_ = std::make_shared<std::vector<std::vector<results::Sample>>>(n);
     servingWritten_ = std::make_shared<std::vector<std::vector<results::ServingLevel>>>(n);
@@ -361,16 +377,23 @@ void RunRecorder::runFinished() {
     recording_ = false;
     auto ids = run_;
     post(
-        [run = runWithoutSamples(result_()), written = written_, serving = servingWritten_](
-            RunStore& store, const RecordedRun& rec) mutable {
+        [run = runWithoutSamples(result_()), written = written_, serving = servingWritten_,
+         lost = lostWrite_](RunStore& store, const RecordedRun& rec) mutable {
             for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
                 run.arms[i].samples = std::move((*written)[i]);
             for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)
                 run.arms[i].serving = std::move((*serving)[i]);
-            return store.finishRun(rec.id, run);
+            // Arms the file does not hold whole are stored as failed (not_stored), never ok.
+            return store.finishRun(rec.id, std::move(run), *lost);
         },
-        [this, ids](bool ok, const QString&) {
+        [this, ids](bool ok, const QString& error) {
             if (ok && ids->id != 0) emit runStored(ids->id);
+            // What the run's end stored instead ("run 3 is stored as not complete: arm A: ...")
+            // is said even after an earlier failure was: it is the last word on the run.
+            if (!ok && errorSent_ && error != runError_) {
+                errorSent_ = false;
+                failed(error);
+            }
         });
 }
 

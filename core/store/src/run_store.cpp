@@ -16,12 +16,40 @@
 #include <QStringList>
 #include <QVariant>
 
+#include <mutex>
+
 namespace pitlane::store {
 
 using detail::Transaction;
 
 namespace {
 QAtomicInteger<quint64> g_connections;
+
+// The history files this process holds open through SQLite, by path, with how many
+// connections. SQLite locks with POSIX advisory locks, which belong to the process and the file:
+// closing *any* descriptor of the file drops every lock the process holds on it. The header
+// check below reads the file through a QFile of its own; done while another connection of this
+// process (the window has three: its list, its reader thread, its recorder thread) has the file
+// open, its close dropped that connection's lock, another process closing the file then took
+// itself for the last one and removed the WAL under it, and the next writes of this process
+// damaged the file ("Page 6 is never used"; seen when `sqlite3 h.db 'DROP TABLE samples'` ran
+// during a window's run). The header is read only when no connection of this process holds the
+// file: one that does has checked it already.
+std::mutex g_heldMutex;
+QHash<QString, int> g_held;
+
+QString heldKey(const QString& path) {
+    const QFileInfo info(path);
+    const QString canonical = info.canonicalFilePath();
+    return canonical.isEmpty() ? QDir::cleanPath(info.absoluteFilePath()) : canonical;
+}
+
+void release(QString& key) {
+    if (key.isEmpty()) return;
+    std::lock_guard lock(g_heldMutex);
+    if (--g_held[key] <= 0) g_held.remove(key);
+    key.clear();
+}
 
 QSqlDatabase database(const QString& connection) {
     return QSqlDatabase::database(connection, /*open=*/false);
@@ -54,10 +82,14 @@ bool RunStore::fail(const QString& what, const QString& why) const {
 
 bool RunStore::initialize(QString* why) {
     QSqlDatabase db = database(connection_);
+    // Every step retried while the file is busy: `journal_mode=WAL` needs the file to itself and
+    // is refused at once, without the busy handler, while another process creates it ("database
+    // is locked" lost 5 of 30 pairs of runs started together on a new file).
     auto pragma = [&](const QString& sql, QString* result = nullptr) {
         QSqlQuery q(db);
-        if (!q.exec(sql)) {
-            *why = q.lastError().text();
+        QString error;
+        if (!detail::execRetryingBusy(q, sql, &error)) {
+            *why = QStringLiteral("%1: %2").arg(sql, error);
             return false;
         }
         if (result && q.next()) *result = q.value(0).toString();
@@ -77,7 +109,20 @@ bool RunStore::initialize(QString* why) {
         *why = QStringLiteral("cannot switch to WAL mode (got \"%1\")").arg(mode);
         return false;
     }
-    return detail::migrate(db, kSchemaVersion, why);
+    if (!detail::migrate(db, kSchemaVersion, why)) return false;
+    // A file at the current version that lacks a table or a column (dropped by hand, half
+    // recovered) passes quick_check, and every write to what it lacks would fail: a run would
+    // be measured, stored without its samples and still called finished. Refused like a
+    // damaged file. A missing index only slows reads: check-history reports it.
+    const QStringList missing = detail::missingSchema(db, kSchemaVersion, /*indexes=*/false);
+    if (missing.isEmpty()) return true;
+    *why = QStringLiteral("damaged: %1 (schema v%2 has %3); it is not written to: move it aside "
+                          "and start a new history, or recover what it holds with sqlite3's "
+                          ".recover")
+               .arg(missing.join(QStringLiteral(", ")))
+               .arg(kSchemaVersion)
+               .arg(missing.size() == 1 ? QStringLiteral("it") : QStringLiteral("them"));
+    return false;
 }
 
 namespace {
@@ -85,9 +130,10 @@ namespace {
 // False with `why` set when the file fails PRAGMA quick_check (or cannot be read at all).
 bool quickCheck(const QSqlDatabase& db, QString* why) {
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA quick_check"))) {
+    QString error;
+    if (!detail::execRetryingBusy(q, QStringLiteral("PRAGMA quick_check"), &error)) {
         *why = QStringLiteral("cannot be read as an SQLite database (%1); refusing to touch it")
-                   .arg(q.lastError().text());
+                   .arg(error);
         return false;
     }
     QStringList problems;
@@ -101,6 +147,43 @@ bool quickCheck(const QSqlDatabase& db, QString* why) {
     return false;
 }
 
+// Arms of finished runs that are "ok" but hold no measured sample: a run that measured samples
+// and could not store them (its samples table gone, say) was once stored finished and ok. An ok
+// arm of a finished run always measured some (the preset asks for at least one iteration);
+// serving arms keep serving levels instead. Their processes' measured iterations (block_done's,
+// schema v3) say how many, when known.
+QStringList missingSamples(const QSqlDatabase& db) {
+    const int version = detail::userVersion(db);
+    const QString measured = version >= 3 ? QStringLiteral(
+                                                "(SELECT coalesce(sum(p.fault_iters), 0) FROM "
+                                                "processes p WHERE p.arm = a.id)")
+                                          : QStringLiteral("0");
+    const QString notServing =
+        version >= 7
+            ? QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM serving_levels l WHERE l.arm = a.id)")
+            : QString();
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral(
+                    "SELECT e.id, a.name, %1 FROM arms a JOIN experiments e ON a.experiment = e.id "
+                    "WHERE e.finished_at IS NOT NULL AND a.status = 'ok' AND NOT EXISTS (SELECT 1 "
+                    "FROM samples s WHERE s.arm = a.id AND s.block >= 0)%2 ORDER BY e.id, a.idx")
+                    .arg(measured, notServing)))
+        return {QStringLiteral("cannot look for runs missing their samples: %1")
+                    .arg(q.lastError().text())};
+    QStringList problems;
+    while (q.next()) {
+        const qint64 iters = q.value(2).toLongLong();
+        problems << QStringLiteral("run %1 arm %2 is stored as finished and ok but holds none of "
+                                   "its samples%3")
+                        .arg(q.value(0).toLongLong())
+                        .arg(q.value(1).toString())
+                        .arg(iters > 0 ? QStringLiteral(" (its processes measured %1 iterations)")
+                                             .arg(iters)
+                                       : QString());
+    }
+    return problems;
+}
+
 }  // namespace
 
 bool RunStore::open(const QString& path) {
@@ -111,12 +194,19 @@ bool RunStore::open(const QString& path) {
     if (!QDir().mkpath(info.absolutePath()))
         return fail(path, QStringLiteral("cannot create the folder %1").arg(info.absolutePath()));
     // QSQLITE opens anything and fails only at the first query; check the header first so a
-    // wrong file gets a clear message and is never written to.
-    if (info.exists() && info.size() > 0) {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) return fail(path, f.errorString());
-        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
-            return fail(path, QStringLiteral("not an SQLite database; refusing to touch it"));
+    // wrong file gets a clear message and is never written to (not while this process holds the
+    // file open: see g_held).
+    {
+        std::lock_guard lock(g_heldMutex);
+        const QString key = heldKey(path);
+        if (!g_held.contains(key) && info.exists() && info.size() > 0) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return fail(path, f.errorString());
+            if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+                return fail(path, QStringLiteral("not an SQLite database; refusing to touch it"));
+        }
+        ++g_held[key];  // before SQLite opens it: no header check may run from now on
+        heldKey_ = key;
     }
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection_);
@@ -126,6 +216,7 @@ bool RunStore::open(const QString& path) {
             const QString why = db.lastError().text();
             db = QSqlDatabase();
             QSqlDatabase::removeDatabase(connection_);
+            release(heldKey_);
             return fail(path, why);
         }
     }
@@ -149,11 +240,18 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
     const QFileInfo info(path);
     if (!info.exists()) return report.error = QStringLiteral("no such file"), report;
     if (!info.isFile()) return report.error = QStringLiteral("not a regular file"), report;
+    QString held;  // counted among the files this process holds while it is checked (g_held)
     {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) return report.error = f.errorString(), report;
-        if (f.read(16) != QByteArray("SQLite format 3\0", 16))
-            return report.error = QStringLiteral("not an SQLite database"), report;
+        std::lock_guard lock(g_heldMutex);
+        const QString key = heldKey(path);
+        if (!g_held.contains(key)) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return report.error = f.errorString(), report;
+            if (f.read(16) != QByteArray("SQLite format 3\0", 16))
+                return report.error = QStringLiteral("not an SQLite database"), report;
+        }
+        ++g_held[key];
+        held = key;
     }
     const QString connection =
         QStringLiteral("pitlane-check-%1").arg(g_connections.fetchAndAddRelaxed(1));
@@ -175,6 +273,9 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
                 if (report.problems == QStringList{QStringLiteral("ok")}) report.problems.clear();
                 report.schemaVersion = detail::userVersion(db);
                 if (report.problems.isEmpty() && report.schemaVersion >= 1) {
+                    // Sound pages can still hold less than the schema and the runs say.
+                    report.problems << detail::missingSchema(db, report.schemaVersion, true);
+                    if (report.problems.isEmpty()) report.problems << missingSamples(db);
                     if (q.exec(QStringLiteral("SELECT count(*) FROM experiments")) && q.next())
                         report.runs = q.value(0).toLongLong();
                     if (q.exec(QStringLiteral("SELECT count(*) FROM samples WHERE block >= 0")) &&
@@ -186,16 +287,19 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
         }
     }
     QSqlDatabase::removeDatabase(connection);
+    release(held);
     return report;
 }
 
 void RunStore::close() {
-    if (!QSqlDatabase::contains(connection_)) return;
-    {
-        QSqlDatabase db = database(connection_);
-        db.close();
+    if (QSqlDatabase::contains(connection_)) {
+        {
+            QSqlDatabase db = database(connection_);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(connection_);
     }
-    QSqlDatabase::removeDatabase(connection_);
+    release(heldKey_);
 }
 
 bool RunStore::isOpen() const {

@@ -353,7 +353,38 @@ bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& e
     return true;
 }
 
-bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
+namespace {
+
+// Why the file does not hold the arm's `measured` samples ("" when it does), after `lostWrite`
+// (the first write of the run that failed, "" when none did): what the file holds is counted,
+// not assumed, so a write whose commit failed after it ran is found too.
+QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measured,
+                        const QString& lostWrite) {
+    QSqlQuery q(db);
+    const QString cause = lostWrite.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(lostWrite);
+    // Prepared apart: when the table is gone, prepare() has the reason, exec() only a
+    // "Parameter count mismatch".
+    if (!q.prepare(QStringLiteral("SELECT count(*) FROM samples WHERE arm = ? AND block >= 0")))
+        return QStringLiteral("the history cannot hold its samples: %1%2")
+            .arg(q.lastError().text(), cause);
+    q.addBindValue(armId);
+    if (!q.exec() || !q.next())
+        return QStringLiteral("the history cannot hold its samples: %1%2")
+            .arg(q.lastError().text(), cause);
+    const qint64 held = q.value(0).toLongLong();
+    if (held < qint64(measured))
+        return QStringLiteral("the history holds %1 of the %2 samples measured%3")
+            .arg(held)
+            .arg(measured)
+            .arg(cause);
+    if (!lostWrite.isEmpty())
+        return QStringLiteral("a write of the run to the history failed (%1)").arg(lostWrite);
+    return {};
+}
+
+}  // namespace
+
+bool RunStore::finishRun(qint64 runId, results::RunResult run, const QString& lostWrite) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
     if (!tx.began()) return fail(QStringLiteral("finish run"), tx.error());
@@ -361,12 +392,37 @@ bool RunStore::finishRun(qint64 runId, const results::RunResult& run) {
     q.prepare(QStringLiteral("SELECT id FROM arms WHERE experiment = ? ORDER BY idx"));
     q.addBindValue(runId);
     if (!ins.exec(q)) return fail(QStringLiteral("finish run"), ins.error);
-    for (std::size_t i = 0; q.next() && i < run.arms.size(); ++i)
-        if (!ins.updateArm(q.value(0).toLongLong(), run.arms[i]) ||
-            !ins.processes(q.value(0).toLongLong(), run.arms[i].processes, 0))
+    std::vector<qint64> armIds;
+    while (q.next()) armIds.push_back(q.value(0).toLongLong());
+    // An arm the file does not hold whole is never stored as ok: it is "failed" with code
+    // not_stored and the reason (an arm that failed on its own keeps its own error), and an
+    // error event says it in the arm's log. The run still gets its end, so the history lists it
+    // as over, with "A failed" in its verdict.
+    QStringList notStored;
+    for (std::size_t i = 0; i < armIds.size() && i < run.arms.size(); ++i) {
+        auto& arm = run.arms[i];
+        const QString why = unstoredSamples(ins.db, armIds[i], arm.samples.size(), lostWrite);
+        if (why.isEmpty()) continue;
+        notStored << QStringLiteral("arm %1: %2").arg(QString::fromStdString(arm.name), why);
+        ins.event(runId, armIds[i], run.wall_s * 1000,  // the event's own failure changes nothing
+                  {{"type", "error"},
+                   {"code", "not_stored"},
+                   {"message", why.toStdString()},
+                   {"source", "history"}});
+        if (arm.status == results::kOk) {
+            arm.status = results::kFailed;
+            arm.error = protocol::Error{"not_stored", "not stored: " + why.toStdString(), {}};
+        }
+    }
+    for (std::size_t i = 0; i < armIds.size() && i < run.arms.size(); ++i)
+        if (!ins.updateArm(armIds[i], run.arms[i]) ||
+            !ins.processes(armIds[i], run.arms[i].processes, 0))
             return fail(QStringLiteral("finish run"), ins.error);
     if (!ins.finish(runId, run) || !tx.commit())
         return fail(QStringLiteral("finish run"), ins.error.isEmpty() ? tx.error() : ins.error);
+    if (!notStored.isEmpty())
+        return fail(QStringLiteral("run %1 is stored as not complete").arg(runId),
+                    notStored.join(QStringLiteral("; ")));
     return true;
 }
 

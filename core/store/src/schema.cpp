@@ -2,10 +2,15 @@
 
 #include "sql_util.h"
 
+#include <QAtomicInteger>
+#include <QMap>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStringList>
 #include <QVariant>
+
+#include <map>
+#include <mutex>
 
 namespace pitlane::store::detail {
 
@@ -214,7 +219,8 @@ constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 
 int userVersion(const QSqlDatabase& db) {
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) return -1;
+    QString why;  // a read: busy only while another process holds the file (not yet WAL)
+    if (!execRetryingBusy(q, QStringLiteral("PRAGMA user_version"), &why) || !q.next()) return -1;
     return q.value(0).toInt();
 }
 
@@ -254,16 +260,112 @@ bool migrate(QSqlDatabase& db, int target, QString* error) {
             // user_version lives in the file header and is part of the transaction.
             if (ok) ok = q.exec(QStringLiteral("PRAGMA user_version = %1").arg(v + 1));
         }
-        if (!ok || !q.exec(QStringLiteral("COMMIT"))) {
+        // COMMIT may be busy where the file is not in WAL mode yet (migrateSchema): SQLite keeps
+        // the transaction open then, and it is tried again.
+        if (!ok || !execRetryingBusy(q, QStringLiteral("COMMIT"), &why)) {
             *error = QStringLiteral("migration from schema v%1 to v%2 failed: %3")
                          .arg(step)
                          .arg(step + 1)
-                         .arg(q.lastError().text());
+                         .arg(ok ? why : q.lastError().text());
             QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
             return false;
         }
     }
     return true;
+}
+
+namespace {
+
+// Tables (with their columns) and indexes of a database; SQLite's own (sqlite_sequence, the
+// autoindexes of UNIQUE and PRIMARY KEY) are left out: they come and go with the tables.
+struct Shape {
+    QMap<QString, QStringList> tables;
+    QStringList indexes;
+    QString error;  // the shape could not be read
+};
+
+Shape readShape(const QSqlDatabase& db, const QStringList& onlyTables = {}) {
+    Shape shape;
+    QSqlQuery q(db);
+    if (!execRetryingBusy(q,
+                          QStringLiteral("SELECT type, name FROM sqlite_master WHERE type IN "
+                                         "('table', 'index') AND name NOT LIKE 'sqlite_%'"),
+                          &shape.error))
+        return shape;
+    while (q.next()) {
+        const QString name = q.value(1).toString();
+        if (q.value(0).toString() == QLatin1String("index"))
+            shape.indexes << name;
+        else if (onlyTables.isEmpty() || onlyTables.contains(name))
+            shape.tables.insert(name, {});
+    }
+    for (auto it = shape.tables.begin(); it != shape.tables.end(); ++it) {
+        QSqlQuery columns(db);
+        // The name comes from sqlite_master; quoted, as it could hold anything.
+        QString name = it.key();
+        name.replace(QLatin1Char('"'), QLatin1String("\"\""));
+        if (!execRetryingBusy(columns, QStringLiteral("PRAGMA table_info(\"%1\")").arg(name),
+                              &shape.error))
+            return shape;
+        while (columns.next()) it.value() << columns.value(1).toString();
+    }
+    return shape;
+}
+
+// The shape schema `version` has: its migration steps run on an empty in-memory database, once
+// per version and process. The steps are the one description of the schema; a second one here
+// would drift from them.
+const Shape& expectedShape(int version) {
+    static std::mutex mutex;
+    static std::map<int, Shape> shapes;
+    static QAtomicInteger<quint64> connections;
+    std::lock_guard lock(mutex);
+    const auto known = shapes.find(version);
+    if (known != shapes.end()) return known->second;
+    const QString name =
+        QStringLiteral("pitlane-schema-shape-%1").arg(connections.fetchAndAddRelaxed(1));
+    Shape shape;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+        db.setDatabaseName(QStringLiteral(":memory:"));
+        if (!db.open())
+            shape.error = db.lastError().text();
+        else if (migrate(db, version, &shape.error))
+            shape = readShape(db);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    return shapes.emplace(version, std::move(shape)).first->second;
+}
+
+}  // namespace
+
+QStringList missingSchema(const QSqlDatabase& db, int version, bool indexes) {
+    if (version < 1 || version > kStepCount) return {};
+    const Shape& expected = expectedShape(version);
+    if (!expected.error.isEmpty())
+        return {QStringLiteral("cannot build schema v%1 to compare with: %2")
+                    .arg(version)
+                    .arg(expected.error)};
+    const Shape actual = readShape(db, expected.tables.keys());
+    if (!actual.error.isEmpty())
+        return {QStringLiteral("cannot read the schema: %1").arg(actual.error)};
+    QStringList missing;
+    for (auto it = expected.tables.cbegin(); it != expected.tables.cend(); ++it) {
+        const auto table = actual.tables.constFind(it.key());
+        if (table == actual.tables.cend()) {
+            missing << QStringLiteral("table %1 is missing").arg(it.key());
+            continue;
+        }
+        for (const QString& column : it.value())
+            if (!table->contains(column))
+                missing << QStringLiteral("column %1.%2 is missing").arg(it.key(), column);
+    }
+    if (indexes)
+        for (const QString& index : expected.indexes)
+            if (!actual.indexes.contains(index))
+                missing << QStringLiteral("index %1 is missing").arg(index);
+    return missing;
 }
 
 }  // namespace pitlane::store::detail

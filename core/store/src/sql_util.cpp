@@ -25,30 +25,41 @@ bool isBusy(const QSqlError& error) {
     return code == QLatin1String("5") || code == QLatin1String("6");
 }
 
-bool beginImmediate(QSqlDatabase& db, QString* why) {
-    const auto start = std::chrono::steady_clock::now();
-    std::minstd_rand jitter(std::random_device{}());
+bool execRetryingBusy(QSqlQuery& q, const QString& sql, QString* why) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::milliseconds(kLockWaitMs);
+    thread_local std::minstd_rand jitter(std::random_device{}());
     QSqlError last;
-    for (int attempt = 1; attempt <= kLockAttempts; ++attempt) {
-        QSqlQuery q(db);
-        if (q.exec(QStringLiteral("BEGIN IMMEDIATE"))) return true;
+    int attempt = 1;
+    for (;; ++attempt) {
+        if (q.exec(sql)) return true;
         last = q.lastError();
-        if (!isBusy(last)) break;
-        // The busy handler already waited kBusyTimeoutMs; back off 50-400 ms more, with jitter so
-        // writers that gave up together do not all come back together.
-        if (attempt < kLockAttempts)
-            std::this_thread::sleep_for(std::chrono::milliseconds(
-                50 * (1 << std::min(attempt - 1, 3)) + int(jitter() % 50)));
+        if (!isBusy(last) || Clock::now() >= deadline) break;
+        // The busy handler may have waited kBusyTimeoutMs already, or nothing at all (see
+        // kLockWaitMs): back off 10-320 ms, doubling, with jitter so connections that were
+        // refused together do not all come back together.
+        std::this_thread::sleep_for(std::chrono::milliseconds(
+            10 * (1 << std::min(attempt - 1, 5)) + int(jitter() % 20)));
     }
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count();
-    if (isBusy(last))
-        *why = QStringLiteral("the file stayed locked by another writer for %1 s (%2 attempts): %3")
-                   .arg(waited, 0, 'f', 1)
-                   .arg(kLockAttempts)
-                   .arg(last.text());
-    else
-        *why = QStringLiteral("cannot begin a transaction: %1").arg(last.text());
+    if (!isBusy(last)) {
+        *why = last.text();
+        return false;
+    }
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    *why = QStringLiteral("the file stayed locked by another connection for %1 s (%2 attempts): %3")
+               .arg(waited, 0, 'f', 1)
+               .arg(attempt)
+               .arg(last.text());
+    return false;
+}
+
+bool beginImmediate(QSqlDatabase& db, QString* why) {
+    QSqlQuery q(db);
+    QString error;
+    if (execRetryingBusy(q, QStringLiteral("BEGIN IMMEDIATE"), &error)) return true;
+    *why = isBusy(q.lastError()) ? error
+                                 : QStringLiteral("cannot begin a transaction: %1").arg(error);
     return false;
 }
 

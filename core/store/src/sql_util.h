@@ -28,18 +28,30 @@ inline nlohmann::json parseJsonText(const QString& text,
 // connection holds the lock. Everything else is a real failure.
 bool isBusy(const QSqlError& error);
 
-// How long a writer waits for the write lock: each attempt waits SQLite's busy timeout
-// (kBusyTimeoutMs, set on every connection), then backs off with jitter and tries again, at
-// most kLockAttempts times (about 45 s in all). 50 runs recording into one file at once
-// commit every ~50 ms each; no write there waited more than a second (docs/RELIABILITY.md).
+// How long a step waits for a busy file: each attempt waits SQLite's busy timeout
+// (kBusyTimeoutMs, set on every connection), then backs off with jitter and tries again until
+// kLockWaitMs have passed (about 40 s in all). 50 runs recording into one file at once commit
+// every ~50 ms each; no write there waited more than a second (docs/RELIABILITY.md).
+// Some steps are refused as busy at once, without the busy handler: SQLite does not wait where
+// waiting could deadlock (a connection holding a read lock that needs the write lock, as
+// `PRAGMA journal_mode=WAL` on a file another process is creating). For those the back-off is
+// the only wait, so it is bounded by time, not by a count of attempts.
 constexpr int kBusyTimeoutMs = 5000;
 constexpr int kLockAttempts = 8;
+constexpr int kLockWaitMs = kLockAttempts * kBusyTimeoutMs;
 
-// BEGIN IMMEDIATE with bounded retries: the write lock is taken before the first statement, so
-// no write inside the transaction can fail with SQLITE_BUSY (a deferred transaction that reads
-// first and then writes gets SQLITE_BUSY_SNAPSHOT at once, without waiting, whenever another
-// connection committed meanwhile: "database is locked" in 3 of 48 concurrent runs). False with
-// `why` set ("stayed locked by another writer for 41 s (8 attempts)") when it never got it.
+// Executes `sql` on `q` (QSqlQuery::exec), again while it fails as busy (isBusy), for at most
+// kLockWaitMs. False with `why` set when it failed for another reason (the error's text) or the
+// file stayed busy ("the file stayed locked by another connection for 40.2 s (31 attempts):
+// database is locked"). Only for statements that are harmless to repeat: a busy statement
+// changed nothing, but a read already stepped through (q.next()) would be read again.
+bool execRetryingBusy(QSqlQuery& q, const QString& sql, QString* why);
+
+// BEGIN IMMEDIATE with bounded retries (execRetryingBusy): the write lock is taken before the
+// first statement, so no write inside the transaction can fail with SQLITE_BUSY (a deferred
+// transaction that reads first and then writes gets SQLITE_BUSY_SNAPSHOT at once, without
+// waiting, whenever another connection committed meanwhile: "database is locked" in 3 of 48
+// concurrent runs). False with `why` set when it never got it.
 bool beginImmediate(QSqlDatabase& db, QString* why);
 
 // Rolls back unless committed: every early return of a writer leaves the file as it was.

@@ -45,6 +45,12 @@ public:
     void attach(Runner* runner);
     // 0 before the first run's rows are committed (runStarted).
     qint64 runId() const { return runId_; }
+    // What storeError last said about the current (or last) run; "" when no write failed. A write on the thread is heard of once it has reached this thread: drain() and
+    // deliver the queued calls first (flush()).
+    QString runError() const { return runError_; }
+    // drain(), then the outcomes of the writes on the thread are delivered here (storeError,
+    // runStored) before it returns: what a script asks before it quits.
+    void flush();
 
     // The feed, in the order a run produces it. The run's live state is read from `result()` of
     // the source given to setSource (valid while `owner` lives).
@@ -61,7 +67,9 @@ public:
 signals:
     void runStarted(qint64 id);  // the experiment row is committed
     void runStored(qint64 id);   // the finished run and its verdict are committed
-    // A write failed (disk full, file locked too long, ...); sent once per run. Recording goes on.
+    // A write failed (disk full, file locked too long, ...): sent for the first failure of a
+    // run, and once more for the run's end when it stored arms as not complete (finishRun).
+    // Recording goes on.
     void storeError(const QString& message);
 
 private:
@@ -91,6 +99,9 @@ private:
     std::function<bool()> running_;
     std::function<double()> elapsedMs_;
     std::shared_ptr<RecordedRun> run_;  // filled by the writer when the rows are committed
+    // The first write of the run that failed, set and read on the writer's side only.
+    std::shared_ptr<QString> lostWrite_ = std::make_shared<QString>();
+    QString runError_;
     // Every sample posted, per arm, gathered on the writer's side (the finished run's verdict).
     std::shared_ptr<std::vector<std::vector<results::Sample>>> written_;
     // Every serving level written, per arm, gathered on the writer's side (the serving verdict).

@@ -69,7 +69,8 @@ struct ServingChunk {
     std::vector<std::int64_t> arrival_ns;
 };
 
-// What SQLite's full integrity_check found in a history file (RunStore::checkIntegrity).
+// What SQLite's full integrity_check, and the schema and samples checks after it, found in a
+// history file (RunStore::checkIntegrity).
 struct IntegrityReport {
     bool readable = false;  // false: `error` says why the check could not run at all
     QString error;
@@ -103,6 +104,9 @@ public:
     // PRAGMA integrity_check on `path`, opened read-only (nothing is written, not even the
     // journal mode): every page, every index entry against its table, NOT NULL and CHECK
     // constraints. open() runs the faster quick_check, which skips the index cross-checks.
+    // When the pages are sound, also what they can still lack: a table, column or index of the
+    // file's schema version, and the samples of an ok arm of a finished run (each a problem).
+    // open() refuses a file that lacks a table or column.
     static IntegrityReport checkIntegrity(const QString& path);
     void close();
     bool isOpen() const;
@@ -154,7 +158,12 @@ public:
     bool updateProfile(qint64 armId, const nlohmann::json& profile);
     // A worker's warning/error event or an orchestrator failure; armId 0 = the whole run.
     bool appendEvent(qint64 runId, qint64 armId, double tMs, const nlohmann::json& event);
-    bool finishRun(qint64 runId, const results::RunResult& run);
+    // The run's end: its arms, verdict and lesson. `run` holds every sample the recorder wrote;
+    // an arm the file holds fewer of (a write failed, a table went missing) or any arm after
+    // `lostWrite` (the first write of the run that failed, "" when none did) is stored as failed
+    // (error code not_stored, the reason), never as ok. False, committed, when so: lastError()
+    // names the run and each such arm.
+    bool finishRun(qint64 runId, results::RunResult run, const QString& lostWrite = {});
     // Runs `writes` (calls of the methods above) in one transaction; each of them is a nested
     // one that rolls back alone when it fails. False when the outer commit failed.
     bool inOneTransaction(const std::function<void()>& writes);
@@ -168,6 +177,7 @@ private:
 
     QString path_;
     QString connection_;
+    QString heldKey_;  // the file as counted among those this process holds open ("" when not)
     mutable QString error_;
 };
 
