@@ -53,6 +53,23 @@ QString writePreset(const QTemporaryDir& dir, int iters, int blockIters) {
 }
 
 // A worker orphaned by the SIGKILL of its parent: end it by its own pid, only if it is ours.
+// Starts `pitlane-cli run` of a long preset recording into `db` and returns once its second block
+// is done (its stderr so far in `err`): the run is mid-way, with samples stored.
+void startRunUntilItsSecondBlock(QProcess& p, QString& err, const QTemporaryDir& dir, const QString& db,
+                                 const QString& json) {
+    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
+    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 4000, 200), QStringLiteral("--db"), db,
+                    QStringLiteral("--json"), json});
+    ASSERT_TRUE(p.waitForStarted());
+    QElapsedTimer clock;
+    clock.start();
+    while (!err.contains(QStringLiteral("block 1 done")) && clock.elapsed() < 60000) {
+        p.waitForReadyRead(200);
+        err += QString::fromUtf8(p.readAllStandardError());
+    }
+    ASSERT_TRUE(err.contains(QStringLiteral("block 1 done"))) << err.toStdString();
+}
+
 bool isWorker(qint64 pid) {
     QFile comm(QStringLiteral("/proc/%1/comm").arg(pid));
     return comm.open(QIODevice::ReadOnly) && comm.readAll().trimmed() == "pitlane-worker";
@@ -147,18 +164,8 @@ TEST(CliHistory, AWriteFailingMidRunGivesExitThreeAndKeepsTheResults) {
     const QString db = dir.filePath(QStringLiteral("h.sqlite"));
     const QString json = dir.filePath(QStringLiteral("out.json"));
     QProcess p;
-    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 4000, 200), QStringLiteral("--db"), db,
-                    QStringLiteral("--json"), json});
-    ASSERT_TRUE(p.waitForStarted());
     QString err;
-    QElapsedTimer clock;
-    clock.start();
-    while (!err.contains(QStringLiteral("block 1 done")) && clock.elapsed() < 60000) {
-        p.waitForReadyRead(200);
-        err += QString::fromUtf8(p.readAllStandardError());
-    }
-    ASSERT_TRUE(err.contains(QStringLiteral("block 1 done"))) << err.toStdString();
+    ASSERT_NO_FATAL_FAILURE(startRunUntilItsSecondBlock(p, err, dir, db, json));
     {
         QSqlDatabase other = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), "other");
         other.setDatabaseName(db);
@@ -229,18 +236,8 @@ TEST(CliHistory, SamplesTableDroppedMidRunStoresTheArmsAsNotStored) {
     const QString db = dir.filePath(QStringLiteral("h.sqlite"));
     const QString json = dir.filePath(QStringLiteral("out.json"));
     QProcess p;
-    p.setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-    p.start(cli(), {QStringLiteral("run"), writePreset(dir, 4000, 200), QStringLiteral("--db"), db,
-                    QStringLiteral("--json"), json});
-    ASSERT_TRUE(p.waitForStarted());
     QString err;
-    QElapsedTimer clock;
-    clock.start();
-    while (!err.contains(QStringLiteral("block 1 done")) && clock.elapsed() < 60000) {
-        p.waitForReadyRead(200);
-        err += QString::fromUtf8(p.readAllStandardError());
-    }
-    ASSERT_TRUE(err.contains(QStringLiteral("block 1 done"))) << err.toStdString();
+    ASSERT_NO_FATAL_FAILURE(startRunUntilItsSecondBlock(p, err, dir, db, json));
     ASSERT_EQ(pitlane::testing::rawExec(db, QStringLiteral("DROP TABLE samples")), QString());
     ASSERT_TRUE(p.waitForFinished(120000));
     err += QString::fromUtf8(p.readAllStandardError());
