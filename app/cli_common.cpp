@@ -107,10 +107,14 @@ const std::string& usage() {
     static const std::string text =
         "usage:\n" +
         usageLines("run PRESET.json | MODEL.pt | MODEL.pt2", true,
-                   {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
+                   {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--arm NAME:knob=value,...]...",
+                    "[--save-preset FILE]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
                     "[--advice-preset FILE]"}) +
         "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
         "      inference_mode, or 1 vs 2 threads for a package; one thread each; 200 iterations);\n"
+        "      --arm NAME:knob=value,... (repeatable) gives the arms instead, e.g.\n"
+        "      --arm base:intra_op_threads=1 --arm fast:intra_op_threads=1,grad=inference_mode;\n"
+        "      the preset is validated as a file would be; --save-preset FILE also writes it\n"
         "      --input SPEC gives its input when it has no sidecar: 3x224x224, [3,224,224]:float32,\n"
         "      Nx3x224x224 (N marks the batch), \"128 int64; 128 int64\" (one input per ';')\n"
         "      --profile: after the measured blocks, N (default 10) iterations of each arm under\n"
@@ -158,8 +162,36 @@ const std::string& usage() {
     return text;
 }
 
+namespace {
+QString gCommand;  // the command being run (main sets it): usageError's hint names its --help
+}
+
+void setCurrentCommand(const QString& command) { gCommand = command; }
+
+std::string commandUsage(const QString& command) {
+    // The command's block of usage(): its "  pitlane-cli COMMAND" line(s) and the indented
+    // lines under them, up to the next command.
+    std::string out;
+    bool in = false;
+    std::size_t start = 0;
+    const std::string& text = usage();
+    const std::string head = "  pitlane-cli " + command.toStdString();
+    while (start < text.size()) {
+        const auto nl = text.find('\n', start);
+        const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        start = nl == std::string::npos ? text.size() : nl + 1;
+        if (line.rfind("  pitlane-cli ", 0) == 0)
+            in = line == head || line.rfind(head + " ", 0) == 0;
+        if (in) out += line + "\n";
+    }
+    return out.empty() ? std::string() : "usage:\n" + out;
+}
+
 int usageError(const std::string& msg) {
-    std::cerr << "pitlane-cli: " << msg << "\n" << usage();
+    // One line saying what is wrong and one saying where to look, not the whole usage.
+    std::cerr << "pitlane-cli: " << msg << "\n"
+              << "pitlane-cli: see `pitlane-cli " << (gCommand.isEmpty() ? std::string() : gCommand.toStdString() + " ")
+              << "--help`\n";
     return kExitUsage;
 }
 
@@ -229,6 +261,14 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             if (i + 1 >= args.size()) return err = "--input needs an input spec, e.g. 3x224x224", false;
             out.input = args[++i];
             out.inputGiven = true;
+        } else if (a == "--arm") {
+            if (!allowProfile) return err = "--arm applies to `run MODEL.pt` only", false;
+            if (i + 1 >= args.size() || args[i + 1].startsWith("--"))
+                return err = "--arm needs NAME:knob=value,knob=value, e.g. --arm fast:grad=inference_mode,intra_op_threads=1", false;
+            out.arms << args[++i];
+        } else if (a == "--save-preset") {
+            if (!allowProfile) return err = "--save-preset applies to `run MODEL.pt` only", false;
+            if (!value(out.savePreset)) return false;
         } else if (a == "--db") {
             if (!value(out.db)) return false;
         } else {

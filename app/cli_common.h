@@ -21,6 +21,11 @@ namespace pitlane::cli {
 constexpr int kExitOk = 0, kExitArmFailed = 1, kExitUsage = 2, kExitNotStored = 3;
 
 const std::string& usage();
+// `pitlane-cli COMMAND --help`: that command's lines of usage() ("" for an unknown command).
+std::string commandUsage(const QString& command);
+// The command main() dispatches to: usageError's hint names its --help.
+void setCurrentCommand(const QString& command);
+// "pitlane-cli: MSG" and a one-line hint on stderr; kExitUsage.
 int usageError(const std::string& msg);
 
 struct Outputs {
@@ -33,6 +38,8 @@ struct Outputs {
     QString traceDir;      // --trace DIR: one Chrome trace per profiled arm (implies --profile)
     QString input;         // --input SPEC: a bare model's input ("3x64x64", `run MODEL.pt`)
     bool inputGiven = false;
+    QStringList arms;      // --arm NAME:knob=value,... (`run MODEL.pt`): the arms, in order
+    QString savePreset;    // --save-preset FILE: the preset built for `run MODEL.pt`
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });

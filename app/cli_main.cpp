@@ -1,5 +1,6 @@
 // pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
+#include "pitlane/spec/suggest.h"
 
 #include "pitlane/report/report.h"
 #include "pitlane/spec/model_preset.h"
@@ -9,6 +10,7 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QGuiApplication>
 
 #include <cmath>
@@ -132,6 +134,50 @@ int cmdReport(const QStringList& args) {
     }
 }
 
+// --arm NAME:knob=value,knob=value (each value JSON when it reads as a number or a boolean, else
+// a string) as a preset's "arms"; `why` says what is wrong with one.
+nlohmann::json armsFromText(const QStringList& texts, std::string& why) {
+    nlohmann::json arms = nlohmann::json::array();
+    for (const QString& text : texts) {
+        const qsizetype colon = text.indexOf(QLatin1Char(':'));
+        const QString name = (colon < 0 ? text : text.left(colon)).trimmed();
+        if (name.isEmpty()) {
+            why = "--arm " + text.toStdString() + ": no arm name before ':' (NAME:knob=value,...)";
+            return {};
+        }
+        nlohmann::json knobs = nlohmann::json::object();
+        const QString list = colon < 0 ? QString() : text.mid(colon + 1);
+        for (const QString& pair : list.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const qsizetype eq = pair.indexOf(QLatin1Char('='));
+            const std::string key = pair.left(eq).trimmed().toStdString();
+            if (eq < 1 || key.empty()) {
+                why = "--arm " + text.toStdString() + ": \"" + pair.toStdString() + "\" is not knob=value";
+                return {};
+            }
+            const std::string value = pair.mid(eq + 1).trimmed().toStdString();
+            nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+            if (v.is_discarded() || !(v.is_number() || v.is_boolean())) v = value;
+            knobs[key] = v;
+        }
+        arms.push_back({{"name", name.toStdString()}, {"knobs", knobs}});
+    }
+    return arms;
+}
+
+// --save-preset FILE: the preset `run MODEL.pt` built, as a file `run FILE` runs the same way.
+bool savePresetFile(const spec::Preset& preset, const QString& path) {
+    QSaveFile f(path);
+    const std::string doc = spec::presetToJson(preset).dump(2) + "\n";
+    if (!f.open(QIODevice::WriteOnly) || f.write(doc.data(), qint64(doc.size())) != qint64(doc.size()) ||
+        !f.commit()) {
+        std::cerr << "pitlane-cli: cannot write --save-preset " << path.toStdString() << ": "
+                  << f.errorString().toStdString() << "\n";
+        return false;
+    }
+    std::cerr << "pitlane-cli: wrote the preset to " << path.toStdString() << "\n";
+    return true;
+}
+
 int cmdRun(const QStringList& args) {
     if (args.size() < 3) return usageError("run needs a preset file");
     Outputs out;
@@ -145,6 +191,9 @@ int cmdRun(const QStringList& args) {
     if (out.inputGiven && !bareModel)
         return usageError("--input applies to a model file (run MODEL.pt --input 3x224x224); a "
                           "preset gives its input in its \"input\" field");
+    if ((!out.arms.isEmpty() || !out.savePreset.isEmpty()) && !bareModel)
+        return usageError("--arm and --save-preset apply to a model file (run MODEL.pt --arm ...); a "
+                          "preset gives its arms in its \"arms\" field");
     if (bareModel) {
         // A bare model: the window's default A/B for it (spec::newModelPresetJson), with the
         // input given on the command line when it has no sidecar.
@@ -152,6 +201,12 @@ int cmdRun(const QStringList& args) {
         nlohmann::json j = spec::newModelPresetJson(source.toStdString());
         const nlohmann::json input = spec::parseInputText(out.input.toStdString());
         if (!input.is_null()) j["input"] = input;
+        if (!out.arms.isEmpty()) {
+            std::string why;
+            const nlohmann::json arms = armsFromText(out.arms, why);
+            if (!why.empty()) return usageError(why);
+            j["arms"] = arms;
+        }
         try {
             preset = spec::parsePreset(j, source.toStdString(), modelDir());
         } catch (const spec::SpecError& e) {
@@ -172,6 +227,7 @@ int cmdRun(const QStringList& args) {
             return kExitUsage;
         }
     }
+    if (!out.savePreset.isEmpty() && !savePresetFile(preset, out.savePreset)) return kExitUsage;
     if (preset.sweep.enabled && !quiet)
         std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
                      "block is run by `pitlane-cli sweep`\n";
@@ -254,6 +310,18 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
     const QString cmd = args[1];
+    setCurrentCommand(cmd);
+    const std::vector<std::string> commands{"run", "lessons", "validate", "report", "check-history",
+                                            "sweep", "sweep-status", "collect"};
+    if (args.size() > 2 && (args[2] == "--help" || args[2] == "-h")) {
+        const std::string text = commandUsage(cmd);
+        if (text.empty()) {
+            setCurrentCommand({});
+            return usageError("unknown command " + cmd.toStdString() + spec::didYouMean(cmd.toStdString(), commands));
+        }
+        std::cout << text;
+        return kExitOk;
+    }
     if (cmd == "run") return cmdRun(args);
     if (cmd == "lessons") return cmdLessons(args);
     if (cmd == "validate") return cmdValidate(args);
@@ -262,5 +330,6 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return cmdSweep(args);
     if (cmd == "sweep-status") return cmdSweepStatus(args);
     if (cmd == "collect") return cmdCollect(args);
-    return usageError("unknown command " + cmd.toStdString());
+    setCurrentCommand({});
+    return usageError("unknown command " + cmd.toStdString() + spec::didYouMean(cmd.toStdString(), commands));
 }

@@ -80,4 +80,58 @@ TEST(NewcomerCli, OwnModelWithoutSidecarToAVerdictAndReports) {
     EXPECT_NE(mdText.find(verdict.substr(0, 20)), std::string::npos) << verdict;
 }
 
+// Issue 29's quick run and CLI manners: --arm builds the arms without a preset file (validated
+// as a file would be), --save-preset writes that preset and `run` of it measures the same arms;
+// COMMAND --help prints that command's usage; an error is one line and a hint; a mistyped
+// command or knob gets the nearest name.
+TEST(NewcomerCli, ArmsOnTheCommandLineHelpAndSuggestions) {
+    QTemporaryDir dir;
+    const QString model = QString::fromStdString(modelDir() + "/mlp.pt");
+    const QString saved = dir.filePath("saved.json"), js = dir.filePath("r.json");
+    auto r = runCli({"run", model, "--input", "256", "--db", "none", "--arm", "one:intra_op_threads=1",
+                     "--arm", "two:intra_op_threads=2,grad=inference_mode", "--save-preset", saved, "--json", js},
+                    300000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json results = readJson(js);
+    ASSERT_EQ(results["arms"].size(), 2u);
+    EXPECT_EQ(results["arms"][0]["name"], "one");
+    EXPECT_EQ(results["arms"][1]["name"], "two");
+    EXPECT_EQ(results["arms"][1]["applied"]["intra_op_threads"], 2) << results["arms"][1]["applied"].dump();
+    EXPECT_EQ(results["arms"][1]["knobs"]["grad"], "inference_mode");
+    const json preset = readJson(saved);
+    ASSERT_EQ(preset["arms"].size(), 2u);
+    EXPECT_EQ(preset["arms"][1]["knobs"]["intra_op_threads"], 2);
+    EXPECT_NE(r.err.find("wrote the preset to"), std::string::npos) << r.err;
+    // The saved preset validates as a file.
+    r = runCli({"validate", "--no-load", saved}, 60000);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+
+    // A mistyped knob: refused before anything runs, with the nearest knob named.
+    r = runCli({"run", model, "--input", "256", "--db", "none", "--arm", "x:intra_op_thread=1"}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("did you mean intra_op_threads?"), std::string::npos) << r.err;
+    // A malformed --arm: one line naming it, then the hint; not the whole usage.
+    r = runCli({"run", model, "--input", "256", "--arm", "x:threads"}, 60000);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("\"threads\" is not knob=value"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("see `pitlane-cli run --help`"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("usage:"), std::string::npos) << r.err;
+
+    // COMMAND --help: that command's usage on stdout, exit 0.
+    r = runCli({"run", "--help"}, 30000);
+    EXPECT_EQ(r.exitCode, 0);
+    EXPECT_EQ(r.out.rfind("usage:\n  pitlane-cli run ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("--arm NAME:knob=value"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("pitlane-cli validate"), std::string::npos) << "another command's usage: " << r.out;
+    r = runCli({"validate", "--help"}, 30000);
+    EXPECT_EQ(r.exitCode, 0);
+    EXPECT_NE(r.out.find("pitlane-cli validate"), std::string::npos) << r.out;
+
+    // A mistyped command.
+    r = runCli({"valdiate", "x.json"}, 30000);
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("unknown command valdiate (did you mean validate?)"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 // The knob table drives parsing, the JSON, the window and docs/KNOBS.md: these tests hold the
 // table, the Knobs struct and the doc together.
 #include "pitlane/spec/knob_table.h"
+#include "pitlane/spec/suggest.h"
 
 #include <gtest/gtest.h>
 
@@ -65,6 +66,20 @@ TEST(KnobTable, DefaultsOfTheStructAreTheTables) {
     }
     // Absent by default: intra_op_threads, memory_limit_mb and 7 torch defaults.
     EXPECT_EQ(defaults.size() + 9, knobTable().size());
+}
+
+TEST(Suggest, TheNearestKnownNameWhenCloseEnough) {
+    std::vector<std::string> knobs;
+    for (const auto& k : knobTable()) knobs.push_back(k.name);
+    EXPECT_EQ(pitlane::spec::nearestName("intra_op_thread", knobs), "intra_op_threads");   // a deletion
+    EXPECT_EQ(pitlane::spec::nearestName("INTRA_OP_THREADS", knobs), "intra_op_threads");  // case
+    EXPECT_EQ(pitlane::spec::nearestName("batchsize", knobs), "batch_size");
+    EXPECT_EQ(pitlane::spec::nearestName("gard", knobs), "grad");                          // a swap
+    EXPECT_EQ(pitlane::spec::nearestName("threads", knobs), "");                           // too far from any
+    EXPECT_EQ(pitlane::spec::nearestName("", knobs), "");
+    EXPECT_EQ(pitlane::spec::nearestName("valdiate", {"run", "validate", "report"}), "validate");
+    EXPECT_EQ(pitlane::spec::didYouMean("reprot", {"run", "validate", "report"}), " (did you mean report?)");
+    EXPECT_EQ(pitlane::spec::didYouMean("zzz", {"run", "validate", "report"}), "");
 }
 
 TEST(KnobTable, NamesAreUniqueAndFound) {

@@ -1,6 +1,7 @@
 // Knob parsing and validation, driven by the knob table: every bad value gets a message naming
 // the field and the accepted values.
 #include "pitlane/spec/knob_table.h"
+#include "pitlane/spec/suggest.h"
 #include "knob_limits.h"
 #include "text_util.h"
 
@@ -212,7 +213,11 @@ Knobs parseKnobs(const json& j, const std::string& where, const std::string& pre
         const std::string f = prefix + "." + detail::shown(key);
         const KnobInfo* knob = findKnob(key);
         if (!knob) {
-            errors.emplace_back(where, f, "unknown knob (known knobs: " + joined(knobNames()) + ")");
+            const std::string near = nearestName(key, knobNames());
+            errors.emplace_back(where, f,
+                                near.empty() ? "unknown knob (known knobs: " + joined(knobNames()) + ")"
+                                             : "unknown knob: did you mean " + near + "? (known knobs: " +
+                                                   joined(knobNames()) + ")");
             continue;
         }
         try {
