@@ -1,5 +1,7 @@
-// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect, headless (CONTRACT.md "Commands").
+// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect / history /
+// compare, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
+#include "cli_history.h"
 
 #include "pitlane/report/report.h"
 #include "pitlane/spec/model_preset.h"
@@ -262,5 +264,7 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return cmdSweep(args);
     if (cmd == "sweep-status") return cmdSweepStatus(args);
     if (cmd == "collect") return cmdCollect(args);
+    if (cmd == "history") return cmdHistory(args);
+    if (cmd == "compare") return cmdCompare(args);
     return usageError("unknown command " + cmd.toStdString());
 }
