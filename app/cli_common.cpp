@@ -154,6 +154,12 @@ const std::string& usage() {
         "      pages can still lack: a table, column or index of its schema, the samples of a\n"
         "      finished run; exit 0 when it is sound, 1 when it is damaged (each problem\n"
         "      printed), 2 when it cannot be read\n"
+        "  pitlane-cli history [list|show RUN_ID|label RUN_ID TEXT|baseline RUN_ID|delete RUN_ID]\n"
+        "                    [--limit N] [--preset NAME] [--json] [--db PATH]\n"
+        "      the stored runs, newest first; a run's table or results JSON; the window's marks\n"
+        "  pitlane-cli compare RUN[:ARM] RUN[:ARM] [--json] [--db PATH]\n"
+        "      two stored arms side by side: ratio, 95 % CI (unpaired process-level bootstrap),\n"
+        "      the environment fields that differ; `COMMAND --help` for either's usage\n"
         "  pitlane-cli --help | --version\n" +
         "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
         "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"

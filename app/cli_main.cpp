@@ -1,5 +1,7 @@
-// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect, headless (CONTRACT.md "Commands").
+// pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect / history /
+// compare, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
+#include "cli_history.h"
 #include "pitlane/spec/suggest.h"
 
 #include "pitlane/report/report.h"
@@ -312,8 +314,9 @@ int main(int argc, char** argv) {
     const QString cmd = args[1];
     setCurrentCommand(cmd);
     const std::vector<std::string> commands{"run", "lessons", "validate", "report", "check-history",
-                                            "sweep", "sweep-status", "collect"};
-    if (args.size() > 2 && (args[2] == "--help" || args[2] == "-h")) {
+                                            "sweep", "sweep-status", "collect", "history", "compare"};
+    // history and compare print their own, longer usage.
+    if (args.size() > 2 && (args[2] == "--help" || args[2] == "-h") && cmd != "history" && cmd != "compare") {
         const std::string text = commandUsage(cmd);
         if (text.empty()) {
             setCurrentCommand({});
@@ -330,6 +333,8 @@ int main(int argc, char** argv) {
     if (cmd == "sweep") return cmdSweep(args);
     if (cmd == "sweep-status") return cmdSweepStatus(args);
     if (cmd == "collect") return cmdCollect(args);
+    if (cmd == "history") return cmdHistory(args);
+    if (cmd == "compare") return cmdCompare(args);
     setCurrentCommand({});
     return usageError("unknown command " + cmd.toStdString() + spec::didYouMean(cmd.toStdString(), commands));
 }

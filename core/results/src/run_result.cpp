@@ -223,9 +223,10 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     for (std::size_t i = 1; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         if (a.samples.empty() || base.samples.empty() || !notComparedReason(run, i).empty()) continue;
-        stats::CompareOptions options;
-        options.paired = run.interleaved;
-        out.push_back(stats::compare(base.name, baseBlocks, a.name, a.blocked(), options));
+        // Arms not interleaved (of different runs) share no blocks: the unpaired bootstrap.
+        out.push_back(run.interleaved
+                          ? stats::compare(base.name, baseBlocks, a.name, a.blocked())
+                          : stats::compareUnpaired(base.name, baseBlocks, a.name, a.blocked()));
         if (!a.model.empty() && !base.model.empty() &&
             (a.model != base.model || (!a.model_sha256.empty() && a.model_sha256 != base.model_sha256)))
             out.back().verdict = verdictNamingModels(out.back().verdict, base, a);

@@ -98,6 +98,25 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
     return out;
 }
 
+std::vector<EnvironmentDifference> environmentDifferences(const ArmResult& first,
+                                                          const ArmResult& other) {
+    std::vector<EnvironmentDifference> out;
+    if (!first.environment.is_object() || !other.environment.is_object()) return out;
+    static const std::set<std::string> perProcess = {"pid", "hostname"};
+    std::set<std::string> keys;
+    for (const auto& [key, v] : other.environment.items()) keys.insert(key);
+    for (const auto& [key, v] : first.environment.items()) keys.insert(key);
+    for (const auto& key : keys) {
+        // The hostname names the process too, unless the arms ran on different hosts.
+        if (perProcess.count(key) && !(key == "hostname" && first.host != other.host)) continue;
+        const bool inFirst = first.environment.contains(key), inOther = other.environment.contains(key);
+        if (inFirst && inOther && first.environment[key] == other.environment[key]) continue;
+        out.push_back({key, inFirst ? first.environment[key].dump() : std::string("absent"),
+                       inOther ? other.environment[key].dump() : std::string("absent")});
+    }
+    return out;
+}
+
 std::vector<std::string> runWarnings(const RunResult& run) {
     std::vector<std::string> w;
     if (run.stopping.value("stable", true) == false)
@@ -124,7 +143,6 @@ std::vector<std::string> runWarnings(const RunResult& run) {
             w.push_back(a.name + ": libtorch runs on the reference BLAS (install libopenblas0-openmp)");
     }
     // Environment drift: every manifest field but those that name the process.
-    static const std::set<std::string> perProcess = {"pid", "hostname"};
     const ArmResult* first = nullptr;
     for (const auto& a : run.arms) {
         if (!a.environment.is_object()) continue;
@@ -132,25 +150,15 @@ std::vector<std::string> runWarnings(const RunResult& run) {
             first = &a;
             continue;
         }
-        std::set<std::string> keys;
-        for (const auto& [key, v] : a.environment.items()) keys.insert(key);
-        for (const auto& [key, v] : first->environment.items()) keys.insert(key);
-        for (const auto& key : keys) {
-            // The hostname names the process too, unless the arms ran on different hosts.
-            if (perProcess.count(key) && !(key == "hostname" && first->host != a.host)) continue;
-            const bool inFirst = first->environment.contains(key), inThis = a.environment.contains(key);
-            if (inFirst && inThis && first->environment[key] == a.environment[key]) continue;
-            // Arms on different hosts (run.compare_hosts) name them: the drift is the hosts'.
-            const auto on = [&](const ArmResult& x) {
-                return x.name + (first->host == a.host ? std::string()
-                                                        : " (" + (x.host.empty() ? std::string("this machine")
-                                                                                 : "host " + x.host) + ")");
-            };
-            w.push_back("environment differs between " + on(*first) + " and " + on(a) +
-                        " in \"" + key + "\" (not a knob): " +
-                        (inFirst ? first->environment[key].dump() : std::string("absent")) + " vs " +
-                        (inThis ? a.environment[key].dump() : std::string("absent")));
-        }
+        // Arms on different hosts (run.compare_hosts) name them: the drift is the hosts'.
+        const auto on = [&](const ArmResult& x) {
+            return x.name + (first->host == a.host ? std::string()
+                                                    : " (" + (x.host.empty() ? std::string("this machine")
+                                                                             : "host " + x.host) + ")");
+        };
+        for (const auto& d : environmentDifferences(*first, a))
+            w.push_back("environment differs between " + on(*first) + " and " + on(a) + " in \"" +
+                        d.key + "\" (not a knob): " + d.first + " vs " + d.other);
     }
     return w;
 }

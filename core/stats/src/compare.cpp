@@ -381,6 +381,14 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
     return c;
 }
 
+Comparison compareUnpaired(const std::string& baselineName, const BlockedSamples& baseline,
+                           const std::string& armName, const BlockedSamples& arm,
+                           const CompareOptions& options) {
+    CompareOptions unpaired = options;
+    unpaired.paired = false;
+    return compare(baselineName, baseline, armName, arm, unpaired);
+}
+
 bool conclusive(const Comparison& c, double tight) {
     return c.significant || (c.ci_low >= 1 / tight && c.ci_high <= tight);
 }

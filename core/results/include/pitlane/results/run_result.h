@@ -194,6 +194,15 @@ std::string notComparedReason(const RunResult& run, std::size_t arm);
 std::string replicationSummary(const RunResult& run);
 // Warnings across arms: noise, environment manifests that differ in anything but knobs.
 std::vector<std::string> runWarnings(const RunResult& run);
+// One field of the environment manifest that differs between two arms (the drift guard of
+// runWarnings; pitlane-cli compare): each value as JSON text, "absent" where an arm lacks it.
+struct EnvironmentDifference {
+    std::string key, first, other;
+};
+// Every manifest field that differs, in key order, but those that name the process (pid; the
+// hostname unless the arms ran on different hosts). None when an arm has no manifest.
+std::vector<EnvironmentDifference> environmentDifferences(const ArmResult& first,
+                                                          const ArmResult& other);
 
 json toResultsJson(const RunResult& run);
 // Re-import a results JSON (schema 1). Throws std::runtime_error naming the field on bad input.

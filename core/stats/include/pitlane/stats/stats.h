@@ -93,6 +93,16 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
                    const std::string& armName, const BlockedSamples& arm,
                    const CompareOptions& options = {});
 
+// The same comparison for arms that were not interleaved (arms of runs made at different times,
+// `pitlane-cli compare`): unpaired at every level. Each arm's processes are drawn with
+// replacement on their own, then blocks within each drawn process, then samples within each
+// drawn block; no index is shared between the arms, because block k of one run has nothing to
+// do with block k of another. The units of the CI are the processes when both arms have two or
+// more (the process level is seen), else blocks, else samples. `options.paired` is ignored.
+Comparison compareUnpaired(const std::string& baselineName, const BlockedSamples& baseline,
+                           const std::string& armName, const BlockedSamples& arm,
+                           const CompareOptions& options = {});
+
 // Sequential replication (the runner adds rounds of fresh processes while a comparison is
 // inconclusive): the interim looks use a stricter confidence to pay for looking more than once,
 // and a comparison is conclusive when it is significant or its CI lies within 1/tight .. tight.
