@@ -108,8 +108,12 @@ const std::string& usage() {
         "usage:\n" +
         usageLines("run PRESET.json | MODEL.pt | MODEL.pt2", true,
                    {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--arm NAME:knob=value,...]...",
-                    "[--save-preset FILE]", "[--profile [N]]", "[--trace DIR]", "[--advise]",
-                    "[--advice-preset FILE]"}) +
+                    "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]", "[--max-slowdown PCT]",
+                    "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
+        "      --baseline: the regression gate: each arm against the baseline run's arm of the same\n"
+        "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"
+        "      (default 5 %) with its whole 95 % CI beyond it. latest: the newest finished run of\n"
+        "      this preset; baseline: its newest run marked with `history baseline`\n"
         "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
         "      inference_mode, or 1 vs 2 threads for a package; one thread each; 200 iterations);\n"
         "      --arm NAME:knob=value,... (repeatable) gives the arms instead, e.g.\n"
@@ -272,6 +276,19 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             if (i + 1 >= args.size() || args[i + 1].startsWith("--"))
                 return err = "--arm needs NAME:knob=value,knob=value, e.g. --arm fast:grad=inference_mode,intra_op_threads=1", false;
             out.arms << args[++i];
+        } else if (a == "--baseline") {
+            if (!allowProfile) return err = "--baseline applies to `run` only", false;
+            if (i + 1 >= args.size() || args[i + 1].startsWith("--"))
+                return err = "--baseline needs a run id, latest or baseline", false;
+            out.baseline = args[++i];
+        } else if (a == "--max-slowdown") {
+            if (!allowProfile) return err = "--max-slowdown applies to `run --baseline` only", false;
+            bool ok = false;
+            const double v = i + 1 < args.size() ? args[i + 1].toDouble(&ok) : 0;
+            if (!ok || !(v > 0) || v > 1000)
+                return err = "--max-slowdown needs a percentage above 0 (at most 1000), e.g. --max-slowdown 5", false;
+            out.maxSlowdownPct = v;
+            ++i;
         } else if (a == "--save-preset") {
             if (!allowProfile) return err = "--save-preset applies to `run MODEL.pt` only", false;
             if (!value(out.savePreset)) return false;

@@ -40,6 +40,8 @@ struct Outputs {
     bool inputGiven = false;
     QStringList arms;      // --arm NAME:knob=value,... (`run MODEL.pt`): the arms, in order
     QString savePreset;    // --save-preset FILE: the preset built for `run MODEL.pt`
+    QString baseline;      // --baseline RUN_ID|latest|baseline: the regression gate (cli_gate.h)
+    double maxSlowdownPct = 5.0;  // --max-slowdown PCT
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });

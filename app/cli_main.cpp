@@ -1,6 +1,7 @@
 // pitlane-cli: run / validate / report / lessons / sweep / sweep-status / collect / history /
 // compare, headless (CONTRACT.md "Commands").
 #include "cli_common.h"
+#include "cli_gate.h"
 #include "cli_history.h"
 #include "pitlane/spec/suggest.h"
 
@@ -166,6 +167,26 @@ nlohmann::json armsFromText(const QStringList& texts, std::string& why) {
     return arms;
 }
 
+// The gate's decisions as "gate" in the results JSON --json wrote (read back, written atomically).
+void addGateToResultsJson(const Outputs& out, const nlohmann::json& gate) {
+    for (std::size_t i = 0; i < out.files.size(); ++i) {
+        if (out.files[i].isEmpty() || report::exportFormats()[i].suffixes.first() != QLatin1String("json")) continue;
+        nlohmann::json j;
+        std::string why;
+        if (!spec::readJsonFile(out.files[i].toStdString(), &j, &why)) {
+            std::cerr << "pitlane-cli: cannot add the gate to " << out.files[i].toStdString() << ": " << why << "\n";
+            continue;
+        }
+        j["gate"] = gate;
+        QSaveFile f(out.files[i]);
+        const std::string doc = j.dump(2) + "\n";
+        if (!f.open(QIODevice::WriteOnly) || f.write(doc.data(), qint64(doc.size())) != qint64(doc.size()) ||
+            !f.commit())
+            std::cerr << "pitlane-cli: cannot add the gate to " << out.files[i].toStdString() << ": "
+                      << f.errorString().toStdString() << "\n";
+    }
+}
+
 // --save-preset FILE: the preset `run MODEL.pt` built, as a file `run FILE` runs the same way.
 bool savePresetFile(const spec::Preset& preset, const QString& path) {
     QSaveFile f(path);
@@ -238,6 +259,19 @@ int cmdRun(const QStringList& args) {
     if (out.advise && preset.run.profile_iters == 0 && !preset.serving.enabled) preset.run.profile_iters = 10;
     QString historyProblem;
     const auto history = openHistory(out.db, &historyProblem);
+    // The gate's baseline, resolved before anything is measured ("latest" is then the run before
+    // this one); it needs the history.
+    std::optional<qint64> baselineRun;
+    const GateOptions gate{out.baseline, out.maxSlowdownPct};
+    if (!out.baseline.isEmpty()) {
+        if (!history)
+            return usageError("--baseline needs the run history" +
+                              (historyProblem.isEmpty() ? std::string(" (not --db none)")
+                                                        : ": " + historyProblem.toStdString()));
+        std::string why;
+        baselineRun = resolveBaseline(*history, gate, QString::fromStdString(preset.name), why);
+        if (!baselineRun) return usageError(why);
+    }
     const auto outcome = runPreset(preset, history.get(), QStringLiteral("cli"), quiet);
     std::cout << results::comparisonTable(outcome.result) << std::flush;
     const QString runId = outcome.runId ? QString::number(outcome.runId) : QString();
@@ -247,8 +281,16 @@ int cmdRun(const QStringList& args) {
     const bool advised = adviseOutputs(outcome.result, out);
     const bool wroteFiles = writeOutputs(outcome.result, out, runId);
     const bool wrote = writeTraces(outcome.result, out, quiet) && wroteFiles && advised;
-    return reportStorage(outcome, historyProblem,
-                         outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed);
+    int code = outcome.result.allOk() && wrote ? kExitOk : kExitArmFailed;
+    if (baselineRun && outcome.runId) {
+        const GateResult g = runGate(*history, outcome.runId, *baselineRun, gate);
+        std::cout << g.table << std::flush;
+        addGateToResultsJson(out, g.json);
+        if (g.failed) code = kExitGateFailed;  // a regression is the finding a CI job must see
+    } else if (baselineRun) {
+        std::cerr << "pitlane-cli: the gate was not run: this run is not in the history\n";
+    }
+    return reportStorage(outcome, historyProblem, code);
 }
 
 // SQLite's full integrity_check (every page, index and constraint), read-only: the quick_check
