@@ -110,6 +110,7 @@ const std::string& usage() {
                    {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--arm NAME:knob=value,...]...",
                     "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]", "[--max-slowdown PCT]",
                     "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
+        "      --json -: the results JSON on stdout (the table and the rest then go to stderr)\n"
         "      --baseline: the regression gate: each arm against the baseline run's arm of the same\n"
         "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"
         "      (default 5 %) with its whole 95 % CI beyond it. latest: the newest finished run of\n"
@@ -241,6 +242,12 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
         };
         if (const auto* format = report::exportFormatForFlag(a)) {
             const auto row = std::size_t(format - report::exportFormats().data());
+            if (format->id == QLatin1String("json") && i + 1 < args.size() && args[i + 1] == QLatin1String("-")) {
+                if (!allowProfile) return err = "--json - (to stdout) applies to `run` only", false;
+                out.jsonToStdout = true;
+                ++i;
+                continue;
+            }
             if (!value(out.files[row])) return false;
         } else if (a == "--quiet" || a == "-q") quiet = true;
         else if (a == "--profile") {
@@ -401,8 +408,9 @@ bool writeOutputs(const results::RunResult& run, const Outputs& out, const QStri
             ok = false;
         } else {
             // Said on stderr (stdout stays the table scripts read): what was written, where.
+            const bool toStdout = out.jsonToStdout && formats[i].id == QLatin1String("json");
             std::cerr << "pitlane-cli: wrote " << formats[i].name.toStdString() << " "
-                      << out.files[i].toStdString() << " ("
+                      << (toStdout ? std::string("to stdout") : out.files[i].toStdString()) << " ("
                       << QFileInfo(out.files[i]).size() << " bytes)\n";
         }
     }

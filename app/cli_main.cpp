@@ -14,6 +14,9 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QSaveFile>
+#include <QFile>
+#include <QScopeGuard>
+#include <QTemporaryDir>
 #include <QGuiApplication>
 
 #include <cmath>
@@ -251,6 +254,24 @@ int cmdRun(const QStringList& args) {
         }
     }
     if (!out.savePreset.isEmpty() && !savePresetFile(preset, out.savePreset)) return kExitUsage;
+    // --json -: the JSON goes to a temporary file, printed on stdout at the very end; until then
+    // whatever would go to stdout goes to stderr.
+    QTemporaryDir stdoutJsonDir;
+    std::streambuf* realStdout = nullptr;
+    if (out.jsonToStdout) {
+        for (std::size_t i = 0; i < out.files.size(); ++i)
+            if (report::exportFormats()[i].id == QLatin1String("json"))
+                out.files[i] = stdoutJsonDir.filePath(QStringLiteral("results.json"));
+        std::cout.flush();
+        realStdout = std::cout.rdbuf(std::cerr.rdbuf());
+    }
+    const auto printStdoutJson = qScopeGuard([&] {
+        if (!realStdout) return;
+        std::cout.flush();
+        std::cout.rdbuf(realStdout);
+        QFile f(stdoutJsonDir.filePath(QStringLiteral("results.json")));
+        if (f.open(QIODevice::ReadOnly)) std::cout << f.readAll().toStdString() << std::flush;
+    });
     if (preset.sweep.enabled && !quiet)
         std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
                      "block is run by `pitlane-cli sweep`\n";

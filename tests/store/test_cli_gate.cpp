@@ -113,6 +113,15 @@ TEST(CliGate, PassesNoiseFailsARealSlowdownAndNamesWhatItCannotCompare) {
     r = cli({"run", fast, "--db", db, "--quiet", "--baseline", "latest", "--max-slowdown", "300"});
     EXPECT_EQ(r.exitCode, 0) << r.out.toStdString() << r.err.toStdString();
     EXPECT_TRUE(r.out.contains(QStringLiteral("only in the baseline run"))) << r.out.toStdString();
+    // --json -: the results JSON (with the gate) is all of stdout; the table went to stderr.
+    r = cli({"run", fast, "--db", db, "--quiet", "--baseline", "latest", "--max-slowdown", "300", "--json", "-"});
+    EXPECT_EQ(r.exitCode, 0) << r.err.toStdString();
+    const json piped = json::parse(r.out.toStdString(), nullptr, false);
+    ASSERT_TRUE(piped.is_object()) << r.out.left(300).toStdString();
+    EXPECT_EQ(piped["arms"].size(), 1u);
+    EXPECT_EQ(piped["gate"]["failed"], false);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("gate: passed"))) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("wrote Results JSON to stdout"))) << r.err.toStdString();
 }
 
 // docs/CI.md's script: on "main" it measures and marks the baseline, on a "pull request" it
