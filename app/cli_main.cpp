@@ -285,10 +285,12 @@ int cmdRun(const QStringList& args) {
     std::optional<qint64> baselineRun;
     const GateOptions gate{out.baseline, out.maxSlowdownPct};
     if (!out.baseline.isEmpty()) {
-        if (!history)
-            return usageError("--baseline needs the run history" +
-                              (historyProblem.isEmpty() ? std::string(" (not --db none)")
-                                                        : ": " + historyProblem.toStdString()));
+        if (!history && !historyProblem.isEmpty()) {
+            // A history that cannot be opened (damaged, not SQLite, newer): 3, as for any run.
+            std::cerr << "pitlane-cli: --baseline: the gate cannot read its baseline: nothing measured\n";
+            return kExitNotStored;
+        }
+        if (!history) return usageError("--baseline needs the run history (not --db none)");
         std::string why;
         baselineRun = resolveBaseline(*history, gate, QString::fromStdString(preset.name), why);
         if (!baselineRun) return usageError(why);

@@ -64,6 +64,17 @@ TEST(CliGate, PassesNoiseFailsARealSlowdownAndNamesWhatItCannotCompare) {
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_TRUE(r.err.contains(QStringLiteral("no finished run of preset \"gate\""))) << r.err.toStdString();
 
+    // A history that is not SQLite: exit 3, as `run` gives for it, before anything is measured.
+    const QString junk = dir.filePath(QStringLiteral("junk.sqlite"));
+    {
+        QFile f(junk);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    r = cli({"run", fast, "--db", junk, "--baseline", "latest"});
+    EXPECT_EQ(r.exitCode, 3) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("the gate cannot read its baseline"))) << r.err.toStdString();
+
     // The baseline: batch 1.
     r = cli({"run", fast, "--db", db, "--quiet"});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
