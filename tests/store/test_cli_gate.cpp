@@ -5,6 +5,9 @@
 // baseline at batch 1 fails with exit 4 (per-iteration latency grows many times over), an arm
 // without a counterpart is named and does not fail, and the errors (no such run, no run marked
 // as baseline, no history) exit 2 before anything is measured. --json carries the decisions.
+// Four processes per arm and jemalloc: with two, one process of the baseline in glibc malloc's
+// slow mode (between processes, the allocator lesson) made the unpaired CI of a 5x slowdown reach
+// below zero, and the gate rightly did not fail it.
 #include <nlohmann/json.hpp>
 
 #include <QFile>
@@ -32,8 +35,8 @@ QString writePreset(const QTemporaryDir& dir, const QString& file, int batch, bo
     QFile f(path);
     EXPECT_TRUE(f.open(QIODevice::WriteOnly));
     f.write(QStringLiteral(R"({"name": "gate", "model": "mlp",
-        "run": {"warmup_iters": 3, "iters": 40, "block_iters": 10, "processes": 2},
-        "arms": [{"name": "A", "knobs": {"intra_op_threads": 1, "grad": "no_grad", "batch_size": %1}}%2]})")
+        "run": {"warmup_iters": 5, "iters": 40, "block_iters": 10, "processes": 4},
+        "arms": [{"name": "A", "knobs": {"intra_op_threads": 1, "grad": "no_grad", "batch_size": %1, "allocator": "jemalloc"}}%2]})")
                 .arg(batch)
                 .arg(withB ? QStringLiteral(R"(, {"name": "B", "knobs": {"intra_op_threads": 1}})") : QString())
                 .toUtf8());
