@@ -4,6 +4,8 @@
 // drift guard of results::runWarnings, results::environmentDifferences).
 #include "cli_history.h"
 
+#include "pitlane/results/environment.h"
+
 #include <iostream>
 
 namespace pitlane::cli {
@@ -19,7 +21,8 @@ const char* const kCompareUsage =
     "      two stored arms side by side, the first as the baseline: the table of `run`, the ratio\n"
     "      (baseline median / other median: > 1 means the other arm is faster) with its 95 % CI\n"
     "      from the unpaired process-level bootstrap (runs made at different times share no\n"
-    "      blocks), and the environment fields that differ between the two runs.\n"
+    "      blocks), and the environment fields that differ between the two runs (the load\n"
+    "      average when the 1-minute figures are 0.5 or more apart).\n"
     "      ARM: an arm's name; without it, the first arm of the first run, and the arm of the\n"
     "      same name in the second (else its first arm). --json: the comparison as JSON\n"
     "exit codes: 0 done, 2 bad arguments, no such run or arm, 3 the history cannot be opened\n";
@@ -70,7 +73,8 @@ bool resolveArm(const History& h, Side& s, const QString& fallbackName, int* cod
 
 struct EnvironmentReport {
     std::vector<results::EnvironmentDifference> differ;
-    std::vector<std::string> same;  // of kNamedFields
+    std::vector<std::string> same;  // of kNamedFields, and the load average when close
+    std::string loadNote;           // why the load average was not compared; "" when it was
 };
 
 EnvironmentReport environmentReport(const results::ArmResult& x, const results::ArmResult& y) {
@@ -80,6 +84,15 @@ EnvironmentReport environmentReport(const results::ArmResult& x, const results::
     if (xa != ya)
         e.differ.push_back({"allocator (applied)", xa.is_null() ? "absent" : xa.dump(),
                             ya.is_null() ? "absent" : ya.dump()});
+    const auto load = results::compareLoadAverage(x, y);
+    if (load.compared && load.differs)
+        e.differ.push_back({"load_average", load.first, load.other});
+    else if (!load.compared)
+        e.loadNote = "load average: not recorded by " +
+                     std::string(load.first == "absent" && load.other == "absent" ? "either run"
+                                 : load.first == "absent"                        ? "the baseline"
+                                                                                  : "the other run") +
+                     " (runs stored before Pitlane recorded it)";
     for (const char* f : kNamedFields) {
         const std::string key = f;
         const bool differs = std::any_of(e.differ.begin(), e.differ.end(), [&](const auto& d) {
@@ -89,11 +102,12 @@ EnvironmentReport environmentReport(const results::ArmResult& x, const results::
                                               : x.environment.contains(key) || y.environment.contains(key);
         if (!differs && known) e.same.push_back(key);
     }
+    if (load.compared && !load.differs)
+        e.same.push_back("load_average (1-minute figures within " +
+                         std::to_string(results::kLoadAverageDifference).substr(0, 3) + ": " +
+                         load.first + " vs " + load.other + ")");
     return e;
 }
-
-const char* const kLoadAverageNote =
-    "load average: not recorded (the workers' environment manifest has no load average)";
 
 json sideJson(const Side& s, const results::ArmResult& arm,
               const std::string& startedAt) {
@@ -180,7 +194,7 @@ int cmdCompare(const QStringList& args) {
             diffs.push_back({{"field", d.key}, {"baseline", d.first}, {"other", d.other}});
         j["environment_differences"] = diffs;
         j["environment_same"] = env.same;
-        j["not_recorded"] = json::array({"load_average"});
+        j["not_recorded"] = env.loadNote.empty() ? json::array() : json::array({"load_average"});
         std::cout << j.dump(2) << "\n";
         return kExitOk;
     }
@@ -199,7 +213,7 @@ int cmdCompare(const QStringList& args) {
         for (const auto& s : env.same) same += (same.empty() ? "" : ", ") + s;
         std::cout << "  the same in both: " << same << "\n";
     }
-    std::cout << "  " << kLoadAverageNote << "\n";
+    if (!env.loadNote.empty()) std::cout << "  " << env.loadNote << "\n";
     return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 // results::runWarnings tells when arms ran in different environments (a manifest field other
 // than the per-process ones differs): two arms are only comparable on the same machine state.
+#include "pitlane/results/environment.h"
 #include "pitlane/results/run_result.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,8 @@ json manifest() {
             {"build_config", "PyTorch built with: ..."},
             {"gpu", {{"status", "no NVML"}}},
             {"pid", 100},
-            {"hostname", "a"}};
+            {"hostname", "a"},
+            {"load_average", {0.2, 0.3, 0.4}}};
 }
 
 R::RunResult twoArms(const json& a, const json& b) {
@@ -51,6 +53,44 @@ TEST(EnvironmentDrift, PerProcessFieldsAreNotDrift) {
     b["pid"] = 200;
     b["hostname"] = "b";
     EXPECT_TRUE(driftWarnings(twoArms(manifest(), b)).empty());
+}
+
+TEST(EnvironmentDrift, TheLoadAverageIsNotDriftWithinARun) {
+    json b = manifest();
+    b["load_average"] = {3.5, 2.0, 1.0};
+    EXPECT_TRUE(driftWarnings(twoArms(manifest(), b)).empty());
+    EXPECT_TRUE(R::environmentDifferences(twoArms(manifest(), b).arms[0], twoArms(manifest(), b).arms[1]).empty());
+}
+
+// pitlane-cli compare's view across runs: the 1-minute load average differs at 0.5 or more.
+TEST(EnvironmentDrift, CompareLoadAverageUsesTheOneMinuteFigure) {
+    const auto with = [](json load) {
+        R::ArmResult a;
+        a.environment = manifest();
+        if (load.is_null())
+            a.environment.erase("load_average");
+        else
+            a.environment["load_average"] = load;
+        return a;
+    };
+    auto c = R::compareLoadAverage(with({0.2, 0.3, 0.4}), with({0.69, 5.0, 5.0}));
+    EXPECT_TRUE(c.compared);
+    EXPECT_FALSE(c.differs);  // 0.49 apart; the 5- and 15-minute figures are not compared
+    c = R::compareLoadAverage(with({0.2, 0.3, 0.4}), with({0.7, 0.3, 0.4}));
+    EXPECT_TRUE(c.compared);
+    EXPECT_TRUE(c.differs);
+    EXPECT_EQ(c.first, "[0.2,0.3,0.4]");
+    EXPECT_EQ(c.other, "[0.7,0.3,0.4]");
+    // A run stored before the load average was recorded: not compared, and said so.
+    c = R::compareLoadAverage(with(json()), with({0.7, 0.3, 0.4}));
+    EXPECT_FALSE(c.compared);
+    EXPECT_EQ(c.first, "absent");
+    c = R::compareLoadAverage(with(json()), with(json()));
+    EXPECT_FALSE(c.compared);
+    EXPECT_FALSE(c.differs);
+    EXPECT_TRUE(R::momentField("load_average"));
+    EXPECT_TRUE(R::momentField("pid"));
+    EXPECT_FALSE(R::momentField("kernel"));
 }
 
 TEST(EnvironmentDrift, ADifferentGovernorAndLibtorchAreReportedByName) {

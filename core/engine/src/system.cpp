@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 
 #include <algorithm>
@@ -434,6 +435,11 @@ json systemManifest() {
     m["memory_bytes"] = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
     utsname u{};
     if (uname(&u) == 0) m["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    // The moment the worker started, not the machine: the drift guard skips it, `compare` shows it.
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) == 3)
+        m["load_average"] = {std::round(load[0] * 100) / 100, std::round(load[1] * 100) / 100,
+                             std::round(load[2] * 100) / 100};
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     m["hostname"] = host;

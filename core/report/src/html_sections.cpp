@@ -236,7 +236,7 @@ QString environmentSection(const RunResult& run, Flavor flavor) {
                QStringLiteral("<p>No worker reported its environment.</p>\n");
     int drift = 0;
     const QString table = keyValueTable(run, t, flavor, QStringLiteral("drift"),
-                                        {"pid", "hostname"}, QStringLiteral("&mdash;"), &drift);
+                                        {"pid", "hostname", "load_average"}, QStringLiteral("&mdash;"), &drift);
     QString h = QStringLiteral(
         "<h2>Environment</h2>\n<p>The manifest each worker reported when it "
         "started. ");

@@ -1,6 +1,8 @@
 // The Markdown summary's sections (markdown_sections.h).
 #include "markdown_sections.h"
 
+#include "pitlane/results/environment.h"
+
 #include "html_builder.h"
 #include "lesson_sections.h"
 
@@ -150,7 +152,7 @@ std::string environmentMarkdown(const RunResult& run) {
         collectSettings(run, [](const results::ArmResult& a) { return a.environment; });
     std::vector<std::string> drift;
     for (const auto& k : env.keys) {
-        if (k == "pid" || k == "hostname") continue;
+        if (results::momentField(k)) continue;
         const auto first = env.perArm.front().find(k);
         for (const auto& m : env.perArm) {
             const auto it = m.find(k);

@@ -1,5 +1,6 @@
 // Warnings about a run: an arm's worker processes that disagree or fault every iteration, noise,
 // warmup that never settled, the reference BLAS, environments that differ between arms.
+#include "pitlane/results/environment.h"
 #include "pitlane/results/run_result.h"
 
 #include <algorithm>
@@ -98,17 +99,45 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
     return out;
 }
 
+bool momentField(const std::string& key) {
+    return key == "pid" || key == "hostname" || key == "load_average";
+}
+
+LoadAverageComparison compareLoadAverage(const ArmResult& first, const ArmResult& other) {
+    LoadAverageComparison c;
+    const auto text = [](const ArmResult& a) {
+        return a.environment.is_object() && a.environment.contains("load_average")
+                   ? a.environment["load_average"].dump()
+                   : std::string("absent");
+    };
+    c.first = text(first);
+    c.other = text(other);
+    const auto oneMinute = [](const ArmResult& a) -> const json* {
+        if (!a.environment.is_object()) return nullptr;
+        const auto it = a.environment.find("load_average");
+        if (it == a.environment.end() || !it->is_array() || it->empty() || !(*it)[0].is_number())
+            return nullptr;
+        return &(*it)[0];
+    };
+    const json *x = oneMinute(first), *y = oneMinute(other);
+    c.compared = x && y;
+    // In hundredths, as the worker records it: 0.7 - 0.2 is 0.49999... in binary.
+    c.differs = c.compared ? std::llround(std::fabs(x->get<double>() - y->get<double>()) * 100) >=
+                                 std::llround(kLoadAverageDifference * 100)
+                           : (x != nullptr) != (y != nullptr);
+    return c;
+}
+
 std::vector<EnvironmentDifference> environmentDifferences(const ArmResult& first,
                                                           const ArmResult& other) {
     std::vector<EnvironmentDifference> out;
     if (!first.environment.is_object() || !other.environment.is_object()) return out;
-    static const std::set<std::string> perProcess = {"pid", "hostname"};
     std::set<std::string> keys;
     for (const auto& [key, v] : other.environment.items()) keys.insert(key);
     for (const auto& [key, v] : first.environment.items()) keys.insert(key);
     for (const auto& key : keys) {
         // The hostname names the process too, unless the arms ran on different hosts.
-        if (perProcess.count(key) && !(key == "hostname" && first.host != other.host)) continue;
+        if (momentField(key) && !(key == "hostname" && first.host != other.host)) continue;
         const bool inFirst = first.environment.contains(key), inOther = other.environment.contains(key);
         if (inFirst && inOther && first.environment[key] == other.environment[key]) continue;
         out.push_back({key, inFirst ? first.environment[key].dump() : std::string("absent"),
