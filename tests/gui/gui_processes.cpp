@@ -276,8 +276,7 @@ private slots:
             id = *imported;
             const auto loaded = s.loadRun(id);
             QVERIFY(loaded);
-            if (loaded->arms[0].processes.empty())
-                QSKIP("the run loader does not restore worker processes yet");
+            QVERIFY2(!loaded->arms[0].processes.empty(), "the run loader did not restore the worker processes");
         }
         app::MainWindow w;
         w.setInteractive(false);
