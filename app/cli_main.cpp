@@ -15,7 +15,8 @@
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QFile>
-#include <QScopeGuard>
+
+#include <optional>
 #include <QTemporaryDir>
 #include <QGuiApplication>
 
@@ -204,6 +205,79 @@ bool savePresetFile(const spec::Preset& preset, const QString& path) {
     return true;
 }
 
+// The preset `run` measures: a preset file, or for a bare model file the window's default A/B
+// (spec::newModelPresetJson) with --input and --arm. An exit code when it is refused (the error
+// printed), nothing when `preset` is ready.
+std::optional<int> loadRunPreset(const QString& source, const Outputs& out, spec::Preset& preset) {
+    const bool bareModel = source.endsWith(QLatin1String(".pt")) || source.endsWith(QLatin1String(".pt2"));
+    if (out.inputGiven && !bareModel)
+        return usageError("--input applies to a model file (run MODEL.pt --input 3x224x224); a "
+                          "preset gives its input in its \"input\" field");
+    if ((!out.arms.isEmpty() || !out.savePreset.isEmpty()) && !bareModel)
+        return usageError("--arm and --save-preset apply to a model file (run MODEL.pt --arm ...); a "
+                          "preset gives its arms in its \"arms\" field");
+    if (!bareModel) {
+        try {
+            preset = spec::loadPresetFile(source.toStdString(), modelDir());
+        } catch (const spec::SpecError& e) {
+            if (!printPresetErrors(source.toStdString()))  // cannot happen: the same checks
+                std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
+            return kExitUsage;
+        }
+        return std::nullopt;
+    }
+    // A bare model: the input given on the command line when it has no sidecar.
+    if (!QFileInfo(source).isFile()) return usageError(source.toStdString() + ": no such file");
+    nlohmann::json j = spec::newModelPresetJson(source.toStdString());
+    const nlohmann::json input = spec::parseInputText(out.input.toStdString());
+    if (!input.is_null()) j["input"] = input;
+    if (!out.arms.isEmpty()) {
+        std::string why;
+        const nlohmann::json arms = armsFromText(out.arms, why);
+        if (!why.empty()) return usageError(why);
+        j["arms"] = arms;
+    }
+    try {
+        preset = spec::parsePreset(j, source.toStdString(), modelDir());
+    } catch (const spec::SpecError& e) {
+        std::cerr << "pitlane-cli: " << e.what()
+                  << (e.field() == "input" || e.field().rfind("input[", 0) == 0
+                          ? "\npitlane-cli: give it with --input, e.g. --input 3x224x224 or "
+                            "--input \"[3, 224, 224]:float32\""
+                          : "")
+                  << "\n";
+        return kExitUsage;
+    }
+    return std::nullopt;
+}
+
+// --json -: the results JSON goes to a temporary file, printed on stdout when this is destroyed
+// (at the very end); until then whatever would go to stdout goes to stderr.
+class StdoutJson {
+public:
+    explicit StdoutJson(Outputs& out) {
+        if (!out.jsonToStdout) return;
+        for (std::size_t i = 0; i < out.files.size(); ++i)
+            if (report::exportFormats()[i].id == QLatin1String("json"))
+                out.files[i] = dir_.filePath(QStringLiteral("results.json"));
+        std::cout.flush();
+        realStdout_ = std::cout.rdbuf(std::cerr.rdbuf());
+    }
+    ~StdoutJson() {
+        if (!realStdout_) return;
+        std::cout.flush();
+        std::cout.rdbuf(realStdout_);
+        QFile f(dir_.filePath(QStringLiteral("results.json")));
+        if (f.open(QIODevice::ReadOnly)) std::cout << f.readAll().toStdString() << std::flush;
+    }
+    StdoutJson(const StdoutJson&) = delete;
+    StdoutJson& operator=(const StdoutJson&) = delete;
+
+private:
+    QTemporaryDir dir_;
+    std::streambuf* realStdout_ = nullptr;
+};
+
 int cmdRun(const QStringList& args) {
     if (args.size() < 3) return usageError("run needs a preset file");
     Outputs out;
@@ -212,66 +286,9 @@ int cmdRun(const QStringList& args) {
     if (!parseOutputs(args, 3, out, quiet, err, /*allowProfile=*/true, /*allowAdvise=*/true))
         return usageError(err);
     spec::Preset preset;
-    const QString source = args[2];
-    const bool bareModel = source.endsWith(QLatin1String(".pt")) || source.endsWith(QLatin1String(".pt2"));
-    if (out.inputGiven && !bareModel)
-        return usageError("--input applies to a model file (run MODEL.pt --input 3x224x224); a "
-                          "preset gives its input in its \"input\" field");
-    if ((!out.arms.isEmpty() || !out.savePreset.isEmpty()) && !bareModel)
-        return usageError("--arm and --save-preset apply to a model file (run MODEL.pt --arm ...); a "
-                          "preset gives its arms in its \"arms\" field");
-    if (bareModel) {
-        // A bare model: the window's default A/B for it (spec::newModelPresetJson), with the
-        // input given on the command line when it has no sidecar.
-        if (!QFileInfo(source).isFile()) return usageError(source.toStdString() + ": no such file");
-        nlohmann::json j = spec::newModelPresetJson(source.toStdString());
-        const nlohmann::json input = spec::parseInputText(out.input.toStdString());
-        if (!input.is_null()) j["input"] = input;
-        if (!out.arms.isEmpty()) {
-            std::string why;
-            const nlohmann::json arms = armsFromText(out.arms, why);
-            if (!why.empty()) return usageError(why);
-            j["arms"] = arms;
-        }
-        try {
-            preset = spec::parsePreset(j, source.toStdString(), modelDir());
-        } catch (const spec::SpecError& e) {
-            std::cerr << "pitlane-cli: " << e.what()
-                      << (e.field() == "input" || e.field().rfind("input[", 0) == 0
-                              ? "\npitlane-cli: give it with --input, e.g. --input 3x224x224 or "
-                                "--input \"[3, 224, 224]:float32\""
-                              : "")
-                      << "\n";
-            return kExitUsage;
-        }
-    } else {
-        try {
-            preset = spec::loadPresetFile(source.toStdString(), modelDir());
-        } catch (const spec::SpecError& e) {
-            if (!printPresetErrors(source.toStdString()))  // cannot happen: the same checks
-                std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
-            return kExitUsage;
-        }
-    }
+    if (const auto refused = loadRunPreset(args[2], out, preset)) return *refused;
     if (!out.savePreset.isEmpty() && !savePresetFile(preset, out.savePreset)) return kExitUsage;
-    // --json -: the JSON goes to a temporary file, printed on stdout at the very end; until then
-    // whatever would go to stdout goes to stderr.
-    QTemporaryDir stdoutJsonDir;
-    std::streambuf* realStdout = nullptr;
-    if (out.jsonToStdout) {
-        for (std::size_t i = 0; i < out.files.size(); ++i)
-            if (report::exportFormats()[i].id == QLatin1String("json"))
-                out.files[i] = stdoutJsonDir.filePath(QStringLiteral("results.json"));
-        std::cout.flush();
-        realStdout = std::cout.rdbuf(std::cerr.rdbuf());
-    }
-    const auto printStdoutJson = qScopeGuard([&] {
-        if (!realStdout) return;
-        std::cout.flush();
-        std::cout.rdbuf(realStdout);
-        QFile f(stdoutJsonDir.filePath(QStringLiteral("results.json")));
-        if (f.open(QIODevice::ReadOnly)) std::cout << f.readAll().toStdString() << std::flush;
-    });
+    const StdoutJson stdoutJson(out);
     if (preset.sweep.enabled && !quiet)
         std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
                      "block is run by `pitlane-cli sweep`\n";

@@ -6,7 +6,7 @@
 
 #include "pitlane/report/export_formats.h"
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/history_panel.h"
+#include "pitlane/widgets/history/history_panel.h"
 
 #include <QApplication>
 #include <QDir>

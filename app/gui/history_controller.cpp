@@ -6,12 +6,12 @@
 #include "pitlane/store/history_writer.h"
 #include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/history_model.h"
-#include "pitlane/widgets/history_panel.h"
-#include "pitlane/widgets/lesson_panel.h"
-#include "pitlane/widgets/log_pane.h"
-#include "pitlane/widgets/plot_panel.h"
-#include "pitlane/widgets/run_status_panel.h"
+#include "pitlane/widgets/history/history_model.h"
+#include "pitlane/widgets/history/history_panel.h"
+#include "pitlane/widgets/lessons/lesson_panel.h"
+#include "pitlane/widgets/live/log_pane.h"
+#include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/live/run_status_panel.h"
 
 #include <QDockWidget>
 #include <QEventLoop>

@@ -4,7 +4,7 @@
 // opening a stored run, or arm X of one run against arm Y of another, in the views.
 #include "window_views.h"
 
-#include "pitlane/widgets/cross_run_dialog.h"
+#include "pitlane/widgets/history/cross_run_dialog.h"
 
 #include <QObject>
 #include <QStringList>

@@ -5,7 +5,7 @@
 #include "main_window.h"
 
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/lessons_browser.h"
+#include "pitlane/widgets/lessons/lessons_browser.h"
 
 #include <QAction>
 #include <QDockWidget>

@@ -9,9 +9,9 @@
 // Export) and LessonsController (the Lessons menu and browser). The views show either the live
 // run or a finished one from the history.
 #include "pitlane/results/run_result.h"
-#include "pitlane/widgets/comparison_rows.h"
-#include "pitlane/widgets/cross_run_dialog.h"
-#include "pitlane/widgets/knob_form.h"
+#include "pitlane/widgets/results/comparison_rows.h"
+#include "pitlane/widgets/history/cross_run_dialog.h"
+#include "pitlane/widgets/setup/knob_form.h"
 
 #include <QMainWindow>
 #include <QPalette>

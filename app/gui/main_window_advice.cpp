@@ -3,9 +3,9 @@
 // the arm editor so the next Run measures it. Also pitlane --tab: a results tab by name.
 #include "main_window.h"
 
-#include "pitlane/widgets/advice_view.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/results/advice_view.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QStatusBar>
 #include <QTabWidget>

@@ -7,8 +7,8 @@
 
 #include "pitlane/spec/preset.h"
 #include "pitlane/spec/model_preset.h"
-#include "pitlane/widgets/log_pane.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/live/log_pane.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 #include "pitlane/protocol/json_limits.h"
 
 #include <QDir>

@@ -4,19 +4,19 @@
 #include <QTabWidget>
 
 #include "pitlane/spec/preset.h"
-#include "pitlane/widgets/advice_view.h"
-#include "pitlane/widgets/applied_settings_model.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/lesson_judge.h"
-#include "pitlane/widgets/lesson_panel.h"
-#include "pitlane/widgets/log_pane.h"
-#include "pitlane/widgets/model_panel.h"
-#include "pitlane/widgets/plot_panel.h"
-#include "pitlane/widgets/profile_view.h"
-#include "pitlane/widgets/run_status_panel.h"
-#include "pitlane/widgets/setup_panel.h"
-#include "pitlane/widgets/verdict_calculator.h"
-#include "pitlane/widgets/wrapping_label.h"
+#include "pitlane/widgets/results/advice_view.h"
+#include "pitlane/widgets/results/applied_settings_model.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/lessons/lesson_judge.h"
+#include "pitlane/widgets/lessons/lesson_panel.h"
+#include "pitlane/widgets/live/log_pane.h"
+#include "pitlane/widgets/setup/model_panel.h"
+#include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/results/profile_view.h"
+#include "pitlane/widgets/live/run_status_panel.h"
+#include "pitlane/widgets/setup/setup_panel.h"
+#include "pitlane/widgets/results/verdict_calculator.h"
+#include "pitlane/widgets/common/wrapping_label.h"
 
 #include <QMainWindow>
 #include <QStatusBar>

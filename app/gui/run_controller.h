@@ -7,9 +7,9 @@
 #include "shown_run.h"
 #include "window_views.h"
 
-#include "pitlane/widgets/comparison_rows.h"
-#include "pitlane/widgets/knob_form.h"
-#include "pitlane/widgets/serving_snapshot.h"
+#include "pitlane/widgets/results/comparison_rows.h"
+#include "pitlane/widgets/setup/knob_form.h"
+#include "pitlane/widgets/results/serving_snapshot.h"
 
 #include <QObject>
 #include <QTimer>

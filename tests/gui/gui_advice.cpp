@@ -8,9 +8,9 @@
 #include "command_line.h"
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/widgets/advice_view.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/results/advice_view.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QCheckBox>
 #include <QLabel>

@@ -7,10 +7,10 @@
 
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/model_panel.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/setup/model_panel.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QComboBox>
 #include <QLabel>

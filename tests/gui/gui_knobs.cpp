@@ -7,8 +7,8 @@
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/spec/knob_table.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QSettings>
 

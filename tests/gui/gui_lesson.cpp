@@ -10,11 +10,11 @@
 #include "main_window.h"
 #include "pitlane/results/lesson.h"
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/history_model.h"
-#include "pitlane/widgets/history_panel.h"
-#include "pitlane/widgets/lesson_panel.h"
-#include "pitlane/widgets/lessons_browser.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/history/history_model.h"
+#include "pitlane/widgets/history/history_panel.h"
+#include "pitlane/widgets/lessons/lesson_panel.h"
+#include "pitlane/widgets/lessons/lessons_browser.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QAbstractButton>
 #include <QDockWidget>

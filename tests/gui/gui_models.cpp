@@ -4,10 +4,10 @@
 
 #include "command_line.h"
 #include "pitlane/spec/preset.h"
-#include "pitlane/widgets/applied_settings_model.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/knob_form.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/results/applied_settings_model.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/setup/knob_form.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

@@ -9,12 +9,12 @@
 #include "gui_test_support.h"
 
 #include "main_window.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/knob_form.h"
-#include "pitlane/widgets/live_plot.h"
-#include "pitlane/widgets/plot_panel.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/setup/knob_form.h"
+#include "pitlane/widgets/plots/live_plot.h"
+#include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QComboBox>
 #include <QLabel>

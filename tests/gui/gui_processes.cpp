@@ -7,11 +7,11 @@
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/verdict_calculator.h"
-#include "pitlane/widgets/latency_distribution_plot.h"
-#include "pitlane/widgets/log_pane.h"
-#include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/results/verdict_calculator.h"
+#include "pitlane/widgets/plots/latency_distribution_plot.h"
+#include "pitlane/widgets/live/log_pane.h"
+#include "pitlane/widgets/plots/plot_panel.h"
 
 #include <QAbstractItemModelTester>
 #include <QHelpEvent>

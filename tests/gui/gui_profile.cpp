@@ -10,8 +10,8 @@
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/store/run_store.h"
-#include "pitlane/widgets/profile_table_model.h"
-#include "pitlane/widgets/profile_view.h"
+#include "pitlane/widgets/results/profile_table_model.h"
+#include "pitlane/widgets/results/profile_view.h"
 
 #include <QAction>
 #include <QMenu>

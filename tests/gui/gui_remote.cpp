@@ -7,8 +7,8 @@
 #include "../common/sshd_fixture.h"
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/widgets/log_pane.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/live/log_pane.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QLineEdit>
 

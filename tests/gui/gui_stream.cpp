@@ -6,9 +6,9 @@
 
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/latency_timeline_plot.h"
-#include "pitlane/widgets/plot_panel.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/plots/latency_timeline_plot.h"
+#include "pitlane/widgets/plots/plot_panel.h"
 #include "stream_probe.h"
 
 using namespace pitlane;

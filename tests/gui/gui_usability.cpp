@@ -11,17 +11,17 @@
 
 #include "export_controller.h"
 #include "main_window.h"
-#include "pitlane/widgets/arm_editor.h"
-#include "pitlane/widgets/arm_palette.h"
-#include "pitlane/widgets/comparison_table_model.h"
-#include "pitlane/widgets/cpu_util_plot.h"
-#include "pitlane/widgets/gpu_util_plot.h"
-#include "pitlane/widgets/latency_timeline_plot.h"
-#include "pitlane/widgets/lesson_panel.h"
-#include "pitlane/widgets/memory_plot.h"
-#include "pitlane/widgets/model_panel.h"
-#include "pitlane/widgets/plot_panel.h"
-#include "pitlane/widgets/setup_panel.h"
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/common/arm_palette.h"
+#include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/plots/cpu_util_plot.h"
+#include "pitlane/widgets/plots/gpu_util_plot.h"
+#include "pitlane/widgets/plots/latency_timeline_plot.h"
+#include "pitlane/widgets/lessons/lesson_panel.h"
+#include "pitlane/widgets/plots/memory_plot.h"
+#include "pitlane/widgets/setup/model_panel.h"
+#include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QComboBox>
 #include <QDockWidget>

@@ -1,0 +1,59 @@
+#include "pitlane/widgets/lessons/lesson_judge.h"
+
+#include "pitlane/results/lesson.h"
+
+#include <QMetaObject>
+
+namespace pitlane::widgets {
+
+LessonJudge::LessonJudge(QObject* parent) : QObject(parent) {}
+
+LessonJudge::~LessonJudge() {
+    // The thread only reads its own copy; its queued delivery dies with this object.
+    if (thread_.joinable()) thread_.join();
+}
+
+void LessonJudge::reset() {
+    ++generation_;
+    pending_.reset();
+}
+
+bool LessonJudge::judge(const results::RunResult& run) {
+    const auto lesson = results::lessonOf(run);
+    if (!lesson.is_object() || !lesson.value("checks", nlohmann::json()).is_array() ||
+        lesson["checks"].empty())
+        return false;
+    ++generation_;
+    if (busy_)
+        pending_ = run;  // judged when the one under way is done; its answer is dropped
+    else
+        launch(run);
+    return true;
+}
+
+void LessonJudge::launch(results::RunResult run) {
+    if (thread_.joinable()) thread_.join();
+    busy_ = true;
+    thread_ = std::thread([this, copy = std::move(run), gen = generation_] {
+        auto judgement = results::toJson(results::checkLesson(copy));
+        QMetaObject::invokeMethod(
+            this,
+            [this, judgement = std::move(judgement), gen]() mutable {
+                onDone(std::move(judgement), gen);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void LessonJudge::onDone(nlohmann::json judgement, int generation) {
+    if (thread_.joinable()) thread_.join();  // it has finished: it queued this call last
+    busy_ = false;
+    if (generation == generation_) emit judged(judgement);
+    if (pending_) {
+        auto next = std::move(*pending_);
+        pending_.reset();
+        launch(std::move(next));
+    }
+}
+
+}  // namespace pitlane::widgets

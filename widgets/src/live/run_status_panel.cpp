@@ -1,0 +1,235 @@
+#include "pitlane/widgets/live/run_status_panel.h"
+
+#include "pitlane/results/run_result.h"
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/widgets/common/arm_palette.h"
+
+#include <QEvent>
+#include <QGridLayout>
+#include <QLabel>
+#include <QProgressBar>
+
+namespace pitlane::widgets {
+
+using session::ArmPhase;
+
+namespace {
+QString clockText(double ms) {
+    if (ms < 0) return QStringLiteral("—");
+    const qint64 s = qint64(ms / 1000.0 + 0.5);
+    if (s < 60)
+        return QStringLiteral("%1.%2 s").arg(qint64(ms) / 1000).arg((qint64(ms) % 1000) / 100);
+    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString statusColour(const std::string& status, bool dark) {
+    if (status == results::kOk) return dark ? QStringLiteral("#7bd88f") : QStringLiteral("#1e7b34");
+    if (status == results::kCancelled)
+        return dark ? QStringLiteral("#e0c060") : QStringLiteral("#8a6d00");
+    return dark ? QStringLiteral("#ff7b72") : QStringLiteral("#b3261e");
+}
+}  // namespace
+
+RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGridLayout(this)) {
+    grid_->setContentsMargins(4, 2, 4, 2);
+    grid_->setHorizontalSpacing(12);
+    grid_->setVerticalSpacing(2);
+    const QStringList headers = {tr("Arm"),       tr("Phase"),    tr("Iterations"), tr("Elapsed"),
+                                 tr("Remaining"), tr("Progress"), tr("Status")};
+    for (int c = 0; c < headers.size(); ++c) {
+        auto* h = new QLabel(QStringLiteral("<b>%1</b>").arg(headers[c]), this);
+        grid_->addWidget(h, 0, c);
+        if (c == 2) itersHeader_ = h;
+    }
+    grid_->setColumnStretch(5, 3);
+    grid_->setColumnStretch(6, 2);
+    clockTimer_.setInterval(250);
+    connect(&clockTimer_, &QTimer::timeout, this, &RunStatusPanel::updateTimes);
+}
+
+void RunStatusPanel::attach(const session::ExperimentRunner* runner) {
+    runner_ = runner;
+    using R = session::ExperimentRunner;
+    connect(runner, &R::armPhaseChanged, this, [this](int arm, ArmPhase) { onPhase(arm); });
+    connect(runner, &R::samplesAppended, this, [this](int arm, int, int) { updateRow(arm); });
+    connect(runner, &R::armFinished, this, &RunStatusPanel::onFinished);
+    connect(runner, &R::finished, this, [this] {
+        updateTimes();
+        clockTimer_.stop();
+    });
+}
+
+void RunStatusPanel::clearRows() {
+    for (auto& r : rows_)
+        for (QWidget* w : std::initializer_list<QWidget*>{r.name, r.phase, r.iters, r.elapsed,
+                                                          r.remaining, r.progress, r.status})
+            delete w;
+    rows_.clear();
+}
+
+void RunStatusPanel::addRow(int arm, const QString& name) {
+    Row r;
+    r.name = new QLabel(this);
+    r.name->setText(QStringLiteral("<span style='color:%1'>■</span> %2")
+                        .arg(armColor(arm).name(), name.toHtmlEscaped()));
+    r.phase = new QLabel(this);
+    r.iters = new QLabel(this);
+    r.elapsed = new QLabel(this);
+    r.remaining = new QLabel(this);
+    r.progress = new QProgressBar(this);
+    r.progress->setFormat(QStringLiteral("%p %"));
+    r.progress->setMaximumHeight(fontMetrics().height() + 4);
+    QPalette pal = r.progress->palette();
+    pal.setColor(QPalette::Highlight, armColor(arm));
+    r.progress->setPalette(pal);
+    r.status = new QLabel(this);
+    r.status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    r.phase->setObjectName(QStringLiteral("armPhase%1").arg(arm));
+    r.status->setObjectName(QStringLiteral("armStatus%1").arg(arm));
+    r.progress->setObjectName(QStringLiteral("armProgress%1").arg(arm));
+    const int row = arm + 1;
+    grid_->addWidget(r.name, row, 0);
+    grid_->addWidget(r.phase, row, 1);
+    grid_->addWidget(r.iters, row, 2);
+    grid_->addWidget(r.elapsed, row, 3);
+    grid_->addWidget(r.remaining, row, 4);
+    grid_->addWidget(r.progress, row, 5);
+    grid_->addWidget(r.status, row, 6);
+    rows_.push_back(r);
+}
+
+// A serving run counts levels served (one serve command per arm and level), not iterations.
+void RunStatusPanel::setServingHeader(bool serving) {
+    itersHeader_->setText(QStringLiteral("<b>%1</b>").arg(serving ? tr("Levels") : tr("Iterations")));
+    itersHeader_->setToolTip(serving ? tr("serving levels completed / planned (each offered rate "
+                                          "in each round, and the SLO search's steps)")
+                                     : QString());
+}
+
+void RunStatusPanel::beginRun() {
+    clearRows();
+    showsStored_ = false;
+    if (!runner_) return;
+    const auto& result = runner_->result();
+    setServingHeader(result.preset.serving.enabled);
+    for (std::size_t i = 0; i < result.arms.size(); ++i) {
+        addRow(int(i), QString::fromStdString(result.arms[i].name));
+        rows_.back().startMs = runner_->elapsedMs();
+        updateRow(int(i));
+    }
+    clockTimer_.start();
+}
+
+void RunStatusPanel::showRun(const results::RunResult& run) {
+    clockTimer_.stop();
+    clearRows();
+    showsStored_ = true;
+    setServingHeader(run.preset.serving.enabled);
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& a = run.arms[i];
+        addRow(int(i), QString::fromStdString(a.name));
+        auto& r = rows_.back();
+        const bool ok = a.status == results::kOk;
+        // Its status as stored: done, cancelled (stopped by the user), failed, killed, crashed.
+        r.phase->setText(ok ? tr("done") : QString::fromStdString(a.status));
+        if (run.preset.serving.enabled) {
+            int complete = 0;
+            for (const auto& l : a.serving) complete += l.complete ? 1 : 0;
+            r.iters->setText(QString::number(complete));
+            r.iters->setToolTip(tr("serving levels stored (every worker of every round)"));
+        } else {
+            r.iters->setText(QString::number(qulonglong(a.samples.size())));
+            r.iters->setToolTip(tr("measured iterations stored"));
+        }
+        r.elapsed->setText(QStringLiteral("—"));
+        r.remaining->setText(QStringLiteral("—"));
+        // Full bar in the arm's colour: nothing is in progress in a stored run.
+        r.progress->setMaximum(1);
+        r.progress->setValue(1);
+        r.progress->setFormat(tr("stored"));
+        setStatus(
+            r, a.status,
+            a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
+    }
+}
+
+QString RunStatusPanel::statusText(int arm) const {
+    return arm >= 0 && arm < int(rows_.size()) ? rows_[std::size_t(arm)].statusPlain : QString();
+}
+
+QString RunStatusPanel::phaseText(int arm) const {
+    return arm >= 0 && arm < int(rows_.size()) ? rows_[std::size_t(arm)].phase->text() : QString();
+}
+
+void RunStatusPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange) return;  // status colours: light or dark
+    if (!showsStored_)
+        for (std::size_t i = 0; i < rows_.size(); ++i) updateRow(int(i));
+    else
+        for (auto& r : rows_) setStatus(r, r.statusPlain.toStdString(), r.status->toolTip());
+}
+
+void RunStatusPanel::onPhase(int arm) {
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
+    auto& r = rows_[std::size_t(arm)];
+    const auto p = runner_->phase(arm);
+    if ((p == ArmPhase::Measuring) && r.firstMeasureMs < 0) r.firstMeasureMs = runner_->elapsedMs();
+    updateRow(arm);
+}
+
+void RunStatusPanel::onFinished(int arm) {
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
+    rows_[std::size_t(arm)].endMs = runner_->elapsedMs();
+    updateRow(arm);
+}
+
+void RunStatusPanel::updateRow(int arm) {
+    if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
+    auto& r = rows_[std::size_t(arm)];
+    const auto& a = runner_->result().arms[std::size_t(arm)];
+    const int done = runner_->doneIters(arm), total = runner_->totalIters(arm);
+    r.phase->setText(session::phaseName(runner_->phase(arm)));
+    r.iters->setText(QStringLiteral("%1 / %2").arg(done).arg(total));
+    r.progress->setMaximum(std::max(total, 1));
+    r.progress->setValue(std::min(done, std::max(total, 1)));
+    setStatus(
+        r, a.status,
+        a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
+    updateTimes();
+}
+
+void RunStatusPanel::setStatus(Row& r, const std::string& status, const QString& error) {
+    r.statusPlain = status == results::kPending ? QString() : QString::fromStdString(status);
+    if (r.statusPlain.isEmpty()) {
+        r.status->setText(QString());
+        r.status->setToolTip(QString());
+        return;
+    }
+    r.status->setText(QStringLiteral("<b style='color:%1'>%2</b>")
+                          .arg(statusColour(status, isDarkPalette(palette())), r.statusPlain));
+    r.status->setToolTip(!error.isEmpty() ? error : tr("every measured iteration finished"));
+}
+
+void RunStatusPanel::updateTimes() {
+    if (!runner_ || showsStored_) return;
+    const double now = runner_->elapsedMs();
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        auto& r = rows_[i];
+        const double end = r.endMs >= 0 ? r.endMs : now;
+        r.elapsed->setText(clockText(end - r.startMs));
+        const int done = runner_->doneIters(int(i)), total = runner_->totalIters(int(i));
+        if (r.endMs >= 0) {
+            r.remaining->setText(done >= total ? clockText(0) : QStringLiteral("—"));
+        } else if (done > 0 && r.firstMeasureMs >= 0) {
+            // The arm's own pace since it started measuring includes waiting for the other arms'
+            // interleaved blocks, which is what the wall clock will see.
+            const double perIter = (now - r.firstMeasureMs) / done;
+            r.remaining->setText(clockText(perIter * (total - done)));
+        } else {
+            r.remaining->setText(QStringLiteral("—"));
+        }
+    }
+}
+
+}  // namespace pitlane::widgets

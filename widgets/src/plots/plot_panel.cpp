@@ -1,0 +1,291 @@
+#include "pitlane/widgets/plots/plot_panel.h"
+
+#include "pitlane/session/experiment_runner.h"
+#include "pitlane/widgets/plots/batch_size_plot.h"
+#include "pitlane/widgets/plots/cpu_util_plot.h"
+#include "pitlane/widgets/plots/gpu_util_plot.h"
+#include "pitlane/widgets/plots/latency_distribution_plot.h"
+#include "pitlane/widgets/plots/latency_timeline_plot.h"
+#include "pitlane/widgets/plots/memory_plot.h"
+#include "pitlane/widgets/plots/queue_length_plot.h"
+#include "pitlane/widgets/plots/serving_latency_plot.h"
+#include "pitlane/widgets/plots/throughput_plot.h"
+
+#include <QGridLayout>
+
+namespace pitlane::widgets {
+
+using session::ArmPhase;
+
+namespace {
+// Plots that recompute from every sample refresh at most this often...
+constexpr qint64 kFullRecomputeMs = 250;
+// ...and wait this many times their last refresh cost before the next one (<= ~11 % of the UI
+// thread even when a refresh gets slow on a million samples).
+constexpr qint64 kCostBackoff = 8;
+}  // namespace
+
+PlotPanel::PlotPanel(QWidget* parent)
+    : QWidget(parent),
+      timeline_(new LatencyTimelinePlot(this)),
+      distribution_(new LatencyDistributionPlot(this)),
+      throughput_(new ThroughputPlot(this)),
+      memory_(new MemoryPlot(this)),
+      cpu_(new CpuUtilPlot(this)),
+      gpu_(new GpuUtilPlot(this)),
+      servingLatency_(new ServingLatencyPlot(this)),
+      batchSizes_(new BatchSizePlot(this)),
+      queueLength_(new QueueLengthPlot(this)) {
+    byId_ = {timeline_, distribution_, throughput_,    memory_,     cpu_,
+             gpu_,      servingLatency_, batchSizes_, queueLength_};
+    const char* names[] = {"latencyPlot", "distributionPlot",   "throughputPlot",
+                           "memoryPlot",  "cpuPlot",            "gpuPlot",
+                           "servingLatencyPlot", "batchSizePlot", "queueLengthPlot"};
+    for (int p = 0; p < PlotCount; ++p) byId_[std::size_t(p)]->setObjectName(names[p]);
+
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(4);
+    grid_ = grid;
+    layOut();
+    for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 2);
+
+    tick_.setInterval(kTickMs);
+    connect(&tick_, &QTimer::timeout, this, &PlotPanel::onTick);
+    clock_.start();
+    linkTimeAxes();
+}
+
+void PlotPanel::setServingMode(bool serving) {
+    serving_ = serving;
+    layOut();
+}
+
+void PlotPanel::setServingSnapshot(std::shared_ptr<const ServingSnapshot> snapshot) {
+    servingLatency_->setSnapshot(snapshot);
+    batchSizes_->setSnapshot(snapshot);
+    refreshPlot(ServingLatency, false);
+    refreshPlot(BatchSizes, false);
+}
+
+void PlotPanel::setGpuAvailable(bool available) {
+    gpuAvailable_ = available;
+    layOut();
+}
+
+// Per-iteration runs: timeline and distribution on top; throughput, memory, CPU, GPU below.
+// Serving runs: latency vs rate and the queue on top; the batch sizes, memory, CPU, GPU below.
+// On a machine whose workers report no CUDA device the GPU plot would be an empty frame: it
+// goes, and the CPU plot takes its column (a serving run gives it to the batch sizes, whose
+// labels need the room more than the CPU's).
+void PlotPanel::layOut() {
+    for (auto* w : byId_) {
+        grid_->removeWidget(w);
+        w->hide();
+    }
+    auto place = [this](QWidget* w, int row, int column, int span) {
+        grid_->addWidget(w, row, column, 1, span);
+        w->show();
+    };
+    place(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, 2);
+    place(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, 2, 2);
+    if (gpuAvailable_) {
+        place(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 1);
+        place(memory_, 1, 1, 1);
+        place(cpu_, 1, 2, 1);
+        place(gpu_, 1, 3, 1);
+    } else if (serving_) {
+        place(batchSizes_, 1, 0, 2);
+        place(memory_, 1, 2, 1);
+        place(cpu_, 1, 3, 1);
+    } else {
+        place(throughput_, 1, 0, 1);
+        place(memory_, 1, 1, 1);
+        place(cpu_, 1, 2, 2);
+    }
+}
+
+std::vector<LivePlot*> PlotPanel::plots() const {
+    return {byId_.begin(), byId_.end()};
+}
+
+void PlotPanel::linkTimeAxes() {
+    // Memory, CPU and GPU share the run's clock: panning one pans all three.
+    const std::vector<LivePlot*> timePlots = {memory_, cpu_, gpu_};
+    for (auto* from : timePlots)
+        for (auto* to : timePlots)
+            if (from != to)
+                connect(from->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), to,
+                        [to](const QCPRange& r) {
+                            if (to->xAxis->range() == r) return;
+                            to->xAxis->setRange(r);
+                            to->replot(QCustomPlot::rpQueuedReplot);
+                        });
+}
+
+void PlotPanel::attach(const session::ExperimentRunner* runner) {
+    runner_ = runner;
+    using R = session::ExperimentRunner;
+    connect(runner, &R::samplesAppended, this, [this](int, int, int) {
+        markDirty({Timeline, Distribution, Throughput});
+    });
+    connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
+    connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
+    // A serving level's batches (every ~50 ms) and its end: the queue of the level being served.
+    connect(runner, &R::armEvent, this, [this](int, const nlohmann::json& event) {
+        if (!serving_) return;
+        const auto type = event.find("type");
+        if (type != event.end() && type->is_string() &&
+            (*type == "serve_batches" || *type == "block_done"))
+            markDirty({QueueLength});
+    });
+    connect(runner, &R::armPhaseChanged, this,
+            [this](int arm, ArmPhase phase) { onPhase(arm, int(phase)); });
+}
+
+const results::RunResult* PlotPanel::source() const {
+    if (shown_) return shown_.get();
+    return runner_ ? &runner_->result() : nullptr;
+}
+
+void PlotPanel::beginRun() {
+    ++flushGeneration_;
+    shown_.reset();
+    if (!runner_) return;
+    activity_.clear();
+    dirty_.fill(false);
+    nextAllowedMs_.fill(0);
+    setServingMode(runner_->result().preset.serving.enabled);
+    for (auto* plot : byId_) {
+        plot->resetRun(runner_->result());
+        plot->followData();  // a view the user zoomed belonged to the previous run
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    tick_.start();
+}
+
+void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
+    if (!run) return;
+    ++flushGeneration_;
+    tick_.stop();
+    shown_ = std::move(run);
+    activity_.clear();
+    dirty_.fill(false);
+    nextAllowedMs_.fill(0);
+    setServingMode(shown_->preset.serving.enabled);
+    for (auto* plot : byId_) {
+        plot->resetRun(*shown_);
+        plot->followData();
+    }
+    flush();
+}
+
+void PlotPanel::markDirty(std::initializer_list<Plot> plots) {
+    for (Plot p : plots) dirty_[std::size_t(p)] = true;
+}
+
+void PlotPanel::onPhase(int arm, int phase) {
+    if (!runner_ || shown_) return;
+    const double now = runner_->elapsedMs();
+    const auto p = ArmPhase(phase);
+    const bool running = p == ArmPhase::WarmingUp || p == ArmPhase::Measuring;
+    ArmActivity* open = nullptr;
+    for (auto& a : activity_) {
+        if (a.endMs >= 0) continue;
+        if (a.arm == arm) open = &a;
+        // Arms run one at a time (interleaved): one starting means the previous one stopped,
+        // even if its phase still says "warming up" until its next block.
+        else if (running)
+            a.endMs = now;
+    }
+    if (running && !open) activity_.push_back({arm, now, -1});
+    if (!running && open) open->endMs = now;
+    markDirty({Memory, Cpu, Gpu});
+}
+
+void PlotPanel::refreshPlot(Plot p, bool replotNow) {
+    const results::RunResult* run = source();
+    if (!run) return;
+    QElapsedTimer cost;
+    cost.start();
+    LivePlot* plot = byId_[std::size_t(p)];
+    if (auto* tp = qobject_cast<TimePlot*>(plot))
+        tp->setActivity(activity_, runner_ && !shown_ ? runner_->elapsedMs() : 0.0);
+    plot->refresh(*run);
+    plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    dirty_[std::size_t(p)] = false;
+    const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength;
+    // The queued replot happens later: its cost is the one measured by the previous replot.
+    const qint64 spent = cost.elapsed() + qint64(plot->replotTime());
+    nextAllowedMs_[std::size_t(p)] =
+        clock_.elapsed() +
+        (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent) : kCostBackoff * spent);
+    ++refreshes_;
+}
+
+void PlotPanel::syncTimeAxes(bool replotNow) {
+    // Memory, CPU and GPU show one clock: while all three follow the data they show the union
+    // of their time ranges (once the user zooms one, the axis links carry the zoom instead).
+    const std::vector<TimePlot*> timePlots = {memory_, cpu_, gpu_};
+    QCPRange range;
+    bool any = false;
+    for (auto* p : timePlots) {
+        if (!p->followsData()) return;
+        QCPRange r;
+        if (!p->timeRange(&r)) continue;
+        if (any)
+            range.expand(r);
+        else
+            range = r;
+        any = true;
+    }
+    if (!any || range.size() <= 0) return;
+    for (auto* p : timePlots) {
+        p->xAxis->setRange(range);
+        p->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void PlotPanel::onTick() {
+    const qint64 now = clock_.elapsed();
+    bool timeAxes = false;
+    for (int p = 0; p < PlotCount; ++p)
+        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)]) {
+            refreshPlot(Plot(p), false);
+            timeAxes |= p == Memory || p == Cpu || p == Gpu;
+        }
+    if (timeAxes) syncTimeAxes(false);
+    if (runner_ && !runner_->isRunning() &&
+        std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
+        tick_.stop();
+}
+
+void PlotPanel::flush() {
+    ++flushGeneration_;
+    for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
+    syncTimeAxes(true);
+}
+
+void PlotPanel::flushInSteps() {
+    const int generation = ++flushGeneration_;
+    QTimer::singleShot(0, this, [this, generation] {
+        if (generation == flushGeneration_) flushStep(0);
+    });
+}
+
+void PlotPanel::flushStep(int plot) {
+    if (plot < PlotCount) {
+        refreshPlot(Plot(plot), true);
+        const int generation = flushGeneration_;
+        QTimer::singleShot(0, this, [this, generation, plot] {
+            if (generation == flushGeneration_) flushStep(plot + 1);
+        });
+        return;
+    }
+    syncTimeAxes(true);
+    emit flushed();
+}
+
+}  // namespace pitlane::widgets

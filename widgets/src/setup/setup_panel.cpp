@@ -1,0 +1,519 @@
+#include "pitlane/widgets/setup/setup_panel.h"
+
+#include "pitlane/widgets/setup/arm_editor.h"
+#include "pitlane/widgets/setup/model_panel.h"
+#include "pitlane/widgets/common/wheel_guard.h"
+
+#include "pitlane/session/model_probe.h"
+#include "pitlane/spec/model_preset.h"
+
+#include <QCheckBox>
+#include <QCryptographicHash>
+#include <QFile>
+#include <QSettings>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace pitlane::widgets {
+
+using json = nlohmann::json;
+
+json parseInputText(const QString& text) {
+    return spec::parseInputText(text.toStdString());  // the CLI's --input reads the same
+}
+
+QString inputText(const json& inputs) {
+    if (!inputs.is_array()) return {};
+    QStringList parts;
+    for (const auto& in : inputs) {
+        if (!in.is_object() || in.contains("shapes") || in.contains("batch_dim") ||
+            !in.contains("shape") || !in["shape"].is_array())
+            return QString::fromStdString(inputs.dump());  // varying or whole shapes: the JSON
+        QStringList dims;
+        for (const auto& d : in["shape"]) dims << QString::fromStdString(d.dump());
+        parts << dims.join(QLatin1Char('x')) + QLatin1Char(' ') +
+                     QString::fromStdString(in.value("dtype", std::string("float32")));
+    }
+    return parts.join(QStringLiteral("; "));
+}
+
+namespace {
+QSpinBox* runSpin(QWidget* parent, int min, const char* objectName, const QString& tip) {
+    auto* s = new QSpinBox(parent);
+    s->setRange(min, 100000000);
+    s->setObjectName(QString::fromLatin1(objectName));
+    s->setToolTip(tip);
+    return s;
+}
+}  // namespace
+
+SetupPanel::SetupPanel(QWidget* parent)
+    : QWidget(parent),
+      name_(new QLineEdit(this)),
+      model_(new ModelPanel(this)),
+      input_(new QLineEdit(this)),
+      arms_(new ArmEditor(this)),
+      validation_(new QLabel(this)) {
+    name_->setObjectName(QStringLiteral("presetName"));
+    name_->setPlaceholderText(tr("experiment name"));
+    input_->setObjectName(QStringLiteral("inputSpec"));
+    input_->setToolTip(
+        tr("Input shapes without the batch dimension (batch_size is prepended) and dtypes, e.g. "
+           "\"3x224x224\", \"[3, 224, 224]:float32\", \"Nx3x224x224\" (N marks the batch) or "
+           "\"128 int64; 128 int64\" (one input per ';'; float32 when left out), or the preset's "
+           "JSON list; a shape given whole, with nothing prepended: "
+           "[{\"shape\": [1, 8, 32], \"batch_dim\": false}]. Empty: the model's own signature "
+           "(its sidecar <name>.json, or a package's metadata)."));
+    warmup_ = runSpin(this, 0, "warmupIters",
+                      tr("Warmup iterations per arm (and per batch size), not measured"));
+    iters_ = runSpin(this, 1, "iters", tr("Measured iterations per arm"));
+    blockIters_ =
+        runSpin(this, 1, "blockIters", tr("Iterations per interleaved block (A B A B ...)"));
+    processes_ = runSpin(this, 1, "processes",
+                         tr("Fresh worker processes per arm (replicates, each with its own "
+                            "warmup): the CI counts processes, so processes that disagree keep "
+                            "it wide. Left at its default, rounds of fresh processes are added "
+                            "(up to run.max_processes, 6) while a comparison is inconclusive; a "
+                            "value you set is exact."));
+    processes_->setRange(1, 64);    validation_->setObjectName(QStringLiteral("validationLabel"));
+    validation_->setWordWrap(true);
+    validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* modelBox = new QGroupBox(tr("Model"), this);
+    auto* modelLayout = new QVBoxLayout(modelBox);
+    modelLayout->addWidget(model_);
+    auto* inputForm = new QFormLayout;
+    inputForm->addRow(tr("Input spec"), input_);
+    // What is wrong with the typed spec, or where it came from, right under the field.
+    inputNote_ = new QLabel(modelBox);
+    inputNote_->setObjectName(QStringLiteral("inputNote"));
+    inputNote_->setWordWrap(true);
+    inputNote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    inputNote_->hide();
+    inputForm->addRow(QString(), inputNote_);
+    modelLayout->addLayout(inputForm);
+
+    auto* runBox = new QGroupBox(tr("Run"), this);
+    auto* runLayout = new QGridLayout(runBox);
+    runLayout->setVerticalSpacing(1);
+    int column = 0;
+    for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
+                               std::pair{tr("Block"), blockIters_},
+                               std::pair{tr("Processes"), processes_}}) {
+        auto* l = new QLabel(label, runBox);
+        l->setBuddy(spin);
+        l->setToolTip(spin->toolTip());
+        runLayout->addWidget(l, 0, column);
+        runLayout->addWidget(spin, 1, column++);
+    }
+    profile_ = new QCheckBox(tr("Profile after measuring (for advice)"), runBox);
+    profile_->setObjectName(QStringLiteral("profileAfter"));
+    profile_->setToolTip(
+        tr("After the measured blocks, run %1 more iterations of every arm under libtorch's "
+           "profiler, never timed (run.profile_iters; pitlane-cli run --profile): the operator "
+           "profile the Advice tab's rules read to see where the time goes.")
+            .arg(kProfileIters));
+    runLayout->addWidget(profile_, 3, 0, 1, column);
+    servingNote_ = new QLabel(runBox);
+    servingNote_->setObjectName(QStringLiteral("servingNote"));
+    servingNote_->setWordWrap(true);
+    servingNote_->hide();
+    runLayout->addWidget(servingNote_, 2, 0, 1, column);
+
+    auto* armsBox = new QGroupBox(tr("Arms"), this);
+    auto* armsLayout = new QVBoxLayout(armsBox);
+    armsLayout->addWidget(arms_);
+
+    auto* top = new QFormLayout;
+    top->addRow(tr("Name"), name_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    // At the top, where it is seen without scrolling: what keeps Run greyed out.
+    layout->addWidget(validation_);
+    layout->addWidget(modelBox);
+    layout->addWidget(runBox);
+    layout->addWidget(armsBox, 1);
+
+    validateTimer_.setSingleShot(true);
+    validateTimer_.setInterval(120);
+    connect(&validateTimer_, &QTimer::timeout, this, &SetupPanel::validate);
+    // The model check waits until the setup has been still this long (typing a path).
+    probeTimer_.setSingleShot(true);
+    probeTimer_.setInterval(700);
+    connect(&probeTimer_, &QTimer::timeout, this, &SetupPanel::checkModels);
+    auto edited = [this] {
+        if (loading_) return;
+        emit changed();
+        scheduleValidation();
+    };
+    connect(name_, &QLineEdit::textChanged, this, edited);
+    connect(name_, &QLineEdit::textEdited, this, [this] { nameTyped_ = true; });
+    connect(input_, &QLineEdit::textChanged, this, edited);
+    connect(input_, &QLineEdit::textEdited, this, [this] { inputOrigin_.clear(); });
+    for (auto* s : {warmup_, iters_, blockIters_, processes_})
+        connect(s, &QSpinBox::valueChanged, this, edited);
+    connect(profile_, &QCheckBox::toggled, this, edited);
+    connect(arms_, &ArmEditor::changed, this, edited);
+    arms_->setModelResolver([this](const QString& m) { return resolveModelPath(m); });
+    connect(model_, &ModelPanel::modelChosen, this, &SetupPanel::setModel);
+    connect(model_, &ModelPanel::openModelRequested, this, &SetupPanel::openModelRequested);
+    guardWheel(this);  // the model picker and the run settings (the arms guard their own)
+}
+
+void SetupPanel::setModelDir(const QString& dir) {
+    modelDir_ = dir;
+    model_->setModelDir(dir);
+}
+
+QString SetupPanel::resolveModelPath(const QString& model) const {
+    const auto& names = spec::bundledModelNames();
+    if (std::find(names.begin(), names.end(), model.toStdString()) != names.end())
+        return QDir(modelDir_).filePath(model + QStringLiteral(".pt"));
+    // A bundled model's AOTInductor package (resnet18.pt2).
+    if (model.endsWith(QLatin1String(".pt2")) &&
+        std::find(names.begin(), names.end(), model.chopped(4).toStdString()) != names.end())
+        return QDir(modelDir_).filePath(model);
+    if (QFileInfo(model).isAbsolute() || file_.isEmpty()) return model;
+    return QFileInfo(file_).absoluteDir().filePath(model);
+}
+
+void SetupPanel::updateInputPlaceholder() {
+    hashModel();
+    const json side = spec::readModelSidecar(resolveModelPath(model_->model()).toStdString());
+    if (side.is_object() && side.contains("input"))
+        input_->setPlaceholderText(tr("model default: %1").arg(inputText(side["input"])));
+    else
+        input_->setPlaceholderText(tr("required, e.g. 3x224x224 or [3, 224, 224]:float32"));
+}
+
+void SetupPanel::loadJson(const json& preset, const QString& file) {
+    loading_ = true;
+    raw_ = preset.is_object() ? preset : json::object();
+    file_ = file;
+    name_->setText(QString::fromStdString(raw_.value("name", std::string())));
+    nameTyped_ = false;
+    const auto model = raw_.value("model", std::string());
+    model_->setModel(QString::fromStdString(model));
+    model_->clearLoaded();
+    input_->setText(raw_.contains("input") ? inputText(raw_["input"]) : QString());
+    const spec::RunSettings defaults;
+    const json run = raw_.value("run", json::object());
+    auto intOr = [&run](const char* key, int def) {
+        return run.is_object() && run.contains(key) && run[key].is_number_integer()
+                   ? run[key].get<int>()
+                   : def;
+    };
+    warmup_->setValue(intOr("warmup_iters", defaults.warmup_iters));
+    iters_->setValue(intOr("iters", defaults.iters));
+    blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
+    processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
+    profile_->setChecked(intOr("profile_iters", 0) > 0);
+    arms_->setPresetModelPath(resolveModelPath(QString::fromStdString(model)));
+    arms_->setArms(raw_.value("arms", json::array()));
+    updateInputPlaceholder();
+    showServing();
+    loading_ = false;
+    emit changed();
+    validate();
+}
+
+// Issue 13: a serving preset runs its levels (rates or clients, each for duration_ms) in every
+// round of processes; the iteration counts are not used. What it will run, in one line.
+void SetupPanel::showServing() {
+    const json sv = raw_.value("serving", json());
+    const bool serving = sv.is_object();
+    const QString unused = tr("not used by a serving preset: it serves its levels for "
+                              "serving.duration_ms each");
+    iters_->setEnabled(!serving);
+    blockIters_->setEnabled(!serving);
+    iters_->setToolTip(serving ? unused : tr("Measured iterations per arm"));
+    blockIters_->setToolTip(serving ? unused : tr("Iterations per interleaved block (A B A B ...)"));
+    servingNote_->setVisible(serving);
+    if (!serving) return;
+    auto list = [&sv](const char* key) {
+        QStringList out;
+        if (sv.contains(key) && sv[key].is_array())
+            for (const auto& v : sv[key]) out << QString::fromStdString(v.dump());
+        return out.join(QStringLiteral(", "));
+    };
+    const std::string arrival = sv.value("arrival", std::string("poisson"));
+    QString text = arrival == "closed"
+                       ? tr("Serving: closed loop, %1 clients").arg(list("clients"))
+                       : tr("Serving: %1 arrivals at %2 req/s")
+                             .arg(QString::fromStdString(arrival), list("rates"));
+    if (sv.contains("duration_ms") && sv["duration_ms"].is_number())
+        text += tr(", %1 ms per level").arg(sv["duration_ms"].get<double>());
+    if (sv.contains("slo_p99_ms") && sv["slo_p99_ms"].is_number() && sv["slo_p99_ms"].get<double>() > 0) {
+        // The search runs only in an open loop with search_steps > 0 (default 4).
+        const json steps = sv.value("search_steps", json(4));
+        const int n = steps.is_number_integer() ? steps.get<int>() : 0;
+        text += arrival != "closed" && n > 0
+                    ? tr("; SLO p99 ≤ %1 ms (then %2 search steps for the highest rate within it)")
+                          .arg(sv["slo_p99_ms"].get<double>())
+                          .arg(n)
+                    : tr("; SLO p99 ≤ %1 ms").arg(sv["slo_p99_ms"].get<double>());
+    }
+    servingNote_->setText(text + QLatin1Char('.'));
+    servingNote_->setToolTip(tr("The preset's serving block, kept as written; edit it in the "
+                                "preset file. The batcher's knobs (max batch, max wait) are "
+                                "each arm's, under Serving."));
+}
+
+json SetupPanel::presetJson() const {
+    json j = raw_;
+    const QString name = name_->text().trimmed();
+    if (name.isEmpty())
+        j.erase("name");
+    else
+        j["name"] = name.toStdString();
+    j["model"] = model_->model().toStdString();
+    const json input = parseInputText(input_->text());
+    if (input.is_null())
+        j.erase("input");
+    else
+        j["input"] = input;
+    json run = raw_.contains("run") && raw_["run"].is_object() ? raw_["run"] : json::object();
+    run["warmup_iters"] = warmup_->value();
+    run["iters"] = iters_->value();
+    run["block_iters"] = blockIters_->value();
+    // Written when the preset had it or the user changed it: an untouched default stays implicit
+    // (so it follows `iters` the way the parser's default does).
+    const spec::RunSettings defaults;
+    if (run.contains("processes") ||
+        processes_->value() != std::min(defaults.processes, iters_->value()))
+        run["processes"] = processes_->value();
+    // The preset's own count when it had one, else kProfileIters; unchecked: none.
+    if (!profile_->isChecked())
+        run.erase("profile_iters");
+    else if (!run.contains("profile_iters") || !run["profile_iters"].is_number_integer() ||
+             run["profile_iters"].get<int>() <= 0)
+        run["profile_iters"] = kProfileIters;
+    j["run"] = run;
+    j["arms"] = arms_->armsJson();
+    return j;
+}
+
+SetupPanel::Built SetupPanel::build() const {
+    Built b;
+    try {
+        b.preset = spec::parsePreset(presetJson(), file_.toStdString(), modelDir_.toStdString());
+    } catch (const spec::SpecError& e) {
+        b.field = QString::fromStdString(e.field());
+        b.error = b.field.isEmpty()
+                      ? QString::fromStdString(e.reason())
+                      : QStringLiteral("%1: %2").arg(b.field, QString::fromStdString(e.reason()));
+    }
+    return b;
+}
+
+void SetupPanel::scheduleValidation() {
+    validateTimer_.start();
+}
+
+void SetupPanel::validate() {
+    validateTimer_.stop();
+    const Built b = build();
+    const bool valid = b.preset.has_value();
+    if (valid) {
+        QString models = QString::fromStdString(b.preset->model);
+        if (spec::armsDifferInModel(*b.preset)) {  // issue 26: each arm's own file, by name
+            QStringList each;
+            for (const auto& a : b.preset->arms)
+                each << QStringLiteral("%1 (%2)").arg(QString::fromStdString(spec::modelLabel(a.model_path)),
+                                                      QString::fromStdString(a.name));
+            models = each.join(QStringLiteral(", "));
+        }
+        validation_->setText(tr("✓ Ready: %n arm(s), model %1", nullptr, int(b.preset->arms.size())).arg(models));
+        validation_->setStyleSheet(QString());
+        arms_->markInvalid(-1);
+        rememberInput();
+    } else {
+        validation_->setText(QStringLiteral("✗ %1").arg(b.error));
+        validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
+        const QRegularExpressionMatch m =
+            QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
+        arms_->markInvalid(m.hasMatch() ? m.captured(1).toInt() : -1);
+    }
+    // The preset's input is the Input spec field: its error goes next to it too.
+    const bool inputError = !valid && (b.field == QLatin1String("input") ||
+                                       b.field.startsWith(QLatin1String("input[")) ||
+                                       b.field.startsWith(QLatin1String("input.")));
+    if (inputError) {
+        inputNote_->setText(QStringLiteral("✗ %1").arg(b.error));
+        inputNote_->setStyleSheet(QStringLiteral("color: #d0453a"));
+        inputNote_->show();
+    } else if (!inputOrigin_.isEmpty() && !input_->text().trimmed().isEmpty()) {
+        inputNote_->setText(inputOrigin_);
+        inputNote_->setStyleSheet(QString());
+        inputNote_->show();
+    } else {
+        inputNote_->hide();
+    }
+    if (valid != valid_) {
+        valid_ = valid;
+        emit validityChanged(valid);
+    }
+    emit validated();
+    // What the model check depends on: each arm's file, input and knobs.
+    if (!valid || workerPath_.isEmpty() || !isEnabled()) {
+        probeTimer_.stop();
+        pendingProbe_.reset();
+        return;
+    }
+    json key = json::array();
+    for (const auto& a : b.preset->arms)
+        key.push_back({a.model_path, spec::inputsToJson(a.input.empty() ? b.preset->input : a.input),
+                       spec::knobsToJson(a.knobs), a.host});
+    if (key.dump() == probedKey_ && !pendingProbe_) return;
+    pendingProbe_ = b.preset;
+    pendingKey_ = key.dump();
+    probeTimer_.start();
+}
+
+SetupPanel::~SetupPanel() {
+    if (hashThread_) hashThread_->wait();
+    stopModelCheck();
+}
+
+void SetupPanel::stopModelCheck() {
+    probeTimer_.stop();
+    pendingProbe_.reset();
+    if (probeCancel_) probeCancel_->store(true);
+    if (probeThread_) probeThread_->wait();
+    if (probing_) {  // cancelled before it answered: check again after the run
+        probing_ = false;
+        probedKey_.clear();
+        model_->clearLoaded();
+    }
+}
+
+void SetupPanel::setWorkerPath(const QString& path) {
+    workerPath_ = path;
+    probedKey_.clear();
+    validate();
+}
+
+void SetupPanel::checkModels() {
+    if (!pendingProbe_) return;
+    if (probing_) {  // one check at a time: this one when the running one is done
+        probeTimer_.start();
+        return;
+    }
+    const spec::Preset preset = *pendingProbe_;
+    pendingProbe_.reset();
+    startModelCheck(preset, pendingKey_);
+}
+
+// On a thread of its own (probeArms runs its own event loop and waits for the workers); the
+// verdict comes back to this thread. The destructor cancels it (the workers are killed).
+void SetupPanel::startModelCheck(const spec::Preset& preset, const std::string& key) {
+    if (probeThread_) probeThread_->wait();  // the previous check has answered
+    probing_ = true;
+    probedKey_ = key;
+    model_->showChecking();
+    auto cancel = probeCancel_ = std::make_shared<std::atomic<bool>>(false);
+    probeThread_.reset(QThread::create([this, preset, worker = workerPath_, cancel, key] {
+        auto probes = session::probeArms(preset, worker, 60000, cancel.get());
+        if (cancel->load()) return;
+        QMetaObject::invokeMethod(
+            this,
+            [this, probes = std::move(probes), key] {
+                probing_ = false;
+                if (key == probedKey_) model_->showProbes(probes);
+                if (pendingProbe_) probeTimer_.start();
+            },
+            Qt::QueuedConnection);
+    }));
+    probeThread_->start();
+}
+
+void SetupPanel::setModel(const QString& model) {
+    const QString previous = QString::fromStdString(raw_.value("model", std::string()));
+    model_->setModel(model);
+    model_->clearLoaded();
+    // The new model's own signature applies when it has one; a typed one stays otherwise.
+    const json side = spec::readModelSidecar(resolveModelPath(model).toStdString());
+    if (side.is_object() && side.contains("input")) input_->clear();
+    // The name follows the model (its file stem) unless the user typed one: a preset's name
+    // described the old model.
+    const QString name = name_->text().trimmed();
+    if (!nameTyped_ || name.isEmpty() || name == previous ||
+        name == QFileInfo(previous).completeBaseName())
+        name_->setText(QFileInfo(model).completeBaseName());
+    raw_["model"] = model.toStdString();
+    arms_->setPresetModelPath(resolveModelPath(model));
+    updateInputPlaceholder();
+    emit changed();
+    validate();
+}
+
+// Input specs the user gave for a model without a sidecar, remembered per file by its SHA-256
+// (QSettings "inputs/<sha256>"): the next time the same bytes are opened, under any name, the
+// field is filled again. The hash is computed on a thread of its own (a model can be GBs).
+void SetupPanel::hashModel() {
+    const QString path = resolveModelPath(model_->model());
+    if (path == hashedPath_) return applyRememberedInput();
+    hashedPath_ = path;
+    modelSha_.clear();
+    if (hashThread_) hashThread_->wait();
+    auto result = std::make_shared<QString>();
+    hashThread_.reset(QThread::create([path, result] {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) return;
+        QCryptographicHash hash(QCryptographicHash::Sha256);
+        if (hash.addData(&f)) *result = QString::fromLatin1(hash.result().toHex());
+    }));
+    connect(hashThread_.get(), &QThread::finished, this, [this, path, result] {
+        if (path != hashedPath_) return;  // another model was chosen meanwhile
+        modelSha_ = *result;
+        if (input_->text().trimmed().isEmpty())
+            applyRememberedInput();
+        else if (valid_)
+            rememberInput();  // typed before the hash was known
+    });
+    hashThread_->start();
+}
+
+void SetupPanel::applyRememberedInput() {
+    if (modelSha_.isEmpty() || !input_->text().trimmed().isEmpty()) return;
+    const json side = spec::readModelSidecar(hashedPath_.toStdString());
+    if (side.is_object() && side.contains("input")) return;  // the model describes itself
+    const QString remembered =
+        QSettings().value(QStringLiteral("inputs/") + modelSha_).toString();
+    if (remembered.isEmpty()) return;
+    inputOrigin_ = tr("Remembered from the last time this file (SHA-256 %1…) was set up.")
+                       .arg(modelSha_.left(12));
+    input_->setText(remembered);  // validates (textChanged)
+}
+
+void SetupPanel::rememberInput() {
+    const QString text = input_->text().trimmed();
+    if (text.isEmpty() || modelSha_.isEmpty() ||
+        hashedPath_ != resolveModelPath(model_->model()))
+        return;
+    QSettings().setValue(QStringLiteral("inputs/") + modelSha_, text);
+}
+
+QString SetupPanel::validationMessage() const {
+    return valid_ ? QString() : validation_->text().mid(2);  // without the leading "✗ "
+}
+
+bool SetupPanel::hashingModel() const {
+    return hashThread_ && hashThread_->isRunning();
+}
+
+void SetupPanel::setCuda(const CudaAvailability& cuda) {
+    arms_->setCuda(cuda);
+}
+
+}  // namespace pitlane::widgets
