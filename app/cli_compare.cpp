@@ -127,6 +127,65 @@ json sideJson(const Side& s, const results::ArmResult& arm,
 
 }  // namespace
 
+// What compare found, for printing.
+struct Comparison {
+    Side x, y;
+    const results::ArmResult *ax, *ay;
+    std::optional<store::RunInfo> runX, runY;
+    std::vector<stats::Comparison> comps;
+    const results::RunResult* run;
+    EnvironmentReport env;
+    std::string blocksNote;
+};
+
+void printCompareJson(const Comparison& c) {
+    json j = {{"baseline", sideJson(c.x, *c.ax, c.runX ? c.runX->startedAt.toStdString() : "")},
+              {"other", sideJson(c.y, *c.ay, c.runY ? c.runY->startedAt.toStdString() : "")},
+              {"paired", false},
+              {"note", c.blocksNote}};
+    j["baseline"]["preset"] = c.runX ? c.runX->name.toStdString() : "";
+    j["other"]["preset"] = c.runY ? c.runY->name.toStdString() : "";
+    if (!c.comps.empty()) {
+        const auto& k = c.comps.front();
+        j["ratio"] = k.ratio;
+        j["ci95"] = {k.ci_low, k.ci_high};
+        j["p_value"] = k.p_value;
+        j["significant"] = k.significant;
+        j["verdict"] = k.verdict;
+        j["method"] = k.method;
+        j["units"] = k.units;
+        j["unit"] = k.unit;
+    } else {
+        j["not_compared"] = results::notComparedReason(*c.run, 1);
+    }
+    json diffs = json::array();
+    for (const auto& d : c.env.differ)
+        diffs.push_back({{"field", d.key}, {"baseline", d.first}, {"other", d.other}});
+    j["environment_differences"] = diffs;
+    j["environment_same"] = c.env.same;
+    j["not_recorded"] = c.env.loadNote.empty() ? json::array() : json::array({"load_average"});
+    std::cout << j.dump(2) << "\n";
+}
+
+void printCompareText(const Comparison& c) {
+    std::cout << "compare: run " << c.x.run << " arm " << c.x.arm.toStdString() << " (baseline, "
+              << c.ax->name << ") vs run " << c.y.run << " arm " << c.y.arm.toStdString() << " (" << c.ay->name
+              << ")\n\n"
+              << results::comparisonTable(*c.run) << "\n"
+              << c.blocksNote << "\n";
+    if (!c.comps.empty()) std::cout << "method: " << c.comps.front().method << "\n";
+    std::cout << "\nenvironment (the fields the drift guard compares; knobs are not listed):\n";
+    for (const auto& d : c.env.differ)
+        std::cout << "  differs: " << d.key << ": " << d.first << " vs " << d.other << "\n";
+    if (c.env.differ.empty()) std::cout << "  no field differs\n";
+    if (!c.env.same.empty()) {
+        std::string same;
+        for (const auto& s : c.env.same) same += (same.empty() ? "" : ", ") + s;
+        std::cout << "  the same in both: " << same << "\n";
+    }
+    if (!c.env.loadNote.empty()) std::cout << "  " << c.env.loadNote << "\n";
+}
+
 int cmdCompare(const QStringList& args) {
     Args a;
     std::string err;
@@ -169,51 +228,11 @@ int cmdCompare(const QStringList& args) {
             : "runs made at different times share no blocks: the CI is the unpaired process-level "
               "bootstrap, and anything that changed on the machine between the runs is part of "
               "the difference";
-    if (a.json) {
-        json j = {{"baseline", sideJson(x, ax, runX ? runX->startedAt.toStdString() : "")},
-                  {"other", sideJson(y, ay, runY ? runY->startedAt.toStdString() : "")},
-                  {"paired", false},
-                  {"note", blocksNote}};
-        j["baseline"]["preset"] = runX ? runX->name.toStdString() : "";
-        j["other"]["preset"] = runY ? runY->name.toStdString() : "";
-        if (!comps.empty()) {
-            const auto& k = comps.front();
-            j["ratio"] = k.ratio;
-            j["ci95"] = {k.ci_low, k.ci_high};
-            j["p_value"] = k.p_value;
-            j["significant"] = k.significant;
-            j["verdict"] = k.verdict;
-            j["method"] = k.method;
-            j["units"] = k.units;
-            j["unit"] = k.unit;
-        } else {
-            j["not_compared"] = results::notComparedReason(c->run, 1);
-        }
-        json diffs = json::array();
-        for (const auto& d : env.differ)
-            diffs.push_back({{"field", d.key}, {"baseline", d.first}, {"other", d.other}});
-        j["environment_differences"] = diffs;
-        j["environment_same"] = env.same;
-        j["not_recorded"] = env.loadNote.empty() ? json::array() : json::array({"load_average"});
-        std::cout << j.dump(2) << "\n";
-        return kExitOk;
-    }
-    std::cout << "compare: run " << x.run << " arm " << x.arm.toStdString() << " (baseline, "
-              << ax.name << ") vs run " << y.run << " arm " << y.arm.toStdString() << " (" << ay.name
-              << ")\n\n"
-              << results::comparisonTable(c->run) << "\n"
-              << blocksNote << "\n";
-    if (!comps.empty()) std::cout << "method: " << comps.front().method << "\n";
-    std::cout << "\nenvironment (the fields the drift guard compares; knobs are not listed):\n";
-    for (const auto& d : env.differ)
-        std::cout << "  differs: " << d.key << ": " << d.first << " vs " << d.other << "\n";
-    if (env.differ.empty()) std::cout << "  no field differs\n";
-    if (!env.same.empty()) {
-        std::string same;
-        for (const auto& s : env.same) same += (same.empty() ? "" : ", ") + s;
-        std::cout << "  the same in both: " << same << "\n";
-    }
-    if (!env.loadNote.empty()) std::cout << "  " << env.loadNote << "\n";
+    const Comparison cmp{x, y, &ax, &ay, runX, runY, comps, &c->run, env, blocksNote};
+    if (a.json)
+        printCompareJson(cmp);
+    else
+        printCompareText(cmp);
     return kExitOk;
 }
 

@@ -35,7 +35,7 @@ public:
         if (skipped_.empty()) return;
         std::cout << "\n";
         for (const auto& s : skipped_) std::cout << "skipped: " << s << "\n";
-        if (unit.failed_test_count() == 0)
+        if (unit.Passed())  // no test failed, nor a suite's set-up (which skips its tests)
             std::cout << "PITLANE-SKIPPED: " << skipped_.size() << " test(s) did not check anything\n";
         std::cout.flush();
     }
