@@ -94,6 +94,46 @@ ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
 int ExperimentRunner::doneIters(int arm) const { return arms_.at(arm).doneIters; }
 int ExperimentRunner::totalIters(int arm) const { return arms_.at(arm).totalIters; }
 
+// Every arm's result, pending, with what its knobs say before any worker reads them back.
+void ExperimentRunner::addArmResults(const spec::Preset& preset) {
+    for (const auto& spec : preset.arms) {
+        R::ArmResult a;
+        a.name = spec.name;
+        a.knobs = spec.knobs_json;
+        a.batch_size = spec.knobs.batch_size.front();
+        a.batch_sizes = spec.knobs.batch_size;
+        a.workers = spec.knobs.workers;
+        a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
+        a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
+        a.host = spec.host;
+        result_.arms.push_back(std::move(a));
+    }
+}
+
+// The model's bytes, checked once before any worker starts: libtorch does not check the zip's
+// CRCs, so a damaged file would be measured silently (issue 12). Each file once, however many
+// arms measure it; an arm whose file fails is failed alone. False when the preset's model failed.
+bool ExperimentRunner::checkModelFiles(const spec::Preset& preset) {
+    std::map<std::string, spec::ModelFileCheck> checked;
+    bool presetModelOk = true;
+    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
+        const auto& spec = preset.arms[i];
+        const std::string path = spec.model_path.empty() ? preset.model_path : spec.model_path;
+        if (!checked.count(path)) checked[path] = spec::checkModelFile(path);
+        const spec::ModelFileCheck& model = checked[path];
+        auto& a = result_.arms[i];
+        a.model = path;
+        a.model_sha256 = model.sha256;
+        a.model_format = model.ok ? model.format : spec.model_format;
+        if (path == preset.model_path) {
+            result_.model_sha256 = model.sha256;
+            presetModelOk = model.ok;
+        }
+        if (!model.ok) failArm(int(i), R::kFailed, model.code, model.message);
+    }
+    return presetModelOk;
+}
+
 void ExperimentRunner::start(const spec::Preset& preset) {
     Q_ASSERT(!running_);
     running_ = true;
@@ -114,58 +154,17 @@ void ExperimentRunner::start(const spec::Preset& preset) {
 
     const auto& run = preset.run;
     std::size_t maxSweep = 0;
-    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
-        const auto& spec = preset.arms[i];
-        R::ArmResult a;
-        a.name = spec.name;
-        a.knobs = spec.knobs_json;
-        a.batch_size = spec.knobs.batch_size.front();
-        a.batch_sizes = spec.knobs.batch_size;
-        a.workers = spec.knobs.workers;
-        a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
-        a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
-        a.host = spec.host;
-        result_.arms.push_back(std::move(a));
-        maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
-    }
-    (void)maxSweep;
-    // The model's bytes, checked once before any worker starts: libtorch does not check the
-    // zip's CRCs, so a damaged file would be measured silently (issue 12).
-    // Each file once, however many arms measure it; an arm whose file fails is failed alone.
-    std::map<std::string, spec::ModelFileCheck> checked;
-    bool presetModelOk = true;
-    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
-        const auto& spec = preset.arms[i];
-        const std::string path = spec.model_path.empty() ? preset.model_path : spec.model_path;
-        if (!checked.count(path)) checked[path] = spec::checkModelFile(path);
-        const spec::ModelFileCheck& model = checked[path];
-        auto& a = result_.arms[i];
-        a.model = path;
-        a.model_sha256 = model.sha256;
-        a.model_format = model.ok ? model.format : spec.model_format;
-        if (path == preset.model_path) {
-            result_.model_sha256 = model.sha256;
-            presetModelOk = model.ok;
-        }
-        if (!model.ok) failArm(int(i), R::kFailed, model.code, model.message);
-    }
+    for (const auto& spec : preset.arms) maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
+    addArmResults(preset);
+    const bool presetModelOk = checkModelFiles(preset);
     remote_.clear();
     remoteCommand_.assign(preset.arms.size(), QString());
     preparing_ = 0;
     if (presetModelOk) prepareRemoteHosts();  // next() waits until the hosts are ready
-    // The measured iterations of each sweep point, as blocks: ceil(iters / block_iters) blocks,
-    // or one block per process when there are more processes than that (then the iterations are
-    // shared out evenly). Round r measures a contiguous share of the blocks.
-    const int processes = std::max(1, std::min(run.processes, run.iters));
-    const int natural = (run.iters + run.block_iters - 1) / run.block_iters;
-    std::vector<int> blockIters;
-    if (natural >= processes) {
-        for (int b = 0; b < natural; ++b)
-            blockIters.push_back(std::min(run.block_iters, run.iters - b * run.block_iters));
-    } else {
-        for (int b = 0; b < processes; ++b)
-            blockIters.push_back(run.iters / processes + (b < run.iters % processes ? 1 : 0));
-    }
+    // The measured iterations of each sweep point, as blocks; round r measures a contiguous
+    // share of them (round_plan.h).
+    const int processes = plannedProcesses(run);
+    const std::vector<int> blockIters = blockIterations(run);
     blocksPerPoint_ = int(blockIters.size());
     nextBlock_ = int(maxSweep) * blocksPerPoint_;
     rounds_ = 0;
@@ -179,11 +178,8 @@ void ExperimentRunner::start(const spec::Preset& preset) {
         return;
     }
     for (int r = 0; r < processes; ++r) {
-        const int first = int(blockIters.size()) * r / processes;
-        const int last = int(blockIters.size()) * (r + 1) / processes;
-        std::vector<std::vector<int>> share(1);  // [0]: block iters, indexed from `first`
-        share[0].assign(blockIters.begin() + first, blockIters.begin() + last);
-        queueRound(r, first, share, true);
+        const RoundShare share = roundShare(blockIters, processes, r);
+        queueRound(r, share.first, share.iters, true);
     }
     // The profile runs in the last round's processes once their blocks are measured: never
     // inside a timed block (a round added later for replication comes after it).

@@ -18,51 +18,14 @@ namespace pitlane::session {
 using json = nlohmann::json;
 namespace R = results;
 
-std::vector<int> ExperimentRunner::roundOrder(int round) const {
-    const int n = int(result_.preset.arms.size());
-    std::vector<int> order(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) order[std::size_t(i)] = round % 2 == 0 ? i : n - 1 - i;
-    return order;
-}
-
-// Later replicates on CPU configure and warm up all arms at once: their cold costs are not
-// reported (the first round's, measured one arm at a time, are), and warmup only has to bring
-// each process to its steady state. On CUDA they stay one at a time (cudnn.benchmark picks
-// algorithms by timing them during the first forwards).
-bool ExperimentRunner::setUpConcurrently(int round) const {
-    for (const auto& a : result_.preset.arms)
-        if (a.knobs.device != "cpu") return false;
-    return round > 0;
-}
-
-// Queue round `round`: fresh processes for every arm, configured one at a time, warmed up, then
-// the given blocks (ids firstBlock.. within each sweep point) interleaved. Odd rounds take the
-// arms in reverse order, so no arm is always first after a start or always last (order balance).
-void ExperimentRunner::queueRound(int round, int firstBlock,
-                                  const std::vector<std::vector<int>>& blockIters,
+// Queue round `round` (planRound, round_plan.cpp): fresh processes for every arm, configured one
+// at a time, warmed up, then the given blocks (ids firstBlock.. within each sweep point)
+// interleaved in order-balanced order.
+void ExperimentRunner::queueRound(int round, int firstBlock, const std::vector<int>& blockIters,
                                   bool allSweepPoints) {
-    const auto& preset = result_.preset;
-    const std::vector<int> order = roundOrder(round);
-    const bool concurrent = setUpConcurrently(round);
-    queueTask({Task::StartRound, -1, -1, 0, 1, round});
-    for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
-    std::size_t maxSweep = 0;
-    for (const auto& a : preset.arms) maxSweep = std::max(maxSweep, a.knobs.batch_size.size());
-    if (!allSweepPoints) maxSweep = 1;
-    for (std::size_t s = 0; s < maxSweep; ++s) {
-        if (preset.run.warmup_iters > 0)
-            for (int i : order)
-                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
-                    queueTask({Task::Warmup, i, -1, preset.run.warmup_iters,
-                               preset.arms[std::size_t(i)].knobs.batch_size[s], round,
-                               concurrent});
-        const auto& iters = blockIters.front();
-        for (std::size_t b = 0; b < iters.size(); ++b)
-            for (int i : order)
-                if (s < preset.arms[std::size_t(i)].knobs.batch_size.size())
-                    queueTask({Task::Block, i, int(s) * blocksPerPoint_ + firstBlock + int(b),
-                               iters[b], preset.arms[std::size_t(i)].knobs.batch_size[s], round});
-    }
+    for (const Task& t : planRound(result_.preset, round, firstBlock, blockIters, allSweepPoints,
+                                   blocksPerPoint_))
+        queueTask(t);
     rounds_ = std::max(rounds_, round + 1);
 }
 

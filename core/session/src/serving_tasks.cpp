@@ -34,8 +34,8 @@ std::uint64_t levelSeed(std::uint64_t runSeed, int round, int level, int worker)
 
 void ExperimentRunner::queueServingRound(int round) {
     const auto& preset = result_.preset;
-    const std::vector<int> order = roundOrder(round);
-    const bool concurrent = setUpConcurrently(round);
+    const std::vector<int> order = roundOrder(int(result_.preset.arms.size()), round);
+    const bool concurrent = setUpConcurrently(result_.preset, round);
     queueTask({Task::StartRound, -1, -1, 0, 1, round});
     for (int i : order) queueTask({Task::Configure, i, -1, 0, 1, round, concurrent});
     if (preset.run.warmup_iters > 0)

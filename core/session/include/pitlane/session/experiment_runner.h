@@ -7,6 +7,7 @@
 // QtCore only.
 #include "pitlane/results/run_result.h"
 #include "pitlane/session/remote_launch.h"
+#include "pitlane/session/round_plan.h"
 #include "pitlane/spec/preset.h"
 
 #include <QElapsedTimer>
@@ -92,23 +93,7 @@ signals:
     void finished();
 
 private:
-    struct Task {
-        enum Kind { StartRound, Configure, Warmup, Block, Serve, Profile } kind;
-        int arm;  // -1 for StartRound (every arm)
-        int block = -1;
-        int iters = 0;
-        int batchSize = 1;
-        int round = 0;
-        // Runs together with the neighbouring tasks of the same kind and round (configure and
-        // warmup of later replicates on CPU: nothing of theirs is reported as a cold cost).
-        bool concurrent = false;
-        bool finished = false;
-        // Serve: the level (index in serving.rates / clients; -1: a step of the SLO search,
-        // whose rate is chosen when it is due) and the arm's offered rate or clients.
-        int level = 0;
-        double rate = 0;
-        int clients = 0;
-    };
+    using Task = session::Task;  // round_plan.h
     struct WorkerState {
         std::unique_ptr<WorkerProcess> process;
         int procIndex = -1;  // in result().arms[arm].processes
@@ -163,12 +148,11 @@ private:
     void activate(int arm, int round);
     bool startupSettled() const;
     static void quitWorkers(std::vector<WorkerState>& workers);
-    // Arms in round order (reversed in odd rounds: order balance), and whether the round's
-    // configure and warmup run for every arm at once (later rounds on CPU).
-    std::vector<int> roundOrder(int round) const;
-    bool setUpConcurrently(int round) const;
-    void queueRound(int round, int firstBlock, const std::vector<std::vector<int>>& blockIters,
-                    bool allSweepPoints);
+    // start(): the arms' results, pending; the model files checked (false: the preset's failed).
+    void addArmResults(const spec::Preset& preset);
+    bool checkModelFiles(const spec::Preset& preset);
+    // The tasks of a round (planRound, round_plan.h) into the queue.
+    void queueRound(int round, int firstBlock, const std::vector<int>& blockIters, bool allSweepPoints);
     // Queues a task; a measured block's iterations (times the arm's workers) join its total.
     void queueTask(const Task& t);
     // A block that will not be measured, or the part of it a worker will not measure, leaves it.
