@@ -11,6 +11,50 @@
 
 #include <iostream>
 
+namespace {
+
+// The file named on the command line (a preset, or a model file: the window's default A/B for
+// it), or the startup setup. False when it could not be opened (the window said why).
+bool openStartupFile(pitlane::app::MainWindow& window, const QString& path) {
+    if (path.isEmpty()) {
+        window.openStartupSetup();
+        return true;
+    }
+    if (path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive) ||
+        path.endsWith(QLatin1String(".pt2"), Qt::CaseInsensitive))
+        return window.openModel(path, true);
+    return window.openPreset(path);
+}
+
+// --run's end: the exit code (0 every arm ok, 1 an arm failed or the screenshot was not saved,
+// 3 the run is not stored), the stream probe's summary, the screenshot.
+int finishScriptedRun(pitlane::app::MainWindow& window, const pitlane::app::CommandLine& cli,
+                      pitlane::app::StreamProbe& probe, bool probing, bool allOk) {
+    int exitCode = allOk ? 0 : 1;
+    // A run the history could not store is never reported as done: the log and the status bar
+    // said it; a script hears it too (pitlane-cli's exit 3).
+    if (const QString why = window.runNotStored(); !why.isEmpty()) {
+        std::cerr << "pitlane: run history: this run is not (completely) stored: " << why.toStdString() << "\n";
+        exitCode = 3;
+    }
+    if (probing) {
+        probe.stop();
+        std::cerr << "pitlane: " << probe.summary().toStdString() << "\n";
+    }
+    if (!cli.screenshot.isEmpty()) {
+        QString error;
+        if (window.saveScreenshot(cli.screenshot, &error)) {
+            std::cerr << "pitlane: screenshot saved to " << cli.screenshot.toStdString() << "\n";
+        } else {
+            std::cerr << "pitlane: " << error.toStdString() << "\n";
+            exitCode = std::max(exitCode, 1);
+        }
+    }
+    return exitCode;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     // --help, --version and a missing display are answered before QApplication looks for one
     // (it would abort with Qt's "Reinstalling the application may fix this problem").
@@ -43,14 +87,7 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    bool opened = true;
-    if (cli.path.isEmpty())
-        window.openStartupSetup();
-    else if (cli.path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive) ||
-             cli.path.endsWith(QLatin1String(".pt2"), Qt::CaseInsensitive))
-        opened = window.openModel(cli.path, true);
-    else
-        opened = window.openPreset(cli.path);
+    const bool opened = openStartupFile(window, cli.path);
     window.show();
 
     // Outside the if: the lambdas below use them while app.exec() runs.
@@ -61,28 +98,7 @@ int main(int argc, char** argv) {
     if (cli.run) {
         if (!opened && cli.quitWhenDone) return 2;
         QObject::connect(&window, &pitlane::app::MainWindow::runFinished, &app, [&](bool allOk) {
-            exitCode = allOk ? 0 : 1;
-            // A run the history could not store is never reported as done: the log and the
-            // status bar said it; a script hears it too (pitlane-cli's exit 3).
-            if (const QString why = window.runNotStored(); !why.isEmpty()) {
-                std::cerr << "pitlane: run history: this run is not (completely) stored: "
-                          << why.toStdString() << "\n";
-                exitCode = 3;
-            }
-            if (probing) {
-                probe.stop();
-                std::cerr << "pitlane: " << probe.summary().toStdString() << "\n";
-            }
-            if (!cli.screenshot.isEmpty()) {
-                QString error;
-                if (window.saveScreenshot(cli.screenshot, &error))
-                    std::cerr << "pitlane: screenshot saved to " << cli.screenshot.toStdString()
-                              << "\n";
-                else {
-                    std::cerr << "pitlane: " << error.toStdString() << "\n";
-                    exitCode = std::max(exitCode, 1);
-                }
-            }
+            exitCode = finishScriptedRun(window, cli, probe, probing, allOk);
             if (cli.quitWhenDone) app.exit(exitCode);
         });
         // Once the window is shown and laid out, like a user pressing Ctrl+R.

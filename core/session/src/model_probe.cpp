@@ -5,6 +5,7 @@
 #include "pitlane/session/allocator.h"
 #include "pitlane/session/sandbox_launch.h"
 #include "pitlane/session/worker_process.h"
+#include "pitlane/protocol/events.h"
 
 #include <QDir>
 #include <QEventLoop>
@@ -16,6 +17,40 @@ namespace pitlane::session {
 using json = nlohmann::json;
 
 namespace {
+
+// The worker's answer to the probe: hello is answered with configure (one forward), loaded is
+// kept, applied or an error ends it (quit). True once it has answered.
+bool onProbeEvent(const json& ev, const spec::Preset& p, const spec::ArmSpec& arm, WorkerProcess& worker,
+                  bool& helloSeen, bool answered, ArmProbe& out) {
+    const auto type = protocol::eventType(ev);
+    if (type == protocol::EventType::Hello && !helloSeen) {
+        helloSeen = true;
+        json cmd = protocol::makeCommand(protocol::kConfigure);
+        cmd["arm"] = armConfigure(p, std::size_t(&arm - p.arms.data()));
+        cmd["arm"]["worker_count"] = 1;
+        worker.send(cmd);
+    } else if (type == protocol::EventType::Loaded) {
+        out.loaded = ev;
+    } else if (!answered && (type == protocol::EventType::Applied || type == protocol::EventType::Error)) {
+        out.ok = type == protocol::EventType::Applied;
+        if (!out.ok) {
+            out.code = ev.value("code", "error");
+            out.message = ev.value("message", "");
+        }
+        worker.send(protocol::makeCommand(protocol::kQuit));
+        return true;
+    }
+    return answered;
+}
+
+// The worker ended before it answered: how, and its last stderr line.
+void exitedWhileLoading(const WorkerProcess& worker, int code, bool crashed, ArmProbe& out) {
+    out.code = crashed ? "crashed" : "worker_exited";
+    const QStringList tail = worker.stderrTail();
+    out.message = std::string(crashed ? "the worker died by signal " : "the worker exited with code ") +
+                  std::to_string(code) + " while loading the model" +
+                  (tail.isEmpty() ? std::string() : "; last stderr: " + tail.last().toStdString());
+}
 
 ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString& workerPath, int timeoutMs,
                   const std::atomic<bool>* cancel) {
@@ -40,34 +75,11 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
     timer.setSingleShot(true);
     bool helloSeen = false, answered = false, ended = false;
     QObject::connect(&worker, &WorkerProcess::eventReceived, &loop, [&](const json& ev) {
-        const std::string type = ev.value("type", "");
-        if (type == protocol::kHello && !helloSeen) {
-            helloSeen = true;
-            json cmd = protocol::makeCommand(protocol::kConfigure);
-            cmd["arm"] = armConfigure(p, std::size_t(&arm - p.arms.data()));
-            cmd["arm"]["worker_count"] = 1;
-            worker.send(cmd);
-        } else if (type == protocol::kLoaded) {
-            out.loaded = ev;
-        } else if (!answered && (type == "applied" || type == protocol::kError)) {
-            answered = true;
-            out.ok = type == "applied";
-            if (!out.ok) {
-                out.code = ev.value("code", "error");
-                out.message = ev.value("message", "");
-            }
-            worker.send(protocol::makeCommand(protocol::kQuit));
-        }
+        answered = onProbeEvent(ev, p, arm, worker, helloSeen, answered, out);
     });
     QObject::connect(&worker, &WorkerProcess::exited, &loop, [&](int code, bool crashed) {
         ended = true;
-        if (!answered) {
-            out.code = crashed ? "crashed" : "worker_exited";
-            const QStringList tail = worker.stderrTail();
-            out.message = std::string(crashed ? "the worker died by signal " : "the worker exited with code ") +
-                          std::to_string(code) + " while loading the model" +
-                          (tail.isEmpty() ? std::string() : "; last stderr: " + tail.last().toStdString());
-        }
+        if (!answered) exitedWhileLoading(worker, code, crashed, out);
         loop.quit();
     });
     QObject::connect(&worker, &WorkerProcess::startFailed, &loop, [&](const QString& why) {

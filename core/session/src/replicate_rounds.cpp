@@ -149,40 +149,34 @@ QString ExperimentRunner::scratchDir() {
     return scratch_->isValid() ? scratch_->path() : QString();
 }
 
-std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
+// A remote arm's worker command (remote_launch.h): the allocator's variables on the remote
+// command line, the scratch folder its host's preparation made; "" for a local arm.
+QString ExperimentRunner::remoteCommandFor(int arm) {
     const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
-    std::vector<WorkerState> workers(std::size_t(knobs.workers));
-    const QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
-                                                  allocatorLaunch(knobs.allocator));
-    // A worker's own state: in the arm's current round, started ahead, or retired.
-    auto ahead = [this, arm, round](int w) -> WorkerState* {
-        auto& st = arms_[std::size_t(arm)];
-        auto it = st.ahead.find(round);
-        return it != st.ahead.end() && w < int(it->second.size()) ? &it->second[std::size_t(w)] : nullptr;
-    };
-    // A remote arm's workers run through ssh (remote_launch.h): the allocator's variables on the
-    // remote command line, the scratch folder its host's preparation made.
     const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
-    QString remoteCommand;
-    if (!host.isEmpty()) {
-        const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
-        QStringList vars;
-        if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
-        vars << launch.env;
-        remoteCommand = remoteWorkerCommand(QString::fromStdString(result_.preset.remote_worker),
-                                            sandboxArguments(knobs, remote_.at(host.toStdString()).scratch,
-                                                             {remote_.at(host.toStdString()).modelPath}),
-                                            vars);
-        remoteCommand_[std::size_t(arm)] = sshCommandLine(host, remoteCommand);
-    }
-    // A local worker reads its model and nothing else of the user's; the workers of a round
-    // (every arm's, loaded at once) share the machine's memory budget.
+    if (host.isEmpty()) return {};
+    const AllocatorLaunch launch = allocatorLaunch(knobs.allocator);
+    QStringList vars;
+    if (!launch.preload.isEmpty()) vars << QStringLiteral("LD_PRELOAD=") + launch.preload;
+    vars << launch.env;
+    const QString command = remoteWorkerCommand(QString::fromStdString(result_.preset.remote_worker),
+                                                sandboxArguments(knobs, remote_.at(host.toStdString()).scratch,
+                                                                 {remote_.at(host.toStdString()).modelPath}),
+                                                vars);
+    remoteCommand_[std::size_t(arm)] = sshCommandLine(host, command);
+    return command;
+}
+
+// A local worker's arguments: it reads its model and nothing else of the user's, and the workers
+// of a round (every arm's, loaded at once) share the machine's memory budget; a memory_limit_mb
+// above its share is lowered, with a warning on the arm.
+QStringList ExperimentRunner::localArgumentsFor(int arm) {
     const auto& armSpec = result_.preset.arms[std::size_t(arm)];
+    const auto& knobs = armSpec.knobs;
     const QString model = QString::fromStdString(armSpec.model_path.empty() ? result_.preset.model_path : armSpec.model_path);
     int perRound = 0;
     for (const auto& a : result_.preset.arms) perRound += a.knobs.workers;
     const MemoryBudget budget = memoryBudget(perRound);
-    const QStringList localArguments = sandboxArguments(knobs, scratchDir(), {model}, budget);
     if (knobs.memory_limit_mb && budget.perWorkerMiB > 0 && *knobs.memory_limit_mb > budget.perWorkerMiB) {
         auto& warnings = result_.arms[std::size_t(arm)].warnings;
         const std::string w = "memory_limit_mb " + std::to_string(*knobs.memory_limit_mb) + " lowered to " +
@@ -191,8 +185,89 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
                               std::to_string(budget.totalMiB) + " MiB (physical memory less a margin)";
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
+    return sandboxArguments(knobs, scratchDir(), {model}, budget);
+}
+
+// What worker `w` of the arm's round `round` says goes to the round when it is the arm's current
+// one; a worker started ahead keeps its hello (and an early exit) until its round; a retired
+// worker's last word gives its peak memory.
+void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int round) {
+    // A worker's own state: in the arm's current round, started ahead, or retired.
+    auto ahead = [this, arm, round](int k) -> WorkerState* {
+        auto& st = arms_[std::size_t(arm)];
+        auto it = st.ahead.find(round);
+        return it != st.ahead.end() && k < int(it->second.size()) ? &it->second[std::size_t(k)] : nullptr;
+    };
+    connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
+        auto& st = arms_[std::size_t(arm)];
+        if (st.round == round) {
+            onEvent(arm, w, ev);
+            return;
+        }
+        const auto type = protocol::eventType(ev);
+        if (WorkerState* ws = ahead(w)) {
+            if (type == protocol::EventType::Hello) {
+                ws->bufferedHello = ev;
+                ws->helloSeen = true;
+                sendCurrent();  // a configure may have waited for every start-up to end
+            }
+            return;
+        }
+        if (type == protocol::EventType::Bye) {  // a retired worker's last word
+            auto& peak = result_.arms[std::size_t(arm)].peak_rss_bytes;
+            peak = std::max(peak, ev.value("peak_rss_bytes", std::int64_t{0}));
+        }
+    });
+    connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {
+        if (arms_[std::size_t(arm)].round == round) {
+            onExited(arm, w, code, crashed);
+            return;
+        }
+        if (WorkerState* ws = ahead(w)) {
+            ws->exitedEarly = true;
+            ws->exitCode = code;
+            ws->exitCrashed = crashed;
+            sendCurrent();
+        }
+        finishIfDone();
+    });
+    connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round, ahead](const QString& why) {
+        auto& st = arms_[std::size_t(arm)];
+        if (st.round != round) {
+            if (WorkerState* ws = ahead(w)) ws->exitedEarly = ws->exited = true;
+            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+            abandon(arm);
+            finishIfDone();
+            return;
+        }
+        st.workers[std::size_t(w)].exited = true;
+        failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
+        abandon(arm);
+        finishIfDone();
+    });
+    connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+        emit logMessage(arm, QStringLiteral("stderr"), l);
+    });
+    // On the channel only the worker writes: a line that is not an event means it cannot be
+    // trusted with the rest either.
+    connect(proc, &WorkerProcess::malformedLine, this,
+            [this, arm, w](const QString& line, const QString& why) {
+                failProtocol(arm, QStringLiteral("worker %1 broke the protocol: a line that is not an event (%2): %3")
+                                      .arg(w)
+                                      .arg(why, line.left(120))
+                                      .toStdString());
+            });
+}
+
+std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
+    const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
+    std::vector<WorkerState> workers(std::size_t(knobs.workers));
+    const QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
+                                                  allocatorLaunch(knobs.allocator));
+    const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
+    const QString remoteCommand = remoteCommandFor(arm);
+    const QStringList localArguments = host.isEmpty() ? localArgumentsFor(arm) : QStringList();
     for (std::size_t k = 0; k < workers.size(); ++k) {
-        const int w = int(k);
         auto& ws = workers[k];
         if (host.isEmpty()) {
             // PITLANE_WORKER_CHANNEL=stdio: stdin and stdout as behind ssh, where a model can
@@ -207,67 +282,8 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
                                                          WorkerProcess::Channel::Stdio);
             ws.process->setStopByClosingInput(true);
         }
-        auto* proc = ws.process.get();
-        connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
-            auto& st = arms_[std::size_t(arm)];
-            if (st.round == round) {
-                onEvent(arm, w, ev);
-                return;
-            }
-            const auto type = protocol::eventType(ev);
-            if (WorkerState* ws = ahead(w)) {
-                if (type == protocol::EventType::Hello) {
-                    ws->bufferedHello = ev;
-                    ws->helloSeen = true;
-                    sendCurrent();  // a configure may have waited for every start-up to end
-                }
-                return;
-            }
-            if (type == protocol::EventType::Bye) {  // a retired worker's last word
-                auto& peak = result_.arms[std::size_t(arm)].peak_rss_bytes;
-                peak = std::max(peak, ev.value("peak_rss_bytes", std::int64_t{0}));
-            }
-        });
-        connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {
-            if (arms_[std::size_t(arm)].round == round) {
-                onExited(arm, w, code, crashed);
-                return;
-            }
-            if (WorkerState* ws = ahead(w)) {
-                ws->exitedEarly = true;
-                ws->exitCode = code;
-                ws->exitCrashed = crashed;
-                sendCurrent();
-            }
-            finishIfDone();
-        });
-        connect(proc, &WorkerProcess::startFailed, this, [this, arm, w, round, ahead](const QString& why) {
-            auto& st = arms_[std::size_t(arm)];
-            if (st.round != round) {
-                if (WorkerState* ws = ahead(w)) ws->exitedEarly = ws->exited = true;
-                failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
-                abandon(arm);
-                finishIfDone();
-                return;
-            }
-            st.workers[std::size_t(w)].exited = true;
-            failArm(arm, R::kFailed, "worker_start_failed", why.toStdString());
-            abandon(arm);
-            finishIfDone();
-        });
-        connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
-            emit logMessage(arm, QStringLiteral("stderr"), l);
-        });
-        // On the channel only the worker writes: a line that is not an event means it cannot be
-        // trusted with the rest either.
-        connect(proc, &WorkerProcess::malformedLine, this,
-                [this, arm, w](const QString& line, const QString& why) {
-                    failProtocol(arm, QStringLiteral("worker %1 broke the protocol: a line that is not an event (%2): %3")
-                                          .arg(w)
-                                          .arg(why, line.left(120))
-                                          .toStdString());
-                });
-        proc->start();
+        connectWorker(ws.process.get(), arm, int(k), round);
+        ws.process->start();
     }
     return workers;
 }

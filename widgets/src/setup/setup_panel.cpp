@@ -54,6 +54,53 @@ QSpinBox* runSpin(QWidget* parent, int min, const char* objectName, const QStrin
     s->setToolTip(tip);
     return s;
 }
+// The Model box: the model picker, the input spec and, right under it, what is wrong with the
+// typed spec or where it came from.
+QGroupBox* makeModelBox(SetupPanel* panel, QWidget* model, QLineEdit* input, QLabel*& inputNote) {
+    auto* box = new QGroupBox(SetupPanel::tr("Model"), panel);
+    auto* layout = new QVBoxLayout(box);
+    layout->addWidget(model);
+    auto* inputForm = new QFormLayout;
+    inputForm->addRow(SetupPanel::tr("Input spec"), input);
+    inputNote = new QLabel(box);
+    inputNote->setObjectName(QStringLiteral("inputNote"));
+    inputNote->setWordWrap(true);
+    inputNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    inputNote->hide();
+    inputForm->addRow(QString(), inputNote);
+    layout->addLayout(inputForm);
+    return box;
+}
+
+// The Run box: the run's counts side by side, the serving note, "Profile after measuring".
+QGroupBox* makeRunBox(SetupPanel* panel, std::initializer_list<std::pair<QString, QSpinBox*>> spins,
+                      QCheckBox*& profile, QLabel*& servingNote) {
+    auto* box = new QGroupBox(SetupPanel::tr("Run"), panel);
+    auto* layout = new QGridLayout(box);
+    layout->setVerticalSpacing(1);
+    int column = 0;
+    for (auto [label, spin] : spins) {
+        auto* l = new QLabel(label, box);
+        l->setBuddy(spin);
+        l->setToolTip(spin->toolTip());
+        layout->addWidget(l, 0, column);
+        layout->addWidget(spin, 1, column++);
+    }
+    profile = new QCheckBox(SetupPanel::tr("Profile after measuring (for advice)"), box);
+    profile->setObjectName(QStringLiteral("profileAfter"));
+    profile->setToolTip(
+        SetupPanel::tr("After the measured blocks, run %1 more iterations of every arm under libtorch's "
+                       "profiler, never timed (run.profile_iters; pitlane-cli run --profile): the operator "
+                       "profile the Advice tab's rules read to see where the time goes.")
+            .arg(SetupPanel::kProfileIters));
+    layout->addWidget(profile, 3, 0, 1, column);
+    servingNote = new QLabel(box);
+    servingNote->setObjectName(QStringLiteral("servingNote"));
+    servingNote->setWordWrap(true);
+    servingNote->hide();
+    layout->addWidget(servingNote, 2, 0, 1, column);
+    return box;
+}
 }  // namespace
 
 SetupPanel::SetupPanel(QWidget* parent)
@@ -84,51 +131,15 @@ SetupPanel::SetupPanel(QWidget* parent)
                             "it wide. Left at its default, rounds of fresh processes are added "
                             "(up to run.max_processes, 6) while a comparison is inconclusive; a "
                             "value you set is exact."));
-    processes_->setRange(1, 64);    validation_->setObjectName(QStringLiteral("validationLabel"));
+    processes_->setRange(1, 64);
+    validation_->setObjectName(QStringLiteral("validationLabel"));
     validation_->setWordWrap(true);
     validation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    auto* modelBox = new QGroupBox(tr("Model"), this);
-    auto* modelLayout = new QVBoxLayout(modelBox);
-    modelLayout->addWidget(model_);
-    auto* inputForm = new QFormLayout;
-    inputForm->addRow(tr("Input spec"), input_);
-    // What is wrong with the typed spec, or where it came from, right under the field.
-    inputNote_ = new QLabel(modelBox);
-    inputNote_->setObjectName(QStringLiteral("inputNote"));
-    inputNote_->setWordWrap(true);
-    inputNote_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    inputNote_->hide();
-    inputForm->addRow(QString(), inputNote_);
-    modelLayout->addLayout(inputForm);
-
-    auto* runBox = new QGroupBox(tr("Run"), this);
-    auto* runLayout = new QGridLayout(runBox);
-    runLayout->setVerticalSpacing(1);
-    int column = 0;
-    for (auto [label, spin] : {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
-                               std::pair{tr("Block"), blockIters_},
-                               std::pair{tr("Processes"), processes_}}) {
-        auto* l = new QLabel(label, runBox);
-        l->setBuddy(spin);
-        l->setToolTip(spin->toolTip());
-        runLayout->addWidget(l, 0, column);
-        runLayout->addWidget(spin, 1, column++);
-    }
-    profile_ = new QCheckBox(tr("Profile after measuring (for advice)"), runBox);
-    profile_->setObjectName(QStringLiteral("profileAfter"));
-    profile_->setToolTip(
-        tr("After the measured blocks, run %1 more iterations of every arm under libtorch's "
-           "profiler, never timed (run.profile_iters; pitlane-cli run --profile): the operator "
-           "profile the Advice tab's rules read to see where the time goes.")
-            .arg(kProfileIters));
-    runLayout->addWidget(profile_, 3, 0, 1, column);
-    servingNote_ = new QLabel(runBox);
-    servingNote_->setObjectName(QStringLiteral("servingNote"));
-    servingNote_->setWordWrap(true);
-    servingNote_->hide();
-    runLayout->addWidget(servingNote_, 2, 0, 1, column);
-
+    auto* modelBox = makeModelBox(this, model_, input_, inputNote_);
+    auto* runBox = makeRunBox(this, {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
+                                     std::pair{tr("Block"), blockIters_}, std::pair{tr("Processes"), processes_}},
+                              profile_, servingNote_);
     auto* armsBox = new QGroupBox(tr("Arms"), this);
     auto* armsLayout = new QVBoxLayout(armsBox);
     armsLayout->addWidget(arms_);
@@ -385,131 +396,8 @@ SetupPanel::~SetupPanel() {
     stopModelCheck();
 }
 
-void SetupPanel::stopModelCheck() {
-    probeTimer_.stop();
-    pendingProbe_.reset();
-    if (probeCancel_) probeCancel_->store(true);
-    if (probeThread_) probeThread_->wait();
-    if (probing_) {  // cancelled before it answered: check again after the run
-        probing_ = false;
-        probedKey_.clear();
-        model_->clearLoaded();
-    }
-}
-
-void SetupPanel::setWorkerPath(const QString& path) {
-    workerPath_ = path;
-    probedKey_.clear();
-    validate();
-}
-
-void SetupPanel::checkModels() {
-    if (!pendingProbe_) return;
-    if (probing_) {  // one check at a time: this one when the running one is done
-        probeTimer_.start();
-        return;
-    }
-    const spec::Preset preset = *pendingProbe_;
-    pendingProbe_.reset();
-    startModelCheck(preset, pendingKey_);
-}
-
-// On a thread of its own (probeArms runs its own event loop and waits for the workers); the
-// verdict comes back to this thread. The destructor cancels it (the workers are killed).
-void SetupPanel::startModelCheck(const spec::Preset& preset, const std::string& key) {
-    if (probeThread_) probeThread_->wait();  // the previous check has answered
-    probing_ = true;
-    probedKey_ = key;
-    model_->showChecking();
-    auto cancel = probeCancel_ = std::make_shared<std::atomic<bool>>(false);
-    probeThread_.reset(QThread::create([this, preset, worker = workerPath_, cancel, key] {
-        auto probes = session::probeArms(preset, worker, 60000, cancel.get());
-        if (cancel->load()) return;
-        QMetaObject::invokeMethod(
-            this,
-            [this, probes = std::move(probes), key] {
-                probing_ = false;
-                if (key == probedKey_) model_->showProbes(probes);
-                if (pendingProbe_) probeTimer_.start();
-            },
-            Qt::QueuedConnection);
-    }));
-    probeThread_->start();
-}
-
-void SetupPanel::setModel(const QString& model) {
-    const QString previous = QString::fromStdString(raw_.value("model", std::string()));
-    model_->setModel(model);
-    model_->clearLoaded();
-    // The new model's own signature applies when it has one; a typed one stays otherwise.
-    const json side = spec::readModelSidecar(resolveModelPath(model).toStdString());
-    if (side.is_object() && side.contains("input")) input_->clear();
-    // The name follows the model (its file stem) unless the user typed one: a preset's name
-    // described the old model.
-    const QString name = name_->text().trimmed();
-    if (!nameTyped_ || name.isEmpty() || name == previous ||
-        name == QFileInfo(previous).completeBaseName())
-        name_->setText(QFileInfo(model).completeBaseName());
-    raw_["model"] = model.toStdString();
-    arms_->setPresetModelPath(resolveModelPath(model));
-    updateInputPlaceholder();
-    emit changed();
-    validate();
-}
-
-// Input specs the user gave for a model without a sidecar, remembered per file by its SHA-256
-// (QSettings "inputs/<sha256>"): the next time the same bytes are opened, under any name, the
-// field is filled again. The hash is computed on a thread of its own (a model can be GBs).
-void SetupPanel::hashModel() {
-    const QString path = resolveModelPath(model_->model());
-    if (path == hashedPath_) return applyRememberedInput();
-    hashedPath_ = path;
-    modelSha_.clear();
-    if (hashThread_) hashThread_->wait();
-    auto result = std::make_shared<QString>();
-    hashThread_.reset(QThread::create([path, result] {
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly)) return;
-        QCryptographicHash hash(QCryptographicHash::Sha256);
-        if (hash.addData(&f)) *result = QString::fromLatin1(hash.result().toHex());
-    }));
-    connect(hashThread_.get(), &QThread::finished, this, [this, path, result] {
-        if (path != hashedPath_) return;  // another model was chosen meanwhile
-        modelSha_ = *result;
-        if (input_->text().trimmed().isEmpty())
-            applyRememberedInput();
-        else if (valid_)
-            rememberInput();  // typed before the hash was known
-    });
-    hashThread_->start();
-}
-
-void SetupPanel::applyRememberedInput() {
-    if (modelSha_.isEmpty() || !input_->text().trimmed().isEmpty()) return;
-    const json side = spec::readModelSidecar(hashedPath_.toStdString());
-    if (side.is_object() && side.contains("input")) return;  // the model describes itself
-    const QString remembered =
-        QSettings().value(QStringLiteral("inputs/") + modelSha_).toString();
-    if (remembered.isEmpty()) return;
-    inputOrigin_ = tr("Remembered from the last time this file (SHA-256 %1…) was set up.")
-                       .arg(modelSha_.left(12));
-    input_->setText(remembered);  // validates (textChanged)
-}
-
-void SetupPanel::rememberInput() {
-    const QString text = input_->text().trimmed();
-    if (text.isEmpty() || modelSha_.isEmpty() ||
-        hashedPath_ != resolveModelPath(model_->model()))
-        return;
-    QSettings().setValue(QStringLiteral("inputs/") + modelSha_, text);
-}
-
 QString SetupPanel::validationMessage() const {
     return valid_ ? QString() : validation_->text().mid(2);  // without the leading "✗ "
-}
-
-bool SetupPanel::hashingModel() const {
-    return hashThread_ && hashThread_->isRunning();
 }
 
 void SetupPanel::setCuda(const CudaAvailability& cuda) {

@@ -145,6 +145,9 @@ private:
     void onExited(int arm, int worker, int code, bool crashed);
     void startRound(int round);
     std::vector<WorkerState> spawnWorkers(int arm, int round);
+    QString remoteCommandFor(int arm);     // "" for a local arm
+    QStringList localArgumentsFor(int arm);
+    void connectWorker(WorkerProcess* proc, int arm, int w, int round);
     void activate(int arm, int round);
     bool startupSettled() const;
     static void quitWorkers(std::vector<WorkerState>& workers);
