@@ -94,6 +94,34 @@ std::string cwd() {
     return getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
 }
 
+// Why a package did not load, with what made it (its metadata) against this worker's libtorch.
+std::string packageLoadError(const std::string& modelPath, const spec::ModelFormat& format,
+                             const std::exception& e) {
+    std::string made;
+    for (const auto& [k, v] : format.metadata)
+        if (k == "torch_version" || k == "AOTI_DEVICE_KEY" || k == "AOTI_CPU_ISA") made += " " + k + "=" + v;
+    return "cannot load " + modelPath + " as an AOTInductor package: " + torchReason(e) +
+           " — this worker's libtorch is " + std::string(TORCH_VERSION) +
+           (made.empty() ? std::string("; the package does not say what made it") : "; the package says:" + made) +
+           " (a package runs only with the libtorch and the CPU / GPU it was compiled for: "
+           "compile it again with the project's .venv/bin/python)";
+}
+
+// The package's constants and the elements of those defined (its parameters); an older package
+// without the constants map counts none.
+std::pair<std::size_t, std::int64_t> countConstants(torch::inductor::AOTIModelPackageLoader& package) {
+    std::int64_t params = 0;
+    std::size_t constants = 0;
+    try {
+        for (const auto& [name, t] : package.get_runner()->extract_constants_map(/*use_inactive=*/false)) {
+            ++constants;
+            if (t.defined()) params += t.numel();
+        }
+    } catch (const std::exception&) {
+    }
+    return {constants, params};
+}
+
 }  // namespace
 
 Engine::Impl::Impl(EventSink& s) : sink(s) {}
@@ -129,16 +157,7 @@ bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& forma
             device.is_cuda() ? device.index() : c10::DeviceIndex(-1));
     } catch (const std::exception& e) {
         gRedirectPackageDir = false;
-        std::string made;
-        for (const auto& [k, v] : format.metadata)
-            if (k == "torch_version" || k == "AOTI_DEVICE_KEY" || k == "AOTI_CPU_ISA") made += " " + k + "=" + v;
-        sink.error(code::kModelLoadFailed,
-                   "cannot load " + modelPath + " as an AOTInductor package: " + torchReason(e) +
-                       " — this worker's libtorch is " + std::string(TORCH_VERSION) +
-                       (made.empty() ? std::string("; the package does not say what made it")
-                                     : "; the package says:" + made) +
-                       " (a package runs only with the libtorch and the CPU / GPU it was compiled for: "
-                       "compile it again with the project's .venv/bin/python)",
+        sink.error(code::kModelLoadFailed, packageLoadError(modelPath, format, e),
                    {{"path", modelPath}, {"format", spec::kFormatAoti}, {"torch", std::string(e.what()).substr(0, 2000)}});
         return false;
     }
@@ -151,16 +170,7 @@ bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& forma
     info["extracted_to"] = gExtractedTo[0] && !extractIn.empty()
                                ? json(extractIn + "/" + std::string(gExtractedTo + (gExtractedTo[0] == '.' ? 2 : 0)))
                                : json(nullptr);  // torch's own /tmp folder (no scratch folder given)
-    std::int64_t params = 0;
-    std::size_t constants = 0;
-    try {
-        for (const auto& [name, t] : package->get_runner()->extract_constants_map(/*use_inactive=*/false)) {
-            ++constants;
-            if (t.defined()) params += t.numel();
-        }
-    } catch (const std::exception&) {
-        // An older package without the constants map: the count stays unknown.
-    }
+    const auto [constants, params] = countConstants(*package);
     info["constants"] = constants;
     loaded["parameters"] = params;
     // "2.11.0+cu130" (the wheel's local version) is libtorch "2.11.0".

@@ -1,6 +1,7 @@
 // The worker's sandbox (sandbox.h): no new privileges, Landlock for writes, a seccomp filter for
 // sockets, RLIMIT_DATA for memory; every part read back.
 #include "pitlane/engine/sandbox.h"
+#include "sandbox_internal.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -33,12 +34,7 @@
 
 namespace pitlane::engine {
 
-namespace {
-
-using json = nlohmann::json;
-
-std::mutex gMutex;
-json gReport;           // what applySandbox did
+namespace sandbox_detail {
 
 std::string errnoText(int e) { return std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")"; }
 
@@ -54,6 +50,17 @@ std::string procStatus(const std::string& name) {
         }
     return {};
 }
+
+}  // namespace sandbox_detail
+
+namespace {
+
+using namespace sandbox_detail;
+
+using json = nlohmann::json;
+
+std::mutex gMutex;
+json gReport;           // what applySandbox did
 
 #ifdef __linux__
 // ---- Landlock (constants of the stable kernel ABI; Debian 12's headers stop at ABI 2) --------
@@ -361,94 +368,6 @@ std::string checkScratch(const std::string& given, std::string& error) {
         return {};
     }
     return std::filesystem::absolute(given).lexically_normal().string();
-}
-
-// Where a write outside the sandbox is tried: the scratch directory's parent, else $TMPDIR or /tmp.
-std::string outsideDir(const std::string& scratch) {
-    if (!scratch.empty()) return std::filesystem::path(scratch).parent_path().string();
-    const char* tmp = std::getenv("TMPDIR");
-    return tmp && *tmp ? tmp : "/tmp";
-}
-
-// Opens an unnamed temporary file in `dir` and closes it: nothing is left behind either way.
-std::string probeWrite(const std::string& dir) {
-    const int fd = open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) return "refused: " + errnoText(errno);
-    close(fd);
-    return "allowed";
-}
-
-std::string probeSocket(int family) {
-    const int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return "refused: " + errnoText(errno);
-    close(fd);
-    return "allowed";
-}
-
-// The probes of what the seccomp filter refuses: each tries something harmless (a path that
-// does not exist, a signal already set) and tells the filter's answer from the kernel's.
-std::string probeErrno(int rc, int refusedErrno) {
-    if (rc == 0) return "allowed";
-    return errno == refusedErrno ? "refused: " + errnoText(errno) : "allowed (" + errnoText(errno) + ")";
-}
-
-std::string probeExec() {
-    char* argv[] = {const_cast<char*>("pitlane-probe"), nullptr};
-    return probeErrno(execve("/nonexistent-pitlane-probe/sh", argv, environ), EPERM);
-}
-
-std::string probeFork() {
-    const long pid = syscall(SYS_clone, long(SIGCHLD), 0L, 0L, 0L, 0L);
-    if (pid == 0) _exit(0);
-    if (pid > 0) {
-        waitpid(pid_t(pid), nullptr, 0);
-        return "allowed";
-    }
-    return probeErrno(-1, EPERM);
-}
-
-std::string probeConnect() {
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return "refused: " + errnoText(errno);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, "/nonexistent-pitlane-probe/socket", sizeof addr.sun_path - 1);
-    const int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    const int saved = errno;
-    close(fd);
-    errno = saved;
-    return probeErrno(rc, EACCES);
-}
-
-std::string probeRead(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return "refused: " + errnoText(errno);
-    close(fd);
-    return "allowed";
-}
-
-json readBack(const std::string& scratch) {
-    json r;
-    r["capabilities_effective"] = procStatus("CapEff");
-    r["capabilities_permitted"] = procStatus("CapPrm");
-    r["capabilities_bounding"] = procStatus("CapBnd");
-    r["exec"] = probeExec();
-    r["fork"] = probeFork();
-    r["connect_unix_path"] = probeConnect();
-    r["chmod"] = probeErrno(chmod("/nonexistent-pitlane-probe", 0600), EPERM);
-    r["clear_pdeathsig"] = probeErrno(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), EPERM);
-    r["read_etc"] = probeRead("/etc");
-    r["no_new_privs"] = procStatus("NoNewPrivs") == "1";
-    r["seccomp_mode"] = procStatus("Seccomp");  // 0 none, 1 strict, 2 filter
-    r["seccomp_filters"] = procStatus("Seccomp_filters");
-    struct rlimit rl {};
-    getrlimit(RLIMIT_DATA, &rl);
-    r["rlimit_data_bytes"] = rl.rlim_cur == RLIM_INFINITY ? json() : json(std::int64_t(rl.rlim_cur));
-    r["socket_inet"] = probeSocket(AF_INET);
-    r["socket_unix"] = probeSocket(AF_UNIX);
-    if (!scratch.empty()) r["write_scratch"] = probeWrite(scratch);
-    r["write_outside"] = probeWrite(outsideDir(scratch));
-    return r;
 }
 
 // The limit is what the worker may allocate beyond what it has mapped when it starts: RLIMIT_DATA

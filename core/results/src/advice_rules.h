@@ -28,5 +28,7 @@ struct ArmCtx {
 };
 
 void applyRules(const ArmCtx& c, std::vector<Advice>& out);
+// The rules on formats, host copies, throughput and start-up (advice_rules_more.cpp), in order.
+void formatAndStartupRules(const ArmCtx& c, std::vector<Advice>& out);
 
 }  // namespace pitlane::results::advice_detail

@@ -1,0 +1,75 @@
+// The end of a run (part of ExperimentRunner): Stop, and finishing once every worker process
+// has exited (the scratch folder and the remote hosts' folders removed).
+#include "pitlane/session/experiment_runner.h"
+
+#include "pitlane/session/worker_process.h"
+
+namespace pitlane::session {
+
+namespace R = results;
+
+// An arm that had measured everything planned for it is ok (the user stopped the others, not
+// it); the others are cancelled, with every sample they sent kept.
+void ExperimentRunner::stop() {
+    if (!running_ || stopping_) return;
+    std::vector<bool> complete(arms_.size());
+    for (std::size_t i = 0; i < arms_.size(); ++i)
+        complete[i] = !result_.arms[i].samples.empty() && !hasWorkLeft(int(i));
+    stopping_ = true;
+    deciding_ = 0;  // a replication decision still being computed is dropped
+    tasks_.clear();
+    watchdog_.stop();
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        if (result_.arms[i].status == R::kPending) {
+            result_.arms[i].status = complete[i] ? R::kOk : R::kCancelled;
+            setPhase(int(i), complete[i] ? ArmPhase::Done : ArmPhase::Cancelled);
+            emit armFinished(int(i));
+        }
+        for (auto& w : arms_[i].workers)
+            if (w.process && w.process->isRunning()) {
+                w.quitting = true;
+                w.process->requestStop();
+            }
+        for (auto& [r, ws] : arms_[i].ahead)
+            for (auto& w : ws)
+                if (w.process && w.process->isRunning()) {
+                    w.quitting = true;
+                    w.process->requestStop();
+                }
+    }
+    for (auto& p : retired_)
+        if (p->isRunning()) p->requestStop();
+    killTimer_.start(options_.stopGraceMs);
+    finishIfDone();
+}
+
+void ExperimentRunner::finishIfDone() {
+    if (!running_ || finalizing_) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_ || preparing_)) return;
+    for (const auto& st : arms_) {
+        for (const auto& w : st.workers)
+            if (w.process && !w.exited && w.process->isRunning()) return;
+        for (const auto& [r, ws] : st.ahead)
+            for (const auto& w : ws)
+                if (w.process && w.process->isRunning()) return;
+    }
+    for (const auto& p : retired_)
+        if (p->isRunning()) return;
+    finalize();
+}
+
+void ExperimentRunner::finalize() {
+    finalizing_ = true;
+    killTimer_.stop();
+    watchdog_.stop();
+    result_.wall_s = elapsedMs() / 1000.0;
+    scratch_.reset();  // every worker has exited: what a model wrote there goes with it
+    for (const auto& [host, prep] : remote_) cleanupRemote(prep.host, prep.scratch);
+    remote_.clear();
+    preparing_ = 0;  // a preparation still running cleans up after itself
+    if (prepCancelled_) *prepCancelled_ = true;
+    running_ = false;
+    emit finished();
+}
+
+}  // namespace pitlane::session
