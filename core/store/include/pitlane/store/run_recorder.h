@@ -103,7 +103,7 @@ private:
     std::shared_ptr<QString> lostWrite_ = std::make_shared<QString>();
     QString runError_;
     // Every sample posted, per arm, gathered on the writer's side (the finished run's verdict).
-    std::shared_ptr<std::vector<std::vector<results::Sample>>> written_;
+    std::shared_ptr<std::vector<results::SampleSeries>> written_;
     // Every serving level written, per arm, gathered on the writer's side (the serving verdict).
     std::shared_ptr<std::vector<std::vector<results::ServingLevel>>> servingWritten_;
     qint64 runId_ = 0;
