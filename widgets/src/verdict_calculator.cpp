@@ -47,7 +47,9 @@ void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) 
         mirror_.arms.resize(run.arms.size());
         mirrorStale_ = false;
     }
-    mirror_.comparison_memo.reset();
+    // A stored run brings the comparisons computed when it finished (compareArms checks that
+    // they are for these samples): reopening it runs no bootstrap.
+    mirror_.comparison_memo = run.comparison_memo;
     mirror_.preset = run.preset;  // kilobytes; the serving block and seed are read from it
     mirror_.interleaved = run.interleaved;
     mirror_.stopping = run.stopping;
@@ -67,8 +69,7 @@ void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) 
             c.metrics = a.metrics;
             c.profile = a.profile;
         }
-        if (a.samples.size() < c.samples.size()) c.samples.clear();  // not the same samples
-        c.samples.append(a.samples, c.samples.size(), a.samples.size() - c.samples.size());
+        c.samples = a.samples;  // shares the live series' chunks (copy on write)
     }
 }
 

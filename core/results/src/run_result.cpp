@@ -57,7 +57,8 @@ void forEachBlock(const ArmResult& arm, F&& f) {
 
 stats::SteadyState steadyState(const ArmResult& arm) {
     std::vector<double> warm(arm.warmup_ns.begin(), arm.warmup_ns.end());
-    return stats::detectSteadyState(warm, stats::median(arm.latencies()));
+    // summarize's median is stats::median of the same samples (one formula, the same bits).
+    return stats::detectSteadyState(warm, summarize(arm).median);
 }
 
 double aggregateThroughput(const ArmResult& arm) {
@@ -71,6 +72,16 @@ double armThroughput(const ArmResult& arm, const stats::Summary& summary) {
     return arm.workers > 1 ? aggregateThroughput(arm) : summary.throughput_per_s;
 }
 
+std::vector<std::pair<std::size_t, double>> blockTotals(const ArmResult& arm) {
+    std::vector<std::pair<std::size_t, double>> out;
+    forEachBlock(arm, [&](int, std::vector<double> v) {
+        double sum = 0;
+        for (double x : v) sum += x;
+        out.emplace_back(v.size(), sum);
+    });
+    return out;
+}
+
 stats::BlockedSamples ArmResult::blocked() const {
     stats::BlockedSamples b;
     forEachBlock(*this, [&](int process, std::vector<double> v) {
@@ -80,8 +91,11 @@ stats::BlockedSamples ArmResult::blocked() const {
     return b;
 }
 
-std::vector<ProcessSummary> processSummaries(const ArmResult& arm) {
-    std::vector<ProcessSummary> out;
+namespace {
+std::shared_ptr<const ArmResult::ProcessMedians> processMedians(const ArmResult& arm) {
+    auto memo = std::atomic_load(&arm.process_medians);
+    if (memo && memo->stamp == arm.samples.stamp() && memo->batch_size == arm.batch_size)
+        return memo;
     std::map<std::pair<int, int>, std::vector<double>> byProcess;  // (replicate, worker)
     arm.samples.forEachSpan([&](const SampleSeries::Run& r, std::size_t, const std::int64_t* ns,
                                 std::size_t count) {
@@ -89,13 +103,29 @@ std::vector<ProcessSummary> processSummaries(const ArmResult& arm) {
         auto& v = byProcess[{r.process, r.worker}];
         for (std::size_t k = 0; k < count; ++k) v.push_back(double(ns[k]));
     });
+    auto fresh = std::make_shared<ArmResult::ProcessMedians>();
+    fresh->stamp = arm.samples.stamp();
+    fresh->batch_size = arm.batch_size;
+    for (auto& [key, v] : byProcess) {
+        const std::size_t n = v.size();
+        fresh->of[key] = {n, stats::median(std::move(v))};
+    }
+    std::shared_ptr<const ArmResult::ProcessMedians> done = fresh;
+    std::atomic_store(&arm.process_medians, done);
+    return done;
+}
+}  // namespace
+
+std::vector<ProcessSummary> processSummaries(const ArmResult& arm) {
+    std::vector<ProcessSummary> out;
+    const auto medians = processMedians(arm);
     for (const auto& info : arm.processes) {
         ProcessSummary ps;
         ps.info = info;
-        auto it = byProcess.find({info.replicate, info.worker});
-        if (it != byProcess.end()) {
-            ps.n = it->second.size();
-            ps.median_ns = stats::median(it->second);
+        auto it = medians->of.find({info.replicate, info.worker});
+        if (it != medians->of.end()) {
+            ps.n = it->second.first;
+            ps.median_ns = it->second.second;
         }
         out.push_back(ps);
     }
@@ -183,7 +213,15 @@ bool armsDifferInModel(const RunResult& run) {
 }
 
 stats::Summary summarize(const ArmResult& arm) {
-    return stats::summarize(arm.latencies(), arm.batch_size);
+    const auto memo = std::atomic_load(&arm.summary_memo);
+    if (memo && memo->stamp == arm.samples.stamp() && memo->batch_size == arm.batch_size)
+        return memo->summary;
+    auto fresh = std::make_shared<ArmResult::SummaryMemo>();
+    fresh->stamp = arm.samples.stamp();
+    fresh->batch_size = arm.batch_size;
+    fresh->summary = stats::summarize(arm.latencies(), arm.batch_size);
+    std::atomic_store(&arm.summary_memo, std::shared_ptr<const ArmResult::SummaryMemo>(fresh));
+    return fresh->summary;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "pitlane/results/sample_series.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace pitlane::results {
 
@@ -8,18 +9,36 @@ SampleSeries::SampleSeries(std::initializer_list<Sample> samples) {
     for (const Sample& s : samples) push_back(s);
 }
 
+void SampleSeries::restamp() {
+    static std::atomic<std::uint64_t> next{1};
+    stamp_ = next.fetch_add(1, std::memory_order_relaxed);
+}
+
 void SampleSeries::clear() {
     chunks_.clear();
     runs_.clear();
     size_ = 0;
+    restamp();
+}
+
+SampleSeries::Chunk* SampleSeries::own(std::size_t c) {
+    restamp();  // the chunk is about to change
+    auto& chunk = chunks_[c];
+    if (chunk.use_count() > 1) {
+        auto copy = std::make_shared<Chunk>();
+        copy->reserve(chunk->capacity());
+        copy->assign(chunk->begin(), chunk->end());
+        chunk = std::move(copy);
+    }
+    return chunk.get();
 }
 
 void SampleSeries::appendLatency(std::int64_t ns) {
-    if (chunks_.empty() || chunks_.back().size() == kChunk) {
-        chunks_.emplace_back();
-        chunks_.back().reserve(chunks_.size() == 1 ? 64 : kChunk);
+    if (chunks_.empty() || chunks_.back()->size() == kChunk) {
+        chunks_.push_back(std::make_shared<Chunk>());
+        chunks_.back()->reserve(chunks_.size() == 1 ? 64 : kChunk);
     }
-    auto& c = chunks_.back();
+    Chunk& c = *own(chunks_.size() - 1);
     // The first chunk grows as a vector does (a short run stays small), the later ones are
     // reserved whole: no doubling beyond one chunk.
     if (c.size() == c.capacity()) c.reserve(std::min(kChunk, 2 * c.capacity()));
@@ -61,7 +80,7 @@ void SampleSeries::append(const SampleSeries& other, std::size_t first, std::siz
         bool opened = false;
         while (i < runEnd) {
             const std::size_t in = std::min(runEnd - i, kChunk - i % kChunk);
-            const std::int64_t* p = &other.chunks_[i / kChunk][i % kChunk];
+            const std::int64_t* p = other.chunks_[i / kChunk]->data() + i % kChunk;
             if (!opened) {
                 append(r.block, r.first_iter + int(i - r.start), r.batch_size, r.worker,
                        r.process, p, in);
@@ -111,7 +130,7 @@ void SampleSeries::set(std::size_t i, const Sample& s) {
 
 std::size_t SampleSeries::bytes() const {
     std::size_t b = runs_.capacity() * sizeof(Run) + chunks_.capacity() * sizeof(chunks_[0]);
-    for (const auto& c : chunks_) b += c.capacity() * sizeof(std::int64_t);
+    for (const auto& c : chunks_) b += c->capacity() * sizeof(std::int64_t);
     return b;
 }
 

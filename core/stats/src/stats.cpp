@@ -331,19 +331,22 @@ MannWhitney mannWhitneyUSorted(const std::vector<double>& x, const std::vector<d
 // Noise warnings
 
 std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double covThreshold) {
+    return noiseWarnings(samples, summarize(samples.pooled()), covThreshold);
+}
+
+std::vector<std::string> noiseWarnings(const BlockedSamples& samples, const Summary& s,
+                                       double covThreshold) {
     std::vector<std::string> out;
-    const std::vector<double> all = samples.pooled();
-    if (all.empty()) {
+    if (s.n == 0) {
         out.push_back("no samples were measured");
         return out;
     }
-    if (all.size() < 20) {
+    if (s.n < 20) {
         out.push_back(format(
-            all.size() == 1 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
-                            : "only %.0f samples (fewer than 20): the statistics are unreliable",
-            static_cast<double>(all.size())));
+            s.n == 1 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
+                     : "only %.0f samples (fewer than 20): the statistics are unreliable",
+            static_cast<double>(s.n)));
     }
-    const Summary s = summarize(all);
     if (s.cov > covThreshold) {
         out.push_back(format("latency CoV %.1f%% is above %.0f%%: results are noisy", s.cov * 100,
                              covThreshold * 100));

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,6 +106,21 @@ struct ArmResult {
 
     std::vector<double> latencies() const;
     stats::BlockedSamples blocked() const;
+    // summarize(arm)'s memo: a report asks for it a dozen times, each a sort of every sample.
+    // Keyed by the samples' stamp and the batch size; read and written atomically.
+    struct SummaryMemo {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        stats::Summary summary;
+    };
+    mutable std::shared_ptr<const SummaryMemo> summary_memo;
+    // processSummaries' memo: n and median per (replicate, worker), keyed the same way.
+    struct ProcessMedians {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        std::map<std::pair<int, int>, std::pair<std::size_t, double>> of;
+    };
+    mutable std::shared_ptr<const ProcessMedians> process_medians;
     bool finished() const { return status != kPending; }
 };
 
@@ -139,6 +155,9 @@ std::string modelSummary(const ArmResult& arm);
 bool armsDifferInModel(const RunResult& run);
 
 stats::Summary summarize(const ArmResult& arm);
+// Each block of blocked(), in its order: how many samples and the sum of their latencies (summed
+// in the order measured), without holding the arm's samples as doubles.
+std::vector<std::pair<std::size_t, double>> blockTotals(const ArmResult& arm);
 // The arm's settings and state without its growing vectors (samples, warmup, metrics, warnings,
 // processes): kilobytes to copy to another thread, whatever the length of the run.
 ArmResult armSettings(const ArmResult& arm);

@@ -3,13 +3,17 @@
 // the samples share -- block, iteration, batch size, worker, process -- once per run of
 // consecutive samples that share it (a samples event is one run). Latencies live in chunks of
 // at most kChunk values, so a long run grows without copying what it holds and without a
-// vector's doubling slack. Reads like a std::vector<Sample> whose elements are values:
+// vector's doubling slack. Copies share the chunks (copy on write: a chunk is cloned before it
+// changes while another series holds it), so copying a series -- to the history writer's or the
+// verdict's thread -- costs a pointer per 65 536 samples, not their memory. A series may be
+// copied only on the thread that changes it; copies live on any thread. Reads like a std::vector<Sample> whose elements are values:
 // `for (const auto& s : series)`, `series[i]`, `series.size()`, `push_back({...})`.
 // No Qt, no torch.
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <vector>
 
 namespace pitlane::results {
@@ -100,8 +104,8 @@ public:
     Sample operator[](std::size_t i) const { return at(i, nullptr); }
     Sample back() const { return at(size_ - 1, nullptr); }
     Sample front() const { return at(0, nullptr); }
-    std::int64_t latency(std::size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
-    void setLatency(std::size_t i, std::int64_t ns) { chunks_[i / kChunk][i % kChunk] = ns; }
+    std::int64_t latency(std::size_t i) const { return (*chunks_[i / kChunk])[i % kChunk]; }
+    void setLatency(std::size_t i, std::int64_t ns) { (*own(i / kChunk))[i % kChunk] = ns; }
     // Replaces sample i (tests; rewrites the run structure when its fields change).
     void set(std::size_t i, const Sample& s);
 
@@ -119,12 +123,15 @@ public:
             const std::size_t end = r.start + r.count;
             while (i < end) {
                 const std::size_t in = std::min(end - i, kChunk - i % kChunk);
-                f(r, i - r.start, &chunks_[i / kChunk][i % kChunk], in);
+                f(r, i - r.start, chunks_[i / kChunk]->data() + i % kChunk, in);
                 i += in;
             }
         }
     }
-    // Bytes held (latencies, their chunk slack and the runs).
+    // A number no other content of any series has had: it changes with every change of this
+    // series, and a copy keeps it (memos of what was computed from the samples key on it).
+    std::uint64_t stamp() const { return stamp_; }
+    // Bytes held (latencies, their chunk slack and the runs; shared chunks counted whole).
     std::size_t bytes() const;
 
     bool operator==(const SampleSeries& o) const;
@@ -134,10 +141,15 @@ private:
     Sample at(std::size_t i, std::size_t* runHint) const;
     std::size_t runOf(std::size_t i, std::size_t hint) const;
     void appendLatency(std::int64_t ns);
+    using Chunk = std::vector<std::int64_t>;
+    // Chunk c, cloned first when another series shares it.
+    Chunk* own(std::size_t c);
 
-    std::vector<std::vector<std::int64_t>> chunks_;
+    std::vector<std::shared_ptr<Chunk>> chunks_;
     std::vector<Run> runs_;
     std::size_t size_ = 0;
+    std::uint64_t stamp_ = 0;  // 0: empty since constructed
+    void restamp();
 };
 
 }  // namespace pitlane::results

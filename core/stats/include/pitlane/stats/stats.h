@@ -141,6 +141,9 @@ MedianCi medianCi(const BlockedSamples& samples, const CompareOptions& options =
 // Plain-language noise warnings for one arm (high CoV, too few samples, drift between blocks,
 // slow first block).
 std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double covThreshold = 0.10);
+// The same with the summary of every sample already computed (summarize of them: its n and CoV).
+std::vector<std::string> noiseWarnings(const BlockedSamples& samples, const Summary& pooled,
+                                       double covThreshold = 0.10);
 // Same, each sentence prefixed with "<name>: " (e.g. "A: latency CoV 14.2% is above 10%: ...").
 std::vector<std::string> noiseWarnings(const std::string& name, const BlockedSamples& samples,
                                        double covThreshold = 0.10);
