@@ -43,9 +43,28 @@ measure() {
   printf -v "${name}_s" '%s' "$s"
   printf -v "${name}_kb" '%s' "$kb"
 }
-mb() { awk -v kb="$1" 'BEGIN { printf "%.0f", kb / 1024 }'; }
+# measure_own NAME CMD...: as measure, but the peak RSS is the command's own (VmHWM, read every
+# 50 ms while it runs): GNU time's %M is the largest of the process and its waited-for children,
+# and a run's children are its workers (~350 MB of libtorch each).
+measure_own() {
+  local name="$1"; shift
+  local t0 t1 hwm=0 v
+  t0=$(date +%s.%N)
+  "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+    [[ -n "$v" && "$v" -gt "$hwm" ]] && hwm=$v
+    sleep 0.05
+  done
+  wait "$pid" || { echo "$name failed (exit $?):" >&2; tail -5 "$WORK/$name.err" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  printf -v "${name}_s" '%.2f' "$(echo "$t1 - $t0" | bc)"
+  printf -v "${name}_kb" '%s' "$hwm"
+}
+mb() { awk -v kb="$1" 'BEGIN { printf "%.0f", kb * 1024 / 1e6 }'; }  # decimal MB
 
-measure run "$BIN/pitlane-cli" run "$WORK/long.json" --db "$DB" --quiet
+measure_own run "$BIN/pitlane-cli" run "$WORK/long.json" --db "$DB" --quiet
 RUN_ID=$(sqlite3 "$DB" 'SELECT max(id) FROM experiments')
 sqlite3 "$DB" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
 DB_BYTES=$(stat -c %s "$DB")
@@ -53,7 +72,7 @@ measure html "$BIN/pitlane-cli" report "$RUN_ID" --db "$DB" --html "$WORK/r.html
 measure md "$BIN/pitlane-cli" report "$RUN_ID" --db "$DB" --md "$WORK/r.md"
 measure check "$BIN/pitlane-cli" check-history --db "$DB"
 
-run_goal=$((SAMPLES * 16 / 1000000 + 200))
+run_goal=$((SAMPLES * 16 / 1000000 + 200))  # decimal MB, as the figures
 printf '%-40s %14s %s\n' figure measured goal
 printf '%-40s %11s MB %s\n' "pitlane-cli run peak RSS" "$(mb "$run_kb")" "<= $run_goal MB"
 awk -v kb="$run_kb" -v n="$SAMPLES" 'BEGIN { printf "%-40s %11.1f B  %s\n", "  per sample beyond 200 MB", (kb * 1024 - 200e6) / n, "<= 16 B" }'

@@ -97,6 +97,12 @@ std::shared_ptr<const ArmResult::ProcessMedians> processMedians(const ArmResult&
     if (memo && memo->stamp == arm.samples.stamp() && memo->batch_size == arm.batch_size)
         return memo;
     std::map<std::pair<int, int>, std::vector<double>> byProcess;  // (replicate, worker)
+    {  // each reserved exactly: no doubling
+        std::map<std::pair<int, int>, std::size_t> counts;
+        for (const auto& r : arm.samples.runs())
+            if (r.batch_size == arm.batch_size) counts[{r.process, r.worker}] += r.count;
+        for (const auto& [key, n] : counts) byProcess[key].reserve(n);
+    }
     arm.samples.forEachSpan([&](const SampleSeries::Run& r, std::size_t, const std::int64_t* ns,
                                 std::size_t count) {
         if (r.batch_size != arm.batch_size) return;
@@ -336,6 +342,9 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     // Each arm prepared one block at a time: a long run's arm is never held as doubles twice.
     auto prepare = [](const ArmResult& a) {
         stats::PreparedArm p;
+        std::size_t n = 0;  // exactly: no doubling of the arm's largest copy
+        for (const auto& r : a.samples.runs()) n += r.batch_size == a.batch_size ? r.count : 0;
+        p.sorted.reserve(n);
         forEachBlock(a, [&](int process, std::vector<double> v) { p.addBlock(std::move(v), process); });
         p.finish();
         return p;
