@@ -27,8 +27,7 @@ std::vector<double> sorted(std::vector<double> v) {
     return v;
 }
 
-// stats::percentileSorted(sorted(v), q) for each of `qs` (ascending), to the same bits, with
-// nth_element: only the two order statistics around each percentile are placed.
+// stats::percentileSorted(sorted(v), q) for each of `qs` (ascending), by nth_element.
 std::vector<double> ranksOf(std::vector<double>& v, std::initializer_list<double> qs) {
     std::vector<double> out;
     const std::size_t n = v.size();
@@ -42,22 +41,19 @@ std::vector<double> ranksOf(std::vector<double>& v, std::initializer_list<double
         std::nth_element(v.begin() + long(std::min(from, lo)), v.begin() + long(lo), v.end());
         const double a = v[lo];
         const double b = hi == lo ? a : *std::min_element(v.begin() + long(hi), v.end());
-        const double diff = b - a;
-        out.push_back(gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma);
+        out.push_back(gamma >= 0.5 ? b - (b - a) * (1 - gamma) : a + (b - a) * gamma);
         from = lo + 1;
     }
     return out;
 }
 
-// Arms that have measured samples, with their index (for the colour).
 struct ArmData {
     int index;
     QString name;
     std::vector<double> lat;     // the arm's first batch size only, as summarize() counts
     std::vector<double> sorted;  // lat, ascending
-    std::vector<double> other;   // every measured sample when the arm has other batch sizes
-    // Every measured sample, arrival order (the timeline): lat itself when the arm has one
-    // batch size (a long run is not held three times).
+    std::vector<double> other;   // every sample, when the arm has other batch sizes
+    // Every sample in arrival order (the timeline): lat itself when it has one batch size.
     const std::vector<double>& all() const { return other.empty() ? lat : other; }
 };
 
