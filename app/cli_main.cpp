@@ -20,6 +20,8 @@
 #include <QTemporaryDir>
 #include <QGuiApplication>
 
+#include <malloc.h>
+
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -368,6 +370,12 @@ int cmdCheckHistory(const QStringList& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef M_MMAP_THRESHOLD
+    // A long run's statistics take copies of its samples tens of MB at a time (issue 31): with a
+    // fixed threshold they are mapped and unmapped whole, so freed copies leave the process
+    // instead of raising glibc's dynamic threshold and staying in its heap.
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     // Writing a PDF needs a QGuiApplication (fonts, painting); everything else runs on a
     // QCoreApplication. A CLI never shows a window: offscreen, so it works without DISPLAY.
     bool wantsGui = false;

@@ -46,8 +46,8 @@ run_at_once() {
 stored() {
     sqlite3 "$1" "SELECT count(*) FROM experiments e WHERE finished_at IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM arms a WHERE a.experiment = e.id AND a.status != 'ok')
-        AND (SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id
-             WHERE a.experiment = e.id AND s.block >= 0) = 2 * $ITERS"
+        AND (SELECT coalesce(sum(c.n), 0) FROM sample_chunks c JOIN arms a ON c.arm = a.id
+             WHERE a.experiment = e.id AND c.block >= 0) = 2 * $ITERS"  # schema v10
 }
 
 echo "pitlane-cli: $CLI"

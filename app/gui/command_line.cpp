@@ -63,7 +63,7 @@ void installDisplayErrorHandler() {
 
 const char* usage() {
     return "usage: pitlane [PRESET.json | MODEL.pt | MODEL.pt2] [--run] [--screenshot OUT.png] "
-           "[--quit-when-done] [--db PATH] [--dark] [--tab NAME]\n"
+           "[--quit-when-done] [--db PATH] [--dark] [--tab NAME] [--open-run ID]\n"
            "       pitlane --help | --version\n"
            "  --run             start the run as soon as the window is up\n"
            "  --screenshot F    save a PNG of the window when the run is done\n"
@@ -73,6 +73,9 @@ const char* usage() {
            "                    else the user's data directory (the same file as pitlane-cli)\n"
            "  --dark            dark palette\n"
            "  --tab NAME        show that results tab: verdict, applied, log or advice\n"
+           "  --open-run ID     show that stored run of the history; with --quit-when-done,\n"
+           "                    exit once its verdict is shown (stderr: the time it took and\n"
+           "                    the longest the event loop could not answer)\n"
            "  --version, -V     print the version and exit\n"
            "environment:\n"
            "  PITLANE_PRESETS_DIR  the presets folder (File > Open preset starts there; the\n"
@@ -103,6 +106,15 @@ CommandLine parseCommandLine(const QStringList& arguments) {
             if (!value(c.db)) return c;
         } else if (a == QLatin1String("--tab")) {
             if (!value(c.tab)) return c;
+        } else if (a == QLatin1String("--open-run")) {
+            QString id;
+            if (!value(id)) return c;
+            bool ok = false;
+            c.openRun = id.toLongLong(&ok);
+            if (!ok || c.openRun <= 0) {
+                c.error = QStringLiteral("--open-run needs a run id (a positive number), not %1").arg(id);
+                return c;
+            }
         } else if (a.startsWith(QLatin1String("--"))) {
             c.error = QStringLiteral("unknown option %1").arg(a);
             return c;

@@ -1,7 +1,7 @@
 #pragma once
 // The window's command line (CONTRACT.md "Commands"):
 //   pitlane [PRESET.json | MODEL.pt] [--run] [--screenshot OUT.png] [--quit-when-done]
-//           [--db PATH] [--dark] [--tab NAME]
+//           [--db PATH] [--dark] [--tab NAME] [--open-run ID]
 #include <QString>
 #include <QStringList>
 
@@ -15,6 +15,7 @@ struct CommandLine {
     QString db;  // run history file (kept for the RunStore; "none" stores nothing)
     bool dark = false;
     QString tab;  // the results tab to show (verdict, applied, log, advice)
+    qint64 openRun = 0;  // a stored run to show (its id in the history); 0: none
     QString error;  // non-empty: bad arguments
 };
 

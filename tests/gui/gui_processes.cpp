@@ -170,7 +170,14 @@ private slots:
         run.preset.run.processes = 1;
         for (auto& a : run.arms) {
             a.processes.clear();
-            for (auto& s : a.samples) s.process = 0;
+            {
+                results::SampleSeries one;
+                for (auto s : a.samples) {
+                    s.process = 0;
+                    one.push_back(s);
+                }
+                a.samples = one;
+            }
         }
         ShownPanel shown(run);
         auto* plot = shown.plot();

@@ -380,7 +380,14 @@ private slots:
     void p999ColumnAndWholeArmThroughput() {
         auto run = fastAndSlowRun();
         run->arms[1].workers = 2;
-        for (auto& s : run->arms[1].samples) s.worker = s.iter % 2;
+        {
+            results::SampleSeries split;
+            for (auto s : run->arms[1].samples) {
+                s.worker = s.iter % 2;
+                split.push_back(s);
+            }
+            run->arms[1].samples = split;
+        }
         widgets::ComparisonTableModel model;
         model.setRows(widgets::comparisonRows(*run));
         using C = widgets::ComparisonTableModel;

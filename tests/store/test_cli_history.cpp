@@ -282,8 +282,8 @@ TEST(CliHistory, CheckHistoryFindsAFinishedRunMissingItsSamples) {
                     env);
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     ASSERT_EQ(pitlane::testing::rawExec(
-                  db, QStringLiteral("DELETE FROM samples WHERE arm = (SELECT id FROM arms "
-                                     "WHERE name = 'B') AND block >= 0")),
+                  db, QStringLiteral("DELETE FROM sample_chunks WHERE arm = (SELECT id FROM "
+                                     "arms WHERE name = 'B') AND block >= 0")),  // schema v10
               QString());
     r = runCli({QStringLiteral("check-history"), QStringLiteral("--db"), db}, env);
     EXPECT_EQ(r.exitCode, 1) << r.out.toStdString() << r.err.toStdString();

@@ -310,7 +310,7 @@ TEST_F(History, WriterThreadBatchKeepsGoodWritesWhenOneFails) {
     {
         store::HistoryWriter writer(store.path(), &owner);
         ASSERT_TRUE(writer.onThread());
-        const std::vector<results::Sample> one(1);
+        const results::SampleSeries one{results::Sample{}};
         writer.post([&](RunStore& s) { return s.renameRun(id, QStringLiteral("first")); }, note);
         writer.post([&](RunStore& s) { return s.appendSamples(987654321, one, 0, 1); }, note);
         writer.post([&](RunStore& s) { return s.setBaseline(id, true); }, note);

@@ -324,6 +324,7 @@ TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
     a.applied["intra_op_threads"] = 1;
     EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
     a.applied["intra_op_threads"] = 2;
-    for (auto& s : a.samples) s.latency_ns = std::int64_t(1e6) + s.iter % 10;  // they agree
+    for (std::size_t i = 0; i < a.samples.size(); ++i)  // they agree
+        a.samples.setLatency(i, std::int64_t(1e6) + a.samples[i].iter % 10);
     EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
 }

@@ -146,7 +146,14 @@ TEST(Table, P999ColumnAndArmThroughput) {
 
     R::ArmResult two = arm("K", -1);
     two.workers = 2;
-    for (auto& sample : two.samples) sample.worker = sample.iter % 2;
+    {
+        R::SampleSeries split;
+        for (auto sample : two.samples) {
+            sample.worker = sample.iter % 2;
+            split.push_back(sample);
+        }
+        two.samples = split;
+    }
     EXPECT_DOUBLE_EQ(R::armThroughput(two, R::summarize(two)), R::aggregateThroughput(two));
     EXPECT_DOUBLE_EQ(R::armThroughput(run.arms[0], s), s.throughput_per_s);
 }

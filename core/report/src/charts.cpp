@@ -27,13 +27,34 @@ std::vector<double> sorted(std::vector<double> v) {
     return v;
 }
 
-// Arms that have measured samples, with their index (for the colour).
+// stats::percentileSorted(sorted(v), q) for each of `qs` (ascending), by nth_element.
+std::vector<double> ranksOf(std::vector<double>& v, std::initializer_list<double> qs) {
+    std::vector<double> out;
+    const std::size_t n = v.size();
+    std::size_t from = 0;
+    for (double q : qs) {
+        const double virtualIndex = static_cast<double>(n - 1) * (q / 100.0);
+        const double prevIndex = std::floor(virtualIndex);
+        const double gamma = virtualIndex - prevIndex;
+        const std::size_t lo = std::min(static_cast<std::size_t>(prevIndex), n - 1);
+        const std::size_t hi = std::min(lo + 1, n - 1);
+        std::nth_element(v.begin() + long(std::min(from, lo)), v.begin() + long(lo), v.end());
+        const double a = v[lo];
+        const double b = hi == lo ? a : *std::min_element(v.begin() + long(hi), v.end());
+        out.push_back(gamma >= 0.5 ? b - (b - a) * (1 - gamma) : a + (b - a) * gamma);
+        from = lo + 1;
+    }
+    return out;
+}
+
 struct ArmData {
     int index;
     QString name;
-    std::vector<double> all;     // every measured sample, arrival order (the timeline)
     std::vector<double> lat;     // the arm's first batch size only, as summarize() counts
     std::vector<double> sorted;  // lat, ascending
+    std::vector<double> other;   // every sample, when the arm has other batch sizes
+    // Every sample in arrival order (the timeline): lat itself when it has one batch size.
+    const std::vector<double>& all() const { return other.empty() ? lat : other; }
 };
 
 std::vector<ArmData> armsWithSamples(const RunResult& run) {
@@ -41,12 +62,12 @@ std::vector<ArmData> armsWithSamples(const RunResult& run) {
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         if (a.samples.empty()) continue;
-        ArmData d{int(i), QString::fromStdString(a.name), {}, {}, {}};
-        for (const auto& s : a.samples) {
-            d.all.push_back(double(s.latency_ns));
-            if (s.batch_size == a.batch_size) d.lat.push_back(double(s.latency_ns));
-        }
+        ArmData d{int(i), QString::fromStdString(a.name), a.latencies(), {}, {}};
         if (d.lat.empty()) continue;
+        if (d.lat.size() != a.samples.size())
+            a.samples.forEachSpan([&](const auto&, std::size_t, const std::int64_t* ns, std::size_t n) {
+                for (std::size_t k = 0; k < n; ++k) d.other.push_back(double(ns[k]));
+            });
         d.sorted = sorted(d.lat);
         out.push_back(std::move(d));
     }
@@ -76,10 +97,12 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     double top = 0;
     std::size_t n = 0;
     for (const auto& a : arms) {
-        const auto all = sorted(a.all);
+        std::vector<double> otherSorted;
+        if (!a.other.empty()) otherSorted = sorted(a.other);
+        const auto& all = a.other.empty() ? a.sorted : otherSorted;
         top = std::max(top, std::min(stats::percentileSorted(all, 99.5),
                                      2.5 * stats::percentileSorted(all, 90)));
-        n = std::max(n, a.all.size());
+        n = std::max(n, a.all().size());
     }
     top = top * 1.15 / u.div;
     SvgChart c(kWidth, 360, QStringLiteral("Latency per iteration"));
@@ -90,8 +113,9 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     // Block boundaries of the first arm (every arm runs the same block sizes).
     const auto& first = run.arms[std::size_t(arms.front().index)];
     std::vector<int> starts = {0};
-    for (std::size_t i = 1; i < first.samples.size(); ++i)
-        if (first.samples[i].block != first.samples[i - 1].block) starts.push_back(int(i));
+    const auto& runs = first.samples.runs();  // a block changes only where a run starts
+    for (std::size_t r = 1; r < runs.size(); ++r)
+        if (runs[r].block != runs[r - 1].block) starts.push_back(int(runs[r].start));
     starts.push_back(int(first.samples.size()));
     const std::size_t blocks = starts.size() - 1;
     if (blocks <= 200)
@@ -105,25 +129,26 @@ Chart timeline(const RunResult& run, const std::vector<ArmData>& arms) {
     std::size_t clipped = 0;
     for (const auto& a : arms) {
         const QColor col = armColor(a.index);
-        for (double v : a.all) clipped += v / u.div > top;
-        if (a.all.size() <= 1500) {
+        const auto& all = a.all();
+        for (double v : all) clipped += v / u.div > top;
+        if (all.size() <= 1500) {
             std::vector<QPointF> pts;
-            for (std::size_t i = 0; i < a.all.size(); ++i)
-                pts.emplace_back(double(i), a.all[i] / u.div);
+            for (std::size_t i = 0; i < all.size(); ++i)
+                pts.emplace_back(double(i), all[i] / u.div);
             c.polyline(pts, col, 1.2);
             continue;
         }
         // Long runs: the median of each bucket as a line, its 10th-90th percentile as a band.
-        const std::size_t bucket = (a.all.size() + 599) / 600;
+        const std::size_t bucket = (all.size() + 599) / 600;
         std::vector<QPointF> mid, lo, hi;
-        for (std::size_t s = 0; s < a.all.size(); s += bucket) {
-            std::vector<double> b(a.all.begin() + long(s),
-                                  a.all.begin() + long(std::min(a.all.size(), s + bucket)));
-            std::sort(b.begin(), b.end());
+        for (std::size_t s = 0; s < all.size(); s += bucket) {
+            std::vector<double> b(all.begin() + long(s),
+                                  all.begin() + long(std::min(all.size(), s + bucket)));
+            const auto q = ranksOf(b, {10, 50, 90});  // what sorting b would give, cheaper
             const double x = double(s) + double(b.size()) / 2;
-            mid.emplace_back(x, stats::percentileSorted(b, 50) / u.div);
-            lo.emplace_back(x, stats::percentileSorted(b, 10) / u.div);
-            hi.emplace_back(x, stats::percentileSorted(b, 90) / u.div);
+            mid.emplace_back(x, q[1] / u.div);
+            lo.emplace_back(x, q[0] / u.div);
+            hi.emplace_back(x, q[2] / u.div);
         }
         c.band(lo, hi, col, 0.18);
         c.polyline(mid, col, 1.4);
@@ -249,11 +274,9 @@ Chart throughput(const RunResult& run, const std::vector<ArmData>& arms) {
         colors.push_back(armColor(d.index));
         value.push_back(results::armThroughput(a, results::summarize(a)));
         double mn = INFINITY, mx = 0;
-        for (const auto& b : a.blocked().blocks) {
-            double sum = 0;
-            for (double v : b) sum += v;
+        for (const auto& [n, sum] : results::blockTotals(a)) {
             if (sum <= 0) continue;
-            const double t = double(b.size()) * a.batch_size / (sum / 1e9);
+            const double t = double(n) * a.batch_size / (sum / 1e9);
             mn = std::min(mn, t);
             mx = std::max(mx, t);
         }

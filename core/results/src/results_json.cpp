@@ -56,8 +56,9 @@ json errorJson(const protocol::Error& e) {
 
 // One field of every measured sample, in sample order.
 template <typename T>
-std::vector<std::int64_t> sampleColumn(const std::vector<Sample>& samples, T Sample::*field) {
+std::vector<std::int64_t> sampleColumn(const SampleSeries& samples, T Sample::*field) {
     std::vector<std::int64_t> out;
+    out.reserve(samples.size());
     for (const auto& s : samples) out.push_back(s.*field);
     return out;
 }

@@ -5,10 +5,12 @@
 // in text_format.cpp.
 #include "pitlane/results/run_result.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace pitlane::results {
 
@@ -16,16 +18,47 @@ std::vector<double> ArmResult::latencies() const { return latencies(batch_size);
 
 std::vector<double> ArmResult::latencies(int batchSize, int worker) const {
     std::vector<double> v;
-    v.reserve(samples.size());
-    for (const auto& s : samples)
-        if (s.batch_size == batchSize && (worker < 0 || s.worker == worker))
-            v.push_back(static_cast<double>(s.latency_ns));
+    std::size_t n = 0;
+    for (const auto& r : samples.runs())
+        if (r.batch_size == batchSize && (worker < 0 || r.worker == worker)) n += r.count;
+    v.reserve(n);
+    samples.forEachSpan([&](const SampleSeries::Run& r, std::size_t, const std::int64_t* ns,
+                            std::size_t count) {
+        if (r.batch_size != batchSize || (worker >= 0 && r.worker != worker)) return;
+        for (std::size_t k = 0; k < count; ++k) v.push_back(static_cast<double>(ns[k]));
+    });
     return v;
 }
 
+namespace {
+
+// Calls f(process, latencies) for each block of the arm's first batch size, in block order, its
+// latencies in the order measured and its process the last sample's: what blocked() holds, one
+// block at a time.
+template <class F>
+void forEachBlock(const ArmResult& arm, F&& f) {
+    const auto& runs = arm.samples.runs();
+    std::map<int, std::vector<std::size_t>> runsOf;  // block -> its runs, in order
+    for (std::size_t r = 0; r < runs.size(); ++r)
+        if (runs[r].batch_size == arm.batch_size) runsOf[runs[r].block].push_back(r);
+    for (const auto& [block, list] : runsOf) {
+        std::size_t total = 0;
+        for (std::size_t r : list) total += runs[r].count;
+        std::vector<double> v;
+        v.reserve(total);
+        for (std::size_t r : list)
+            for (std::size_t i = runs[r].start; i < runs[r].start + runs[r].count; ++i)
+                v.push_back(double(arm.samples.latency(i)));
+        f(runs[list.back()].process, std::move(v));
+    }
+}
+
+}  // namespace
+
 stats::SteadyState steadyState(const ArmResult& arm) {
     std::vector<double> warm(arm.warmup_ns.begin(), arm.warmup_ns.end());
-    return stats::detectSteadyState(warm, stats::median(arm.latencies()));
+    // summarize's median is stats::median of the same samples (one formula, the same bits).
+    return stats::detectSteadyState(warm, summarize(arm).median);
 }
 
 double aggregateThroughput(const ArmResult& arm) {
@@ -39,35 +72,66 @@ double armThroughput(const ArmResult& arm, const stats::Summary& summary) {
     return arm.workers > 1 ? aggregateThroughput(arm) : summary.throughput_per_s;
 }
 
+std::vector<std::pair<std::size_t, double>> blockTotals(const ArmResult& arm) {
+    std::vector<std::pair<std::size_t, double>> out;
+    forEachBlock(arm, [&](int, std::vector<double> v) {
+        double sum = 0;
+        for (double x : v) sum += x;
+        out.emplace_back(v.size(), sum);
+    });
+    return out;
+}
+
 stats::BlockedSamples ArmResult::blocked() const {
-    std::map<int, std::pair<int, std::vector<double>>> byBlock;  // block -> (process, samples)
-    for (const auto& s : samples)
-        if (s.batch_size == batch_size) {
-            auto& entry = byBlock[s.block];
-            entry.first = s.process;
-            entry.second.push_back(double(s.latency_ns));
-        }
     stats::BlockedSamples b;
-    for (auto& [block, v] : byBlock) {
-        b.process.push_back(v.first);
-        b.blocks.push_back(std::move(v.second));
-    }
+    forEachBlock(*this, [&](int process, std::vector<double> v) {
+        b.process.push_back(process);
+        b.blocks.push_back(std::move(v));
+    });
     return b;
 }
 
+namespace {
+std::shared_ptr<const ArmResult::ProcessMedians> processMedians(const ArmResult& arm) {
+    auto memo = std::atomic_load(&arm.process_medians);
+    if (memo && memo->stamp == arm.samples.stamp() && memo->batch_size == arm.batch_size)
+        return memo;
+    std::map<std::pair<int, int>, std::vector<double>> byProcess;  // (replicate, worker)
+    {  // each reserved exactly: no doubling
+        std::map<std::pair<int, int>, std::size_t> counts;
+        for (const auto& r : arm.samples.runs())
+            if (r.batch_size == arm.batch_size) counts[{r.process, r.worker}] += r.count;
+        for (const auto& [key, n] : counts) byProcess[key].reserve(n);
+    }
+    arm.samples.forEachSpan([&](const SampleSeries::Run& r, std::size_t, const std::int64_t* ns,
+                                std::size_t count) {
+        if (r.batch_size != arm.batch_size) return;
+        auto& v = byProcess[{r.process, r.worker}];
+        for (std::size_t k = 0; k < count; ++k) v.push_back(double(ns[k]));
+    });
+    auto fresh = std::make_shared<ArmResult::ProcessMedians>();
+    fresh->stamp = arm.samples.stamp();
+    fresh->batch_size = arm.batch_size;
+    for (auto& [key, v] : byProcess) {
+        const std::size_t n = v.size();
+        fresh->of[key] = {n, stats::median(std::move(v))};
+    }
+    std::shared_ptr<const ArmResult::ProcessMedians> done = fresh;
+    std::atomic_store(&arm.process_medians, done);
+    return done;
+}
+}  // namespace
+
 std::vector<ProcessSummary> processSummaries(const ArmResult& arm) {
     std::vector<ProcessSummary> out;
-    std::map<std::pair<int, int>, std::vector<double>> byProcess;  // (replicate, worker)
-    for (const auto& s : arm.samples)
-        if (s.batch_size == arm.batch_size)
-            byProcess[{s.process, s.worker}].push_back(double(s.latency_ns));
+    const auto medians = processMedians(arm);
     for (const auto& info : arm.processes) {
         ProcessSummary ps;
         ps.info = info;
-        auto it = byProcess.find({info.replicate, info.worker});
-        if (it != byProcess.end()) {
-            ps.n = it->second.size();
-            ps.median_ns = stats::median(it->second);
+        auto it = medians->of.find({info.replicate, info.worker});
+        if (it != medians->of.end()) {
+            ps.n = it->second.first;
+            ps.median_ns = it->second.second;
         }
         out.push_back(ps);
     }
@@ -155,7 +219,15 @@ bool armsDifferInModel(const RunResult& run) {
 }
 
 stats::Summary summarize(const ArmResult& arm) {
-    return stats::summarize(arm.latencies(), arm.batch_size);
+    const auto memo = std::atomic_load(&arm.summary_memo);
+    if (memo && memo->stamp == arm.samples.stamp() && memo->batch_size == arm.batch_size)
+        return memo->summary;
+    auto fresh = std::make_shared<ArmResult::SummaryMemo>();
+    fresh->stamp = arm.samples.stamp();
+    fresh->batch_size = arm.batch_size;
+    fresh->summary = stats::summarize(arm.latencies(), arm.batch_size);
+    std::atomic_store(&arm.summary_memo, std::shared_ptr<const ArmResult::SummaryMemo>(fresh));
+    return fresh->summary;
 }
 
 namespace {
@@ -209,24 +281,83 @@ std::string verdictNamingModels(const std::string& verdict, const ArmResult& bas
 
 }  // namespace
 
-std::vector<stats::Comparison> compareArms(const RunResult& run) {
+std::string comparisonKey(const RunResult& run) {
     std::string key = run.interleaved ? "i" : "u";
     for (const auto& a : run.arms)
         key += "|" + a.name + "/" + a.status + "/" + std::to_string(a.samples.size()) + "/" +
                std::to_string(a.batch_size);
+    return key;
+}
+
+json comparisonsToJson(const RunResult& run) {
+    json list = json::array();
+    for (const auto& c : compareArms(run)) {
+        // A ratio or bound that JSON cannot hold (infinite: a median of zero) is not stored:
+        // the run's comparisons are computed again when it is read.
+        for (double v : {c.ratio, c.ci_low, c.ci_high, c.p_value})
+            if (!std::isfinite(v)) return json::object();
+        list.push_back({{"baseline", c.baseline}, {"arm", c.arm}, {"ratio", c.ratio},
+                        {"ci_low", c.ci_low}, {"ci_high", c.ci_high}, {"p_value", c.p_value},
+                        {"significant", c.significant}, {"method", c.method},
+                        {"verdict", c.verdict}, {"units", c.units}, {"unit", c.unit}});
+    }
+    return {{"key", comparisonKey(run)}, {"comparisons", list}};
+}
+
+bool restoreComparisons(const RunResult& run, const json& stored) {
+    if (!stored.is_object() || !stored.contains("key") || !stored.contains("comparisons"))
+        return false;
+    try {
+        if (stored.at("key").get<std::string>() != comparisonKey(run)) return false;
+        std::vector<stats::Comparison> out;
+        for (const auto& j : stored.at("comparisons")) {
+            stats::Comparison c;
+            c.baseline = j.at("baseline").get<std::string>();
+            c.arm = j.at("arm").get<std::string>();
+            c.ratio = j.at("ratio").get<double>();
+            c.ci_low = j.at("ci_low").get<double>();
+            c.ci_high = j.at("ci_high").get<double>();
+            c.p_value = j.at("p_value").get<double>();
+            c.significant = j.at("significant").get<bool>();
+            c.method = j.at("method").get<std::string>();
+            c.verdict = j.at("verdict").get<std::string>();
+            c.units = j.at("units").get<std::size_t>();
+            c.unit = j.at("unit").get<std::string>();
+            out.push_back(std::move(c));
+        }
+        run.comparison_memo = RunResult::ComparisonMemo{comparisonKey(run), std::move(out)};
+        return true;
+    } catch (const json::exception&) {
+        return false;
+    }
+}
+
+std::vector<stats::Comparison> compareArms(const RunResult& run) {
+    const std::string key = comparisonKey(run);
     if (run.comparison_memo && run.comparison_memo->key == key)
         return run.comparison_memo->comparisons;
     std::vector<stats::Comparison> out;
     if (run.arms.size() < 2) return out;
     const auto& base = run.arms.front();
-    const auto baseBlocks = base.blocked();
+    // Each arm prepared one block at a time: a long run's arm is never held as doubles twice.
+    auto prepare = [](const ArmResult& a) {
+        stats::PreparedArm p;
+        std::size_t n = 0;  // exactly: no doubling of the arm's largest copy
+        for (const auto& r : a.samples.runs()) n += r.batch_size == a.batch_size ? r.count : 0;
+        p.sorted.reserve(n);
+        forEachBlock(a, [&](int process, std::vector<double> v) { p.addBlock(std::move(v), process); });
+        p.finish();
+        return p;
+    };
+    std::optional<stats::PreparedArm> baseArm;
     for (std::size_t i = 1; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         if (a.samples.empty() || base.samples.empty() || !notComparedReason(run, i).empty()) continue;
+        if (!baseArm) baseArm = prepare(base);
         // Arms not interleaved (of different runs) share no blocks: the unpaired bootstrap.
-        out.push_back(run.interleaved
-                          ? stats::compare(base.name, baseBlocks, a.name, a.blocked())
-                          : stats::compareUnpaired(base.name, baseBlocks, a.name, a.blocked()));
+        stats::CompareOptions options;
+        options.paired = run.interleaved;
+        out.push_back(stats::compare(base.name, *baseArm, a.name, prepare(a), options));
         if (!a.model.empty() && !base.model.empty() &&
             (a.model != base.model || (!a.model_sha256.empty() && a.model_sha256 != base.model_sha256)))
             out.back().verdict = verdictNamingModels(out.back().verdict, base, a);

@@ -160,7 +160,7 @@ std::vector<std::string> runWarnings(const RunResult& run) {
                             "(a failure or Stop) and are left out of the figures");
             if (a.serving.empty() && a.status == kOk) w.push_back(a.name + ": no serving level was measured");
         } else {
-            for (const auto& n : stats::noiseWarnings(a.blocked())) w.push_back(a.name + ": " + n);
+            for (const auto& n : stats::noiseWarnings(a.blocked(), summarize(a))) w.push_back(a.name + ": " + n);
             for (auto& p : processWarnings(a)) w.push_back(std::move(p));
         }
         if (!a.warmup_ns.empty() && !a.samples.empty() && !steadyState(a).settled)

@@ -207,13 +207,9 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
         return;
     }
     const int first = int(a.samples.size());
-    // Room for every planned sample at once: growing by doubling would copy (and page-fault)
-    // the whole arm on the UI thread, tens of ms at a time with hundreds of thousands.
-    const std::size_t need = a.samples.size() + s.latency_ns.size();
-    if (a.samples.capacity() < need)
-        a.samples.reserve(std::max({need, std::size_t(std::max(0, totalIters(arm))), 2 * need}));
-    for (std::size_t k = 0; k < s.latency_ns.size(); ++k)
-        a.samples.push_back({s.block, first + int(k), s.batch_size, worker, s.latency_ns[k], st.round});
+    // Compact (8 bytes a sample, in chunks: appending never copies what the arm holds).
+    a.samples.append(s.block, first, s.batch_size, worker, st.round, s.latency_ns.data(),
+                     s.latency_ns.size());
     st.doneIters += int(s.latency_ns.size());
     emit samplesAppended(arm, first, int(s.latency_ns.size()));
 }
@@ -291,9 +287,11 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
         if (task->kind == Task::Block) {
             // What this worker measured of the block stays; the rest will not come.
             int measured = 0;
-            for (auto s = a.samples.rbegin();
-                 s != a.samples.rend() && s->block == task->block && s->process == arms_[arm].round; ++s)
-                measured += s->worker == worker ? 1 : 0;
+            for (std::size_t i = a.samples.size(); i-- > 0;) {
+                const auto s = a.samples[i];
+                if (s.block != task->block || s.process != arms_[arm].round) break;
+                measured += s.worker == worker ? 1 : 0;
+            }
             unplan(arm, task->iters - measured);
         }
         emit logMessage(arm, QStringLiteral("warning"),

@@ -266,6 +266,15 @@ Interval bootInterval(const std::vector<double>& sorted, double point, std::size
 // keeps a 200 000-sample run's CI at well under a second.
 constexpr std::size_t kMaxBootstrapBlock = 2000;
 
+// The quantile representatives of a block of more than kMaxBootstrapBlock samples.
+std::vector<double> representatives(std::vector<double> block) {
+    std::sort(block.begin(), block.end());
+    std::vector<double> reps(kMaxBootstrapBlock);
+    for (std::size_t i = 0; i < kMaxBootstrapBlock; ++i)
+        reps[i] = percentileSorted(block, 100.0 * (double(i) + 0.5) / double(kMaxBootstrapBlock));
+    return reps;
+}
+
 BlockedSamples thinned(const BlockedSamples& s, bool* changed) {
     BlockedSamples out;
     out.process = s.process;
@@ -275,14 +284,16 @@ BlockedSamples thinned(const BlockedSamples& s, bool* changed) {
             continue;
         }
         *changed = true;
-        std::vector<double> sorted = b;
-        std::sort(sorted.begin(), sorted.end());
-        std::vector<double> reps(kMaxBootstrapBlock);
-        for (std::size_t i = 0; i < kMaxBootstrapBlock; ++i)
-            reps[i] = percentileSorted(sorted, 100.0 * (double(i) + 0.5) / double(kMaxBootstrapBlock));
-        out.blocks.push_back(std::move(reps));
+        out.blocks.push_back(representatives(b));
     }
     return out;
+}
+
+// The median of sorted values, as medianInPlace finds it.
+double medianSorted(const std::vector<double>& v) {
+    if (v.empty()) return 0;
+    const std::size_t mid = v.size() / 2;
+    return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 // Sorted ratios of resampled baseline and arm medians: processes and blocks drawn for the pair
@@ -313,17 +324,42 @@ std::vector<double> bootstrapRatios(const Arm& a, const Arm& b, bool pairedProcs
 
 }  // namespace
 
+void PreparedArm::addBlock(std::vector<double> block, int process) {
+    sorted.insert(sorted.end(), block.begin(), block.end());
+    boot.process.push_back(process);
+    if (block.size() > kMaxBootstrapBlock) {
+        thinned = true;
+        boot.blocks.push_back(representatives(std::move(block)));
+    } else {
+        boot.blocks.push_back(std::move(block));
+    }
+}
+
+void PreparedArm::finish() { std::sort(sorted.begin(), sorted.end()); }
+
+PreparedArm prepareArm(const BlockedSamples& samples) {
+    PreparedArm p;
+    for (std::size_t i = 0; i < samples.blocks.size(); ++i)
+        p.addBlock(samples.blocks[i], samples.processOf(i));
+    p.finish();
+    return p;
+}
+
 Comparison compare(const std::string& baselineName, const BlockedSamples& baseline,
                    const std::string& armName, const BlockedSamples& arm,
+                   const CompareOptions& options) {
+    return compare(baselineName, prepareArm(baseline), armName, prepareArm(arm), options);
+}
+
+Comparison compare(const std::string& baselineName, const PreparedArm& baseline,
+                   const std::string& armName, const PreparedArm& arm,
                    const CompareOptions& options) {
     Comparison c;
     c.baseline = baselineName;
     c.arm = armName;
-    bool thinnedAny = false;
-    const BlockedSamples baseBoot = thinned(baseline, &thinnedAny);
-    const BlockedSamples armBoot = thinned(arm, &thinnedAny);
-    const Arm a = collect(baseBoot);
-    const Arm b = collect(armBoot);
+    const bool thinnedAny = baseline.thinned || arm.thinned;
+    const Arm a = collect(baseline.boot);
+    const Arm b = collect(arm.boot);
 
     if (a.total == 0 || b.total == 0) {
         c.method = "not computed: an arm has no samples";
@@ -331,11 +367,9 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
         return c;
     }
 
-    std::vector<double> pooledA = baseline.pooled();
-    std::vector<double> pooledB = arm.pooled();
-    c.p_value = mannWhitneyU(pooledA, pooledB).p_value;
-    const double medA = medianInPlace(pooledA);
-    const double medB = medianInPlace(pooledB);
+    c.p_value = mannWhitneyUSorted(baseline.sorted, arm.sorted).p_value;
+    const double medA = medianSorted(baseline.sorted);
+    const double medB = medianSorted(arm.sorted);
     if (!(medA > 0) || !(medB > 0)) {
         c.ratio = safeRatio(medA, medB);
         c.ci_low = c.ci_high = c.ratio;

@@ -286,23 +286,67 @@ MannWhitney mannWhitneyU(const std::vector<double>& x, const std::vector<double>
     return r;
 }
 
+MannWhitney mannWhitneyUSorted(const std::vector<double>& x, const std::vector<double>& y) {
+    MannWhitney r;
+    const std::size_t n1 = x.size();
+    const std::size_t n2 = y.size();
+    if (n1 == 0 || n2 == 0) return r;
+    // The tie groups in ascending order, as mannWhitneyU's sorted merge has them, each summed in
+    // the same order: the same rounding, the same bits.
+    double rankSumX = 0;
+    double tieTerm = 0;
+    std::size_t i = 0, j = 0, rank = 0;
+    while (i < n1 || j < n2) {
+        const double v = j == n2 || (i < n1 && x[i] < y[j]) ? x[i] : y[j];
+        std::size_t cx = 0, cy = 0;
+        while (i < n1 && x[i] == v) ++i, ++cx;
+        while (j < n2 && y[j] == v) ++j, ++cy;
+        const double t = static_cast<double>(cx + cy);
+        const double avgRank = (static_cast<double>(rank + 1) + static_cast<double>(rank + cx + cy)) / 2;
+        for (std::size_t k = 0; k < cx; ++k) rankSumX += avgRank;
+        tieTerm += t * t * t - t;
+        rank += cx + cy;
+    }
+    const double dn1 = static_cast<double>(n1);
+    const double dn2 = static_cast<double>(n2);
+    const double dn = dn1 + dn2;
+    r.u = rankSumX - dn1 * (dn1 + 1) / 2;
+    const double mu = dn1 * dn2 / 2;
+    const double var = dn1 * dn2 / 12 * ((dn + 1) - tieTerm / (dn * (dn - 1)));
+    const double sd = var > 0 ? std::sqrt(var) : 0;
+    const double dev = r.u - mu;
+    const double num = std::fabs(dev) - 0.5;
+    if (sd <= 0 || num <= 0) {
+        r.z = 0;
+        r.p_value = 1;
+        return r;
+    }
+    const double zAbs = num / sd;
+    r.z = dev < 0 ? -zAbs : zAbs;
+    r.p_value = std::min(1.0, 2 * normalSf(zAbs));
+    return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Noise warnings
 
 std::vector<std::string> noiseWarnings(const BlockedSamples& samples, double covThreshold) {
+    return noiseWarnings(samples, summarize(samples.pooled()), covThreshold);
+}
+
+std::vector<std::string> noiseWarnings(const BlockedSamples& samples, const Summary& s,
+                                       double covThreshold) {
     std::vector<std::string> out;
-    const std::vector<double> all = samples.pooled();
-    if (all.empty()) {
+    if (s.n == 0) {
         out.push_back("no samples were measured");
         return out;
     }
-    if (all.size() < 20) {
+    if (s.n < 20) {
         out.push_back(format(
-            all.size() == 1 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
-                            : "only %.0f samples (fewer than 20): the statistics are unreliable",
-            static_cast<double>(all.size())));
+            s.n == 1 ? "only %.0f sample (fewer than 20): the statistics are unreliable"
+                     : "only %.0f samples (fewer than 20): the statistics are unreliable",
+            static_cast<double>(s.n)));
     }
-    const Summary s = summarize(all);
     if (s.cov > covThreshold) {
         out.push_back(format("latency CoV %.1f%% is above %.0f%%: results are noisy", s.cov * 100,
                              covThreshold * 100));

@@ -1,6 +1,7 @@
 // Reading runs back as results::RunResult, and comparing arms of two runs.
 #include "pitlane/store/run_store.h"
 
+#include "sample_codec.h"
 #include "serving_rows.h"
 #include "sql_util.h"
 
@@ -174,7 +175,14 @@ results::ProcessInfo processFromRow(const QSqlQuery& q) {
 class ArmRows {
 public:
     explicit ArmRows(const QSqlDatabase& db)
-        : samples_(db), metrics_(db), events_(db), processes_(db), profile_(db), serving_(db) {
+        : samples_(db), chunks_(db), metrics_(db), events_(db), processes_(db), profile_(db),
+          serving_(db) {
+        // Forward only: QtSql would otherwise keep every row it read (10 M samples: gigabytes).
+        samples_.setForwardOnly(true);
+        chunks_.setForwardOnly(true);
+        chunks_.prepare(QStringLiteral(
+            "SELECT block, first_iter, n, batch_size, worker, process, latency_ns FROM "
+            "sample_chunks WHERE arm = ? ORDER BY rowid"));
         samples_.prepare(
             QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                            "WHERE arm = ? ORDER BY rowid"));
@@ -194,6 +202,7 @@ public:
     // Fills `a` from the rows of arm `armId`; false (and the database's message in `error`)
     // when a query fails.
     bool read(qint64 armId, results::ArmResult& a, QString* error) {
+        // Runs written by v1-v9: a row per sample.
         if (!exec(samples_, armId, error)) return false;
         while (samples_.next()) {
             const int block = samples_.value(0).toInt();
@@ -205,6 +214,7 @@ public:
             a.samples.push_back({block, samples_.value(1).toInt(), samples_.value(2).toInt(),
                                  samples_.value(3).toInt(), ns, samples_.value(5).toInt()});
         }
+        if (!readChunks(armId, a, error)) return false;
         if (!exec(metrics_, armId, error)) return false;
         while (metrics_.next()) {
             results::MetricTick t = metricFromRow(metrics_);
@@ -226,6 +236,29 @@ public:
     }
 
 private:
+    // Schema v10: a row per run of samples, its latencies one BLOB. A chunk whose BLOB does not
+    // hold its n latencies is skipped (check-history names it); the finished run then counts
+    // fewer samples than it measured, as a lost row would.
+    bool readChunks(qint64 armId, results::ArmResult& a, QString* error) {
+        if (!exec(chunks_, armId, error)) return false;
+        std::vector<std::int64_t> ns;
+        while (chunks_.next()) {
+            const int block = chunks_.value(0).toInt();
+            const qint64 n = chunks_.value(2).toLongLong();
+            ns.clear();
+            if (n < 0 || !detail::decodeLatencies(chunks_.value(6).toByteArray(), std::size_t(n), ns))
+                continue;
+            if (block < 0) {
+                a.warmup_ns.insert(a.warmup_ns.end(), ns.begin(), ns.end());
+                continue;
+            }
+            a.samples.append(block, chunks_.value(1).toInt(), chunks_.value(3).toInt(),
+                             chunks_.value(4).toInt(), chunks_.value(5).toInt(), ns.data(),
+                             ns.size());
+        }
+        return true;
+    }
+
     static bool exec(QSqlQuery& q, qint64 armId, QString* error) {
         q.bindValue(0, armId);
         if (q.exec()) return true;
@@ -233,7 +266,7 @@ private:
         return false;
     }
 
-    QSqlQuery samples_, metrics_, events_, processes_, profile_;
+    QSqlQuery samples_, chunks_, metrics_, events_, processes_, profile_;
     detail::ServingRows serving_;
 };
 
@@ -266,6 +299,13 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
         if (!rows.read(arms.value(0).toLongLong(), a, &error)) return fail(what, error), std::nullopt;
         r.arms.push_back(std::move(a));
     }
+    // Schema v10: the comparisons computed when the run finished, on these samples (the key
+    // says which): compareArms gives them back instead of redoing the bootstraps.
+    QSqlQuery stored(db);
+    stored.prepare(QStringLiteral("SELECT comparisons FROM experiments WHERE id = ?"));
+    stored.addBindValue(id);
+    if (stored.exec() && stored.next())
+        results::restoreComparisons(r, parseJsonText(stored.value(0).toString(), json()));
     // Arms stored before schema v9 measured the run's model, TorchScript.
     for (auto& a : r.arms) {
         if (a.model.empty()) a.model = r.preset.model;

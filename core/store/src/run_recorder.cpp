@@ -103,7 +103,7 @@ bool RunRecorder::ensureBegun() {
     run_ = std::make_shared<RecordedRun>();
     lostWrite_ = std::make_shared<QString>();
     const std::size_t n = result_().arms.size();
-    written_ = std::make_shared<std::vector<std::vector<results::Sample>>>(n);
+    posted_.assign(n, 0);
     servingWritten_ = std::make_shared<std::vector<std::vector<results::ServingLevel>>>(n);
     storedServing_.assign(n, {});
     dirty_.assign(n, false);
@@ -318,12 +318,10 @@ void RunRecorder::samplesAppended(int arm, int first, int count) {
     const auto& all = result_().arms[std::size_t(arm)].samples;
     const std::size_t from = std::min(std::size_t(first), all.size());
     const std::size_t to = std::min(from + std::size_t(count), all.size());
-    std::vector<results::Sample> batch(all.begin() + std::ptrdiff_t(from),
-                                       all.begin() + std::ptrdiff_t(to));
-    post([arm, batch = std::move(batch), written = written_](RunStore& store,
-                                                             const RecordedRun& ids) {
-        auto& kept = (*written)[std::size_t(arm)];
-        kept.insert(kept.end(), batch.begin(), batch.end());
+    results::SampleSeries batch;
+    batch.append(all, from, to - from);
+    posted_[std::size_t(arm)] = std::max(posted_[std::size_t(arm)], to);
+    post([arm, batch = std::move(batch)](RunStore& store, const RecordedRun& ids) {
         return store.appendSamples(ids.armIds[std::size_t(arm)], batch, 0, batch.size());
     });
 }
@@ -369,24 +367,47 @@ void RunRecorder::armFinished(int arm) {
 
 // The finished run goes to the writer, with the samples it has already written: its verdict
 // (the bootstraps) and lesson are computed there, off the caller's thread, which copies no
-// samples (a copy of 400 000 held the UI thread ~50 ms).
+// samples (a copy of 400 000 held the UI thread ~50 ms; SampleSeries copies share chunks).
 void RunRecorder::runFinished() {
     if (!recording_ || !hasSource()) return;
     for (std::size_t i = 0; i < storedServing_.size(); ++i) syncServing(i);
     for (std::size_t i = 0; i < profileStored_.size(); ++i) syncProfile(i);
     recording_ = false;
     auto ids = run_;
+    // The comparisons (bootstraps) computed on either side serve the other: the caller's when
+    // it already compared the arms, the writer's back to the caller's run (compareArms checks
+    // the key, i.e. that they were computed on as many samples).
+    auto memo = std::make_shared<std::optional<results::RunResult::ComparisonMemo>>(
+        result_().comparison_memo);
+    // The samples posted: the live series shared (its chunks are not copied), or its first
+    // `posted` samples where the recording began after some had come.
+    std::vector<results::SampleSeries> written;
+    for (std::size_t i = 0; i < result_().arms.size(); ++i) {
+        const auto& live = result_().arms[i].samples;
+        const std::size_t n = i < posted_.size() ? posted_[i] : 0;
+        if (n == live.size()) {
+            written.push_back(live);
+        } else {
+            written.emplace_back();
+            written.back().append(live, 0, n);
+        }
+    }
     post(
-        [run = runWithoutSamples(result_()), written = written_, serving = servingWritten_,
-         lost = lostWrite_](RunStore& store, const RecordedRun& rec) mutable {
-            for (std::size_t i = 0; i < run.arms.size() && i < written->size(); ++i)
-                run.arms[i].samples = std::move((*written)[i]);
+        [run = runWithoutSamples(result_()), written = std::move(written),
+         serving = servingWritten_, lost = lostWrite_,
+         memo](RunStore& store, const RecordedRun& rec) mutable {
+            for (std::size_t i = 0; i < run.arms.size() && i < written.size(); ++i)
+                run.arms[i].samples = std::move(written[i]);
             for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)
                 run.arms[i].serving = std::move((*serving)[i]);
+            run.comparison_memo = *memo;
             // Arms the file does not hold whole are stored as failed (not_stored), never ok.
-            return store.finishRun(rec.id, std::move(run), *lost);
+            const bool ok = store.finishRun(rec.id, run, *lost);
+            *memo = run.comparison_memo;
+            return ok;
         },
-        [this, ids](bool ok, const QString& error) {
+        [this, ids, memo](bool ok, const QString& error) {
+            if (*memo && !result_().comparison_memo) result_().comparison_memo = *memo;
             if (ok && ids->id != 0) emit runStored(ids->id);
             // What the run's end stored instead ("run 3 is stored as not complete: arm A: ...")
             // is said even after an earlier failure was: it is the last word on the run.

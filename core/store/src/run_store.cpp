@@ -1,6 +1,7 @@
 // Opening the history file and the history panel's operations (list, rename, baseline, delete).
 #include "pitlane/store/run_store.h"
 
+#include "sample_codec.h"
 #include "schema.h"
 #include "sql_util.h"
 #include "pitlane/protocol/json_limits.h"
@@ -166,8 +167,12 @@ QStringList missingSamples(const QSqlDatabase& db) {
     if (!q.exec(QStringLiteral(
                     "SELECT e.id, a.name, %1 FROM arms a JOIN experiments e ON a.experiment = e.id "
                     "WHERE e.finished_at IS NOT NULL AND a.status = 'ok' AND NOT EXISTS (SELECT 1 "
-                    "FROM samples s WHERE s.arm = a.id AND s.block >= 0)%2 ORDER BY e.id, a.idx")
-                    .arg(measured, notServing)))
+                    "FROM samples s WHERE s.arm = a.id AND s.block >= 0)%2%3 ORDER BY e.id, a.idx")
+                    .arg(measured, notServing,
+                         version >= 10 ? QStringLiteral(" AND NOT EXISTS (SELECT 1 FROM "
+                                                        "sample_chunks c WHERE c.arm = a.id AND "
+                                                        "c.block >= 0)")
+                                       : QString())))
         return {QStringLiteral("cannot look for runs missing their samples: %1")
                     .arg(q.lastError().text())};
     QStringList problems;
@@ -281,6 +286,8 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
                     if (q.exec(QStringLiteral("SELECT count(*) FROM samples WHERE block >= 0")) &&
                         q.next())
                         report.samples = q.value(0).toLongLong();
+                    if (report.schemaVersion >= 10)
+                        report.problems << detail::damagedChunks(db, &report.samples);
                 }
             }
             db.close();
@@ -443,8 +450,11 @@ std::optional<qint64> RunStore::baselineRun(const QString& model) const {
 qint64 RunStore::sampleCount(qint64 runId) const {
     QSqlQuery q(database(connection_));
     q.prepare(
-        QStringLiteral("SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id "
-                       "WHERE a.experiment = ? AND s.block >= 0"));
+        QStringLiteral("SELECT (SELECT count(*) FROM samples s JOIN arms a ON s.arm = a.id "
+                       "WHERE a.experiment = ? AND s.block >= 0) + (SELECT coalesce(sum(c.n), 0) "
+                       "FROM sample_chunks c JOIN arms a ON c.arm = a.id WHERE a.experiment = ? "
+                       "AND c.block >= 0)"));
+    q.addBindValue(runId);
     q.addBindValue(runId);
     if (!q.exec() || !q.next()) return -1;
     return q.value(0).toLongLong();

@@ -3,6 +3,7 @@
 
 #include "pitlane/results/lesson.h"
 
+#include "sample_codec.h"
 #include "serving_rows.h"
 #include "sql_util.h"
 
@@ -108,54 +109,54 @@ struct Inserter {
         return exec(q);
     }
 
-    bool samples(qint64 armId, const std::vector<results::Sample>& s, std::size_t first,
+    // One sample_chunks row per run of the samples (a samples event), its latencies one BLOB.
+    bool samples(qint64 armId, const results::SampleSeries& s, std::size_t first,
                  std::size_t count) {
-        // Multi-row INSERTs: a fast stream appends thousands of rows per event on the UI thread,
-        // and one statement per row spends most of its time in QtSql's per-call overhead.
-        constexpr std::size_t kRowsPerStatement = 140;  // 7 values each, under SQLite's 999
-        const std::size_t end = std::min(first + count, s.size());
-        QSqlQuery full(db);
-        bool fullPrepared = false;
-        for (std::size_t at = first; at < end; at += kRowsPerStatement) {
-            const std::size_t rows = std::min(kRowsPerStatement, end - at);
-            QSqlQuery partial(db);
-            QSqlQuery& q = rows == kRowsPerStatement ? full : partial;
-            if (rows != kRowsPerStatement || !fullPrepared) {
-                QString sql = QStringLiteral(
-                    "INSERT INTO samples (arm, block, iter, batch_size, worker, latency_ns, "
-                    "process) VALUES ");
-                for (std::size_t r = 0; r < rows; ++r)
-                    sql += r ? QStringLiteral(",(?,?,?,?,?,?,?)") : QStringLiteral("(?,?,?,?,?,?,?)");
-                if (!q.prepare(sql)) return exec(q);
-                if (rows == kRowsPerStatement) fullPrepared = true;
-            }
-            for (std::size_t i = at; i < at + rows; ++i) {
-                q.addBindValue(armId);
-                q.addBindValue(s[i].block);
-                q.addBindValue(s[i].iter);
-                q.addBindValue(s[i].batch_size);
-                q.addBindValue(s[i].worker);
-                q.addBindValue(qint64(s[i].latency_ns));
-                q.addBindValue(s[i].process);
-            }
-            if (!exec(q)) return false;
-        }
-        return true;
+        results::SampleSeries part;
+        part.append(s, first, count);
+        QSqlQuery q(db);
+        if (!prepareChunk(q)) return false;
+        bool ok = true;
+        std::vector<std::int64_t> run;
+        part.forEachSpan([&](const results::SampleSeries::Run& r, std::size_t offset,
+                             const std::int64_t* ns, std::size_t n) {
+            if (!ok) return;
+            if (offset == 0) run.clear();
+            run.insert(run.end(), ns, ns + n);
+            if (offset + n < r.count) return;  // the run continues in the next chunk
+            ok = chunk(q, armId, r.block, r.first_iter, r.batch_size, r.worker, r.process, run);
+        });
+        return ok;
+    }
+
+    bool prepareChunk(QSqlQuery& q) {
+        if (q.prepare(QStringLiteral(
+                "INSERT INTO sample_chunks (arm, block, first_iter, n, batch_size, worker, "
+                "process, latency_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")))
+            return true;
+        return exec(q);
+    }
+
+    bool chunk(QSqlQuery& q, qint64 armId, int block, int firstIter, int batchSize, int worker,
+               int process, const std::vector<std::int64_t>& ns) {
+        if (ns.empty()) return true;
+        q.bindValue(0, armId);
+        q.bindValue(1, block);
+        q.bindValue(2, firstIter);
+        q.bindValue(3, qint64(ns.size()));
+        q.bindValue(4, batchSize);
+        q.bindValue(5, worker);
+        q.bindValue(6, process);
+        q.bindValue(7, detail::encodeLatencies(ns.data(), ns.size()));
+        return exec(q);
     }
 
     bool warmup(qint64 armId, const std::vector<std::int64_t>& ns, std::size_t first, int batch) {
+        if (first >= ns.size()) return true;
         QSqlQuery q(db);
-        q.prepare(
-            QStringLiteral("INSERT INTO samples (arm, block, iter, batch_size, latency_ns) "
-                           "VALUES (?, -1, ?, ?, ?)"));
-        for (std::size_t i = first; i < ns.size(); ++i) {
-            q.addBindValue(armId);
-            q.addBindValue(qint64(i));
-            q.addBindValue(batch);
-            q.addBindValue(qint64(ns[i]));
-            if (!exec(q)) return false;
-        }
-        return true;
+        return prepareChunk(q) &&
+               chunk(q, armId, -1, int(first), batch, 0, 0,
+                     std::vector<std::int64_t>(ns.begin() + std::ptrdiff_t(first), ns.end()));
     }
 
     bool metric(qint64 armId, const results::MetricTick& t) {
@@ -231,7 +232,7 @@ struct Inserter {
         QSqlQuery q(db);
         q.prepare(QStringLiteral(
             "UPDATE experiments SET finished_at = ?, wall_s = ?, verdict = ?, stopping = ?, "
-            "replication = ?, lesson = ? WHERE id = ?"));
+            "replication = ?, lesson = ?, comparisons = ? WHERE id = ?"));
         q.addBindValue(nowIso());
         q.addBindValue(run.wall_s);
         q.addBindValue(text(verdictSummary(run)));
@@ -239,6 +240,7 @@ struct Inserter {
         q.addBindValue(jsonText(run.replication.is_object() ? run.replication : json::object()));
         const auto lesson = results::checkLesson(run);
         q.addBindValue(jsonText(lesson.empty() ? json::object() : results::toJson(lesson)));
+        q.addBindValue(jsonText(results::comparisonsToJson(run)));  // compareArms' memo
         q.addBindValue(runId);
         return exec(q);
     }
@@ -274,7 +276,7 @@ bool RunStore::updateArm(qint64 armId, const results::ArmResult& arm) {
     return true;
 }
 
-bool RunStore::appendSamples(qint64 armId, const std::vector<results::Sample>& samples,
+bool RunStore::appendSamples(qint64 armId, const results::SampleSeries& samples,
                              std::size_t first, std::size_t count) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
@@ -364,9 +366,12 @@ QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measur
     const QString cause = lostWrite.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(lostWrite);
     // Prepared apart: when the table is gone, prepare() has the reason, exec() only a
     // "Parameter count mismatch".
-    if (!q.prepare(QStringLiteral("SELECT count(*) FROM samples WHERE arm = ? AND block >= 0")))
+    if (!q.prepare(QStringLiteral(
+            "SELECT (SELECT count(*) FROM samples WHERE arm = ? AND block >= 0) + "
+            "(SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE arm = ? AND block >= 0)")))
         return QStringLiteral("the history cannot hold its samples: %1%2")
             .arg(q.lastError().text(), cause);
+    q.addBindValue(armId);
     q.addBindValue(armId);
     if (!q.exec() || !q.next())
         return QStringLiteral("the history cannot hold its samples: %1%2")
@@ -384,7 +389,7 @@ QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measur
 
 }  // namespace
 
-bool RunStore::finishRun(qint64 runId, results::RunResult run, const QString& lostWrite) {
+bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& lostWrite) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
     if (!tx.began()) return fail(QStringLiteral("finish run"), tx.error());

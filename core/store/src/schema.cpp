@@ -198,6 +198,27 @@ const char* const kV9[] = {
     "ALTER TABLE arms ADD COLUMN model_format TEXT NOT NULL DEFAULT ''",
 };
 
+// v9 -> v10: samples stored compactly (issue 31): one sample_chunks row per stretch of an arm's
+// samples that share block, batch size, worker and process (a samples event as it arrived), its
+// latencies in one BLOB (sample_codec.h: zigzag varints of the differences; n of them), its
+// iterations first_iter, first_iter + 1, ... Block -1: warmup iterations. The samples table stays
+// for runs written by v1-v9 (read as before; new runs never write it). And the run's comparisons
+// as computed when it finished (results::comparisonsToJson: the verdict's bootstrap CIs, with the
+// key that says which samples they were computed on), so reopening a run does not redo them.
+const char* const kV10[] = {
+    R"(CREATE TABLE sample_chunks (
+        arm INTEGER NOT NULL REFERENCES arms(id) ON DELETE CASCADE,
+        block INTEGER NOT NULL,
+        first_iter INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        batch_size INTEGER NOT NULL DEFAULT 1,
+        worker INTEGER NOT NULL DEFAULT 0,
+        process INTEGER NOT NULL DEFAULT 0,
+        latency_ns BLOB NOT NULL))",
+    "CREATE INDEX sample_chunks_by_arm ON sample_chunks (arm)",
+    "ALTER TABLE experiments ADD COLUMN comparisons TEXT NOT NULL DEFAULT '{}'",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -211,7 +232,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV6, sizeof kV6 / sizeof *kV6},
                        {kV7, sizeof kV7 / sizeof *kV7},
                        {kV8, sizeof kV8 / sizeof *kV8},
-                       {kV9, sizeof kV9 / sizeof *kV9}};
+                       {kV9, sizeof kV9 / sizeof *kV9},
+                       {kV10, sizeof kV10 / sizeof *kV10}};
 // clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 

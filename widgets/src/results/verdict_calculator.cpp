@@ -2,8 +2,6 @@
 
 #include <QMetaObject>
 
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 
@@ -49,7 +47,9 @@ void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) 
         mirror_.arms.resize(run.arms.size());
         mirrorStale_ = false;
     }
-    mirror_.comparison_memo.reset();
+    // A stored run brings the comparisons computed when it finished (compareArms checks that
+    // they are for these samples): reopening it runs no bootstrap.
+    mirror_.comparison_memo = run.comparison_memo;
     mirror_.preset = run.preset;  // kilobytes; the serving block and seed are read from it
     mirror_.interleaved = run.interleaved;
     mirror_.stopping = run.stopping;
@@ -57,7 +57,7 @@ void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) 
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         auto& c = mirror_.arms[i];
-        auto samples = std::move(c.samples);  // kept with their reserved capacity
+        auto samples = std::move(c.samples);
         auto serving = std::move(c.serving);
         c = results::armSettings(a);
         c.samples = std::move(samples);
@@ -69,10 +69,7 @@ void VerdictCalculator::updateMirror(const results::RunResult& run, bool final) 
             c.metrics = a.metrics;
             c.profile = a.profile;
         }
-        if (a.samples.size() < c.samples.size()) c.samples.clear();  // not the same samples
-        if (c.samples.capacity() < a.samples.size()) c.samples.reserve(a.samples.capacity());
-        c.samples.insert(c.samples.end(),
-                         a.samples.begin() + std::ptrdiff_t(c.samples.size()), a.samples.end());
+        c.samples = a.samples;  // shares the live series' chunks (copy on write)
     }
 }
 
@@ -99,21 +96,6 @@ void mirrorServing(const std::vector<results::ServingLevel>& live,
     }
 }
 
-// Maps the pages of the mirror's reserved, still unused sample capacity (without writing to
-// them): the next update copies the new samples into memory that is already there, instead of
-// taking a page fault every 4 KiB on the UI thread (~25 us each on this VM: ~40 ms per second
-// of a 200 000 samples/s stream). Linux >= 5.14; elsewhere the pages fault in as before.
-void prefaultSpareCapacity(const std::vector<results::Sample>& v) {
-#ifdef MADV_POPULATE_WRITE
-    static const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
-    const auto begin = (std::uintptr_t(v.data() + v.size()) + page - 1) / page * page;
-    const auto end = std::uintptr_t(v.data() + v.capacity()) / page * page;
-    if (v.data() && end > begin)
-        madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#else
-    (void)v;
-#endif
-}
 }  // namespace
 
 // On the thread. compareServing compares finished arms only; while the run goes, arms still
@@ -143,16 +125,8 @@ void VerdictCalculator::addServing(const ServingSnapshot& s, std::vector<Compari
 void VerdictCalculator::launch(bool final) {
     if (thread_.joinable()) thread_.join();
     busy_ = true;
-    // The live arms' capacities: the mirror grows to them on the thread, not at the next update.
-    std::vector<std::size_t> capacity;
-    for (const auto& arm : *live_) capacity.push_back(arm.samples.capacity());
-    thread_ = std::thread([this, final, gen = generation_, capacity = std::move(capacity)] {
+    thread_ = std::thread([this, final, gen = generation_] {
         auto rows = comparisonRows(mirror_, true);
-        for (std::size_t i = 0; i < mirror_.arms.size() && i < capacity.size(); ++i) {
-            auto& samples = mirror_.arms[i].samples;
-            if (samples.capacity() < capacity[i]) samples.reserve(capacity[i]);
-            prefaultSpareCapacity(samples);
-        }
         QStringList warnings;
         if (final)
             for (const auto& w : results::runWarnings(mirror_))

@@ -3,6 +3,7 @@
 // conversion to the results JSON of CONTRACT.md, the CSV of samples and the text table.
 // No Qt, no torch.
 #include "pitlane/protocol/protocol.h"
+#include "pitlane/results/sample_series.h"
 #include "pitlane/results/serving_result.h"
 #include "pitlane/spec/preset.h"
 #include "pitlane/stats/stats.h"
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,15 +29,6 @@ inline constexpr const char* kKilled = "killed";
 inline constexpr const char* kTimeout = "timeout";
 inline constexpr const char* kCancelled = "cancelled";
 inline constexpr const char* kPending = "pending";
-
-struct Sample {
-    int block = 0;
-    int iter = 0;  // index within the arm's measured samples
-    int batch_size = 1;
-    int worker = 0;  // which of the arm's concurrent workers measured it
-    std::int64_t latency_ns = 0;
-    int process = 0;  // replicate (round) whose fresh worker process measured it
-};
 
 // One worker process of an arm: replicate r (the round) x worker k (the `workers` knob).
 struct ProcessInfo {
@@ -88,7 +81,7 @@ struct ArmResult {
     std::string model_format;
     json applied = json::object();      // the applied event, without v/type
     json loaded = json::object();       // the loaded event, without v/type
-    std::vector<Sample> samples;             // measured
+    SampleSeries samples;                    // measured (compact: 8 bytes a sample)
     std::vector<std::int64_t> warmup_ns;     // warmup iterations
     std::vector<MetricTick> metrics;
     std::vector<std::string> warnings;
@@ -113,6 +106,21 @@ struct ArmResult {
 
     std::vector<double> latencies() const;
     stats::BlockedSamples blocked() const;
+    // summarize(arm)'s memo: a report asks for it a dozen times, each a sort of every sample.
+    // Keyed by the samples' stamp and the batch size; read and written atomically.
+    struct SummaryMemo {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        stats::Summary summary;
+    };
+    mutable std::shared_ptr<const SummaryMemo> summary_memo;
+    // processSummaries' memo: n and median per (replicate, worker), keyed the same way.
+    struct ProcessMedians {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        std::map<std::pair<int, int>, std::pair<std::size_t, double>> of;
+    };
+    mutable std::shared_ptr<const ProcessMedians> process_medians;
     bool finished() const { return status != kPending; }
 };
 
@@ -147,6 +155,9 @@ std::string modelSummary(const ArmResult& arm);
 bool armsDifferInModel(const RunResult& run);
 
 stats::Summary summarize(const ArmResult& arm);
+// Each block of blocked(), in its order: how many samples and the sum of their latencies (summed
+// in the order measured), without holding the arm's samples as doubles.
+std::vector<std::pair<std::size_t, double>> blockTotals(const ArmResult& arm);
 // The arm's settings and state without its growing vectors (samples, warmup, metrics, warnings,
 // processes): kilobytes to copy to another thread, whatever the length of the run.
 ArmResult armSettings(const ArmResult& arm);
@@ -185,6 +196,15 @@ double armThroughput(const ArmResult& arm, const stats::Summary& summary);
 // processes ended early, so a speed verdict on what it left would mislead. An arm cancelled by
 // Stop is compared on what it measured.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
+// The key compareArms' memo is kept under: interleaving, each arm's name, status, sample count
+// and batch size (samples are append-only, so a run with the same key has the same samples).
+std::string comparisonKey(const RunResult& run);
+// compareArms(run) as JSON with its key, every field of each comparison (the history stores it
+// when the run finishes: schema v10 experiments.comparisons).
+json comparisonsToJson(const RunResult& run);
+// Gives `run` the comparisons of comparisonsToJson's JSON as compareArms' memo when the key is
+// the run's (the same samples); false, and nothing changed, otherwise.
+bool restoreComparisons(const RunResult& run, const json& stored);
 // Why `arm` is not compared with the baseline ("" when it is): "B was killed after 40 samples:
 // not compared".
 std::string notComparedReason(const RunResult& run, std::size_t arm);

@@ -102,8 +102,9 @@ private:
     // The first write of the run that failed, set and read on the writer's side only.
     std::shared_ptr<QString> lostWrite_ = std::make_shared<QString>();
     QString runError_;
-    // Every sample posted, per arm, gathered on the writer's side (the finished run's verdict).
-    std::shared_ptr<std::vector<std::vector<results::Sample>>> written_;
+    // How many of each arm's measured samples were posted to the writer: the finished run's
+    // verdict is computed there on those (a copy of the live series, which shares its chunks).
+    std::vector<std::size_t> posted_;
     // Every serving level written, per arm, gathered on the writer's side (the serving verdict).
     std::shared_ptr<std::vector<std::vector<results::ServingLevel>>> servingWritten_;
     qint64 runId_ = 0;

@@ -82,7 +82,7 @@ struct IntegrityReport {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 9;
+    static constexpr int kSchemaVersion = 10;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -138,7 +138,8 @@ public:
     // Incremental writes (RunRecorder). Each is one transaction, committed before returning.
     std::optional<RecordedRun> beginRun(const results::RunResult& run, const QString& source);
     bool updateArm(qint64 armId, const results::ArmResult& arm);
-    bool appendSamples(qint64 armId, const std::vector<results::Sample>& samples, std::size_t first,
+    // Samples [first, first + count) as sample_chunks rows (schema v10), one per run of them.
+    bool appendSamples(qint64 armId, const results::SampleSeries& samples, std::size_t first,
                        std::size_t count);
     // Warmup iterations are stored as samples of block -1.
     bool appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmupNs, std::size_t first,
@@ -163,7 +164,7 @@ public:
     // `lostWrite` (the first write of the run that failed, "" when none did) is stored as failed
     // (error code not_stored, the reason), never as ok. False, committed, when so: lastError()
     // names the run and each such arm.
-    bool finishRun(qint64 runId, results::RunResult run, const QString& lostWrite = {});
+    bool finishRun(qint64 runId, results::RunResult& run, const QString& lostWrite = {});
     // Runs `writes` (calls of the methods above) in one transaction; each of them is a nested
     // one that rolls back alone when it fails. False when the outer commit failed.
     bool inOneTransaction(const std::function<void()>& writes);
