@@ -6,7 +6,7 @@
 #include "main_window.h"
 #include "stream_probe.h"
 
-#include "pitlane/widgets/verdict_calculator.h"
+#include "pitlane/widgets/results/verdict_calculator.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
