@@ -3,6 +3,7 @@
 
 #include "pitlane/results/lesson.h"
 
+#include "record_sql.h"
 #include "serving_rows.h"
 #include "sql_util.h"
 
@@ -160,44 +161,21 @@ struct Inserter {
 
     bool metric(qint64 armId, const results::MetricTick& t) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral(
-            "INSERT INTO metrics (arm, t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-            "cpu_s, core_util, worker, raw, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(detail::insertSql<results::MetricTick>("INSERT", "metrics", {QStringLiteral("arm")}));
         q.addBindValue(armId);
-        q.addBindValue(t.t_ms);
-        q.addBindValue(qint64(t.rss_bytes));
-        q.addBindValue(qint64(t.peak_rss_bytes));
-        q.addBindValue(qint64(t.tensor_bytes));
-        q.addBindValue(qint64(t.tensor_peak_bytes));
-        q.addBindValue(t.cpu_s);
-        q.addBindValue(jsonText(json(t.core_util_pct)));
-        q.addBindValue(t.worker);
-        q.addBindValue(jsonText(t.raw.is_object() ? t.raw : json::object()));
-        q.addBindValue(t.process);
+        detail::bindRecord(q, t);
         return exec(q);
     }
 
     // Processes [first, end) of an arm, by index: a row is replaced as its process reports more.
     bool processes(qint64 armId, const std::vector<results::ProcessInfo>& p, std::size_t first) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral(
-            "INSERT OR REPLACE INTO processes (arm, idx, replicate, worker, pid, load_ms, "
-            "first_forward_ms, minor_faults, major_faults, fault_iters, cpu_ms, cpu_wall_ms, "
-            "involuntary_switches) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(detail::insertSql<results::ProcessInfo>(
+            "INSERT OR REPLACE", "processes", {QStringLiteral("arm"), QStringLiteral("idx")}));
         for (std::size_t i = first; i < p.size(); ++i) {
             q.addBindValue(armId);
             q.addBindValue(qint64(i));
-            q.addBindValue(p[i].replicate);
-            q.addBindValue(p[i].worker);
-            q.addBindValue(qint64(p[i].pid));
-            q.addBindValue(p[i].load_ms);
-            q.addBindValue(p[i].first_forward_ms);
-            q.addBindValue(qint64(p[i].minor_faults));
-            q.addBindValue(qint64(p[i].major_faults));
-            q.addBindValue(qint64(p[i].fault_iters));
-            q.addBindValue(p[i].cpu_ms);
-            q.addBindValue(p[i].cpu_wall_ms);
-            q.addBindValue(qint64(p[i].involuntary_switches));
+            detail::bindRecord(q, p[i]);
             if (!exec(q)) return false;
         }
         return true;
