@@ -20,10 +20,7 @@ namespace pitlane::store::detail {
 
 namespace sqlvalue {
 
-template <class T>
-struct IsVector : std::false_type {};
-template <class T>
-struct IsVector<std::vector<T>> : std::true_type {};
+using protocol::record::detail::IsVector;
 
 // Its value as bound: numbers as numbers, text never NULL (the columns are NOT NULL), JSON and
 // lists as JSON text.

@@ -222,6 +222,16 @@ struct Inserter {
     }
 };
 
+// One write in a transaction of its own: nullopt when it and its COMMIT succeeded, else why not.
+template <class Write>
+std::optional<QString> writeAlone(const QSqlDatabase& db, Write&& write) {
+    Inserter ins{db, {}};
+    Transaction tx(ins.db);
+    if (!tx.began()) return tx.error();
+    if (write(ins) && tx.commit()) return std::nullopt;
+    return ins.error.isEmpty() ? tx.error() : ins.error;
+}
+
 }  // namespace
 
 std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
@@ -244,12 +254,10 @@ std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
 }
 
 bool RunStore::updateArm(qint64 armId, const results::ArmResult& arm) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record arm"), tx.error());
-    if (!ins.updateArm(armId, arm) || !tx.commit())
-        return fail(QStringLiteral("record arm"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.updateArm(armId, arm);
+    });
+    return !why || fail(QStringLiteral("record arm"), *why);
 }
 
 bool RunStore::appendSamples(qint64 armId, const std::vector<results::Sample>& samples,
@@ -273,62 +281,47 @@ bool RunStore::appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmu
 }
 
 bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record metrics"), tx.error());
-    if (!ins.metric(armId, tick) || !tx.commit())
-        return fail(QStringLiteral("record metrics"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.metric(armId, tick);
+    });
+    return !why || fail(QStringLiteral("record metrics"), *why);
 }
 
 bool RunStore::updateProcesses(qint64 armId, const std::vector<results::ProcessInfo>& processes,
                                std::size_t first) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record processes"), tx.error());
-    if (!ins.processes(armId, processes, first) || !tx.commit())
-        return fail(QStringLiteral("record processes"),
-                    ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.processes(armId, processes, first);
+    });
+    return !why || fail(QStringLiteral("record processes"), *why);
 }
 
 bool RunStore::updateServingLevel(qint64 armId, std::size_t index,
                                   const results::ServingLevel& level) {
-    QSqlDatabase db = database(connection_);
-    Transaction tx(db);
-    if (!tx.began()) return fail(QStringLiteral("record serving level"), tx.error());
-    QString error;
-    if (!detail::writeServingLevel(db, armId, index, level, &error) || !tx.commit())
-        return fail(QStringLiteral("record serving level"), error.isEmpty() ? tx.error() : error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return detail::writeServingLevel(ins.db, armId, index, level, &ins.error);
+    });
+    return !why || fail(QStringLiteral("record serving level"), *why);
 }
 
 bool RunStore::appendServingChunk(qint64 armId, const ServingChunk& chunk) {
-    QSqlDatabase db = database(connection_);
-    Transaction tx(db);
-    if (!tx.began()) return fail(QStringLiteral("record serving batches"), tx.error());
-    QString error;
-    if (!detail::writeServingChunk(db, armId, chunk, &error) || !tx.commit())
-        return fail(QStringLiteral("record serving batches"), error.isEmpty() ? tx.error() : error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return detail::writeServingChunk(ins.db, armId, chunk, &ins.error);
+    });
+    return !why || fail(QStringLiteral("record serving batches"), *why);
 }
 
 bool RunStore::updateProfile(qint64 armId, const json& profile) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record profile"), tx.error());
-    if (!ins.profile(armId, profile) || !tx.commit())
-        return fail(QStringLiteral("record profile"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.profile(armId, profile);
+    });
+    return !why || fail(QStringLiteral("record profile"), *why);
 }
 
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record event"), tx.error());
-    if (!ins.event(runId, armId, tMs, event) || !tx.commit())
-        return fail(QStringLiteral("record event"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.event(runId, armId, tMs, event);
+    });
+    return !why || fail(QStringLiteral("record event"), *why);
 }
 
 namespace {
