@@ -235,6 +235,7 @@ pitlane::results::RunResult replicatedRun() {
             info.cpu_ms = 180.25 + p;
             info.cpu_wall_ms = 200.5;
             info.involuntary_switches = 7 + p;
+            info.voluntary_switches = 11 + p;
             a.processes.push_back(info);
             for (int b = 0; b < 2; ++b)
                 for (int k = 0; k < 10; ++k, ++iter)
@@ -508,6 +509,12 @@ TEST(Schema, AHistoryWrittenBeforeTheRecordTablesOpensAndReadsBack) {
             EXPECT_GT(p.load_ms, 0);
         }
     }
+    // The counters added since (voluntary_switches) have their column, and the old rows read as
+    // not counted.
+    EXPECT_EQ(rawValue(path, QStringLiteral("SELECT count(*) FROM processes WHERE "
+                                            "voluntary_switches = 0")).toInt(), 4);
+    for (const auto& a : run->arms)
+        for (const auto& p : a.processes) EXPECT_EQ(p.voluntary_switches, 0);
     // Every column of the records' tables is there now: a run written into the file reads back.
     const auto id = s.importRun(*run, QStringLiteral("test"));
     ASSERT_TRUE(id) << s.lastError().toStdString();

@@ -67,6 +67,7 @@ json blockDone(int block, const std::string& phase, std::size_t iters, int batch
     // Against wall_ms: how many cores the block kept busy.
     e.cpu_ms = (c1.user_s + c1.sys_s - c0.user_s - c0.sys_s) * 1e3;
     e.involuntary_switches = c1.involuntary_ctx - c0.involuntary_ctx;
+    e.voluntary_switches = c1.voluntary_ctx - c0.voluntary_ctx;
     e.serving = std::move(serving);
     e.stopped = stopRequested();
     auto done = protocol::toJson(e);

@@ -17,7 +17,8 @@
     X(std::int64_t, minor_faults)          /* page faults served without I/O */               \
     X(std::int64_t, major_faults)          /* page faults that needed I/O */                  \
     X(double, cpu_ms)                      /* CPU time of the process (every thread) */        \
-    X(std::int64_t, involuntary_switches)  /* the process preempted */
+    X(std::int64_t, involuntary_switches)  /* the process preempted */                        \
+    X(std::int64_t, voluntary_switches)    /* the process gave up the CPU (waited, slept) */
 
 namespace pitlane::protocol {
 
