@@ -3,6 +3,7 @@
 // counters and manifest every metrics / hello event must carry.
 #include "knob_harness.h"
 
+#include "pitlane/protocol/events.h"
 #include "pitlane/protocol/protocol.h"
 
 #include <gtest/gtest.h>
@@ -158,6 +159,31 @@ TEST_F(KnobMetrics, EveryTickCarriesMemoryContextSwitchesAndAnHonestGpuStatus) {
             EXPECT_TRUE(t["gpu"].is_array() || t["gpu"].is_object()) << t.dump();
         }
     }
+}
+
+// block_done's counters of its timed loop (protocol/loop_counters.h), read by getrusage just
+// before and after it: a 500 ms block of one intra-op thread. The process gives up the CPU at
+// least at each of the sampler's 100 ms sleeps (voluntary_switches), and no more often than the
+// whole process did between the metrics ticks around the block (the same getrusage field,
+// cumulative).
+TEST_F(KnobMetrics, BlockDoneCountsTheTimedLoopsVoluntarySwitches) {
+    auto& w = pool_->at("alloc");
+    ASSERT_TRUE(w.ok());
+    spinUntil([&] { return !w.events(pitlane::protocol::kMetrics).empty(); }, 5000);
+    const auto before = w.events(pitlane::protocol::kMetrics);
+    ASSERT_FALSE(before.empty());
+    const std::int64_t v0 = before.back()["ctx_voluntary"];
+    const auto [from, to] = measuredSpan(*w.driver, 500);
+    const auto done = between(*w.driver, "block_done", from, to);
+    ASSERT_EQ(done.size(), 1u);
+    const auto e = pitlane::protocol::blockDoneFromJson(done.front());
+    ASSERT_TRUE(e.voluntary_switches && e.involuntary_switches && e.cpu_ms) << done.front().dump();
+    const auto after = between(*w.driver, "metrics", from, to);
+    ASSERT_FALSE(after.empty());
+    const std::int64_t v1 = after.back()["ctx_voluntary"];
+    EXPECT_GE(*e.voluntary_switches, 3) << done.front().dump();
+    EXPECT_LE(*e.voluntary_switches, v1 - v0) << done.front().dump();
+    EXPECT_GE(*e.involuntary_switches, 0);
 }
 
 TEST_F(KnobMetrics, HelloCarriesTheEnvironmentManifest) {

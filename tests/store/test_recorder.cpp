@@ -91,19 +91,14 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
     ASSERT_EQ(loaded.processes.size(), live.processes.size());
     for (std::size_t i = 0; i < live.processes.size(); ++i) {
         const auto &l = live.processes[i], &s = loaded.processes[i];
-        EXPECT_EQ(s.replicate, l.replicate) << i;
-        EXPECT_EQ(s.worker, l.worker) << i;
-        EXPECT_EQ(s.pid, l.pid) << i;
-        EXPECT_DOUBLE_EQ(s.load_ms, l.load_ms) << i;
-        EXPECT_DOUBLE_EQ(s.first_forward_ms, l.first_forward_ms) << i;
-        EXPECT_EQ(s.minor_faults, l.minor_faults) << i;
-        EXPECT_EQ(s.major_faults, l.major_faults) << i;
-        EXPECT_EQ(s.fault_iters, l.fault_iters) << i;
-        // The timed loops' CPU time, wall time and preemptions (block_done; the advisor's core use).
+        // Every field of ProcessInfo's table, as recorded live and read back.
+        EXPECT_TRUE(protocol::record::equal(s, l))
+            << i << ": " << protocol::record::toJson(s) << " vs " << protocol::record::toJson(l);
+        // The timed loops' CPU time, wall time and context switches (block_done, measured by the
+        // worker's getrusage around each loop): a real process waits (voluntary switches: the
+        // OpenMP pool, the channel) and runs on the CPU.
         EXPECT_GT(l.cpu_wall_ms, 0) << i;
-        EXPECT_DOUBLE_EQ(s.cpu_ms, l.cpu_ms) << i;
-        EXPECT_DOUBLE_EQ(s.cpu_wall_ms, l.cpu_wall_ms) << i;
-        EXPECT_EQ(s.involuntary_switches, l.involuntary_switches) << i;
+        EXPECT_GT(l.cpu_ms, 0) << i;
     }
     const auto ps = results::processSummaries(live), pl = results::processSummaries(loaded);
     ASSERT_EQ(pl.size(), ps.size());

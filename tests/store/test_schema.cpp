@@ -235,6 +235,7 @@ pitlane::results::RunResult replicatedRun() {
             info.cpu_ms = 180.25 + p;
             info.cpu_wall_ms = 200.5;
             info.involuntary_switches = 7 + p;
+            info.voluntary_switches = 11 + p;
             a.processes.push_back(info);
             for (int b = 0; b < 2; ++b)
                 for (int k = 0; k < 10; ++k, ++iter)
@@ -279,19 +280,8 @@ TEST(Schema, ProcessesAndSampleReplicatesRoundTrip) {
         ASSERT_EQ(b.metrics.size(), 1u);
         EXPECT_EQ(b.metrics[0].process, 2);
         ASSERT_EQ(b.processes.size(), 3u);
-        for (std::size_t p = 0; p < 3; ++p) {
-            EXPECT_EQ(b.processes[p].replicate, a.processes[p].replicate);
-            EXPECT_EQ(b.processes[p].worker, a.processes[p].worker);
-            EXPECT_EQ(b.processes[p].pid, a.processes[p].pid);
-            EXPECT_DOUBLE_EQ(b.processes[p].load_ms, a.processes[p].load_ms);
-            EXPECT_DOUBLE_EQ(b.processes[p].first_forward_ms, a.processes[p].first_forward_ms);
-            EXPECT_EQ(b.processes[p].minor_faults, a.processes[p].minor_faults);
-            EXPECT_EQ(b.processes[p].major_faults, a.processes[p].major_faults);
-            EXPECT_EQ(b.processes[p].fault_iters, a.processes[p].fault_iters);
-            EXPECT_DOUBLE_EQ(b.processes[p].cpu_ms, a.processes[p].cpu_ms);
-            EXPECT_DOUBLE_EQ(b.processes[p].cpu_wall_ms, a.processes[p].cpu_wall_ms);
-            EXPECT_EQ(b.processes[p].involuntary_switches, a.processes[p].involuntary_switches);
-        }
+        for (std::size_t p = 0; p < 3; ++p)
+            EXPECT_TRUE(pitlane::protocol::record::equal(b.processes[p], a.processes[p])) << p;
         // What the views derive: per-process medians, faults per iteration, variance shares.
         const auto ja = pitlane::results::toResultsJson(run)["arms"][i];
         const auto jb = pitlane::results::toResultsJson(*back)["arms"][i];
@@ -482,5 +472,62 @@ TEST(Schema, ACollectedSweepReadsBackNotInterleaved) {
     for (std::size_t i = 0; i < a.size(); ++i) {
         EXPECT_DOUBLE_EQ(a[i].ratio, b[i].ratio);
         EXPECT_DOUBLE_EQ(a[i].ci_low, b[i].ci_low);
+    }
+}
+
+// tests/store/data/history_v9.db: a run (mlp, arms A and B, 2 processes each) recorded by
+// pitlane-cli as built before the records' tables (issue 30). Opened by this build, it gains the
+// columns its records have since (record_sql.h), keeps every row, and reads back.
+TEST(Schema, AHistoryWrittenBeforeTheRecordTablesOpensAndReadsBack) {
+    const QString fixture = qEnvironmentVariable("PITLANE_SOURCE_DIR") +
+                            QStringLiteral("/tests/store/data/history_v9.db");
+    ASSERT_TRUE(QFile::exists(fixture)) << fixture.toStdString();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    ASSERT_TRUE(QFile::copy(fixture, path));
+    QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+    EXPECT_EQ(rawValue(path, QStringLiteral("PRAGMA user_version")).toInt(), 9);
+    RunStore s;
+    ASSERT_TRUE(s.open(path)) << s.lastError().toStdString();
+    EXPECT_EQ(s.schemaVersion(), RunStore::kSchemaVersion);
+    const auto runs = s.listRuns();
+    ASSERT_EQ(runs.size(), 1);
+    const auto run = s.loadRun(runs.front().id);
+    ASSERT_TRUE(run) << s.lastError().toStdString();
+    ASSERT_EQ(run->arms.size(), 2u);
+    for (const auto& a : run->arms) {
+        SCOPED_TRACE(a.name);
+        EXPECT_EQ(a.status, "ok");
+        EXPECT_EQ(a.samples.size(), 20u);
+        EXPECT_FALSE(a.metrics.empty());
+        ASSERT_EQ(a.processes.size(), 2u);
+        for (const auto& p : a.processes) {
+            EXPECT_GT(p.pid, 0);
+            EXPECT_EQ(p.fault_iters, 10);  // one measured block of 10 per process
+            EXPECT_GT(p.cpu_ms, 0);
+            EXPECT_GT(p.cpu_wall_ms, 0);
+            EXPECT_GT(p.load_ms, 0);
+        }
+    }
+    // The counters added since (voluntary_switches) have their column, and the old rows read as
+    // not counted.
+    EXPECT_EQ(rawValue(path, QStringLiteral("SELECT count(*) FROM processes WHERE "
+                                            "voluntary_switches = 0")).toInt(), 4);
+    for (const auto& a : run->arms)
+        for (const auto& p : a.processes) EXPECT_EQ(p.voluntary_switches, 0);
+    // Every column of the records' tables is there now: a run written into the file reads back.
+    const auto id = s.importRun(*run, QStringLiteral("test"));
+    ASSERT_TRUE(id) << s.lastError().toStdString();
+    const auto again = s.loadRun(*id);
+    ASSERT_TRUE(again) << s.lastError().toStdString();
+    for (std::size_t i = 0; i < 2; ++i) {
+        ASSERT_EQ(again->arms[i].processes.size(), run->arms[i].processes.size());
+        for (std::size_t p = 0; p < run->arms[i].processes.size(); ++p)
+            EXPECT_TRUE(pitlane::protocol::record::equal(again->arms[i].processes[p],
+                                                         run->arms[i].processes[p]));
+        ASSERT_EQ(again->arms[i].metrics.size(), run->arms[i].metrics.size());
+        for (std::size_t m = 0; m < run->arms[i].metrics.size(); ++m)
+            EXPECT_TRUE(pitlane::protocol::record::equal(again->arms[i].metrics[m],
+                                                         run->arms[i].metrics[m]));
     }
 }

@@ -101,3 +101,52 @@ TEST(Events, EncodersInvertDecoders) {
     const auto applied = P::appliedFromJson(P::toJson(P::Applied{{{"mode", "eval"}}}));
     EXPECT_EQ(applied.fields, json({{"mode", "eval"}}));
 }
+
+// Every worker event is a struct of the variant (issue 30): serve_batches, profile and a serving
+// level's block_done included, decoded from what the worker writes and encoded back.
+TEST(Events, ServingAndProfileEventsAreTyped) {
+    const json batches = json::parse(R"({"v":1,"type":"serve_batches","block":2,"first_batch":3,
+        "first_request":7,"size":[2,1],"free_ns":[10,20],"start_ns":[11,21],"end_ns":[15,25],
+        "arrival_ns":[1,2,3]})");
+    const auto b = P::decodeEvent(batches);
+    ASSERT_TRUE(b && std::holds_alternative<P::ServeBatches>(*b));
+    const auto& sb = std::get<P::ServeBatches>(*b);
+    EXPECT_EQ(sb.block, 2);
+    EXPECT_EQ(sb.first_batch, 3);
+    EXPECT_EQ(sb.first_request, 7);
+    EXPECT_EQ(sb.size, (std::vector<int>{2, 1}));
+    EXPECT_EQ(sb.arrival_ns, (std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(P::toJson(sb), batches);
+    EXPECT_ANY_THROW(P::decodeEvent({{"type", "serve_batches"}, {"size", "two"}}));
+
+    json done = workerBlockDone();
+    done["serving"] = {{"arrival", "poisson"}, {"rate_per_s", 50.0}, {"clients", 1},
+                       {"duration_ms", 200.0}, {"max_batch", 4}, {"max_wait_ms", 2.0},
+                       {"idle_wait", "sleep"}, {"scheduled", 10}, {"arrived", 9},
+                       {"served", 8}, {"batches", 5}, {"max_queue", 3}, {"saturated", true}};
+    const auto d = P::blockDoneFromJson(done);
+    ASSERT_TRUE(d.serving);
+    EXPECT_EQ(d.serving->arrived, 9);
+    EXPECT_EQ(d.serving->max_queue, 3);
+    EXPECT_TRUE(d.serving->saturated);
+    EXPECT_EQ(P::toJson(d)["serving"], done["serving"]);
+    EXPECT_FALSE(P::blockDoneFromJson(workerBlockDone()).serving);
+    EXPECT_ANY_THROW(P::blockDoneFromJson({{"type", "block_done"}, {"serving", 3}}));
+
+    const json profile = {{"v", 1}, {"type", "profile"}, {"iters", 5}, {"ops", json::array()}};
+    const auto p = P::decodeEvent(profile);
+    ASSERT_TRUE(p && std::holds_alternative<P::Profile>(*p));
+    EXPECT_EQ(std::get<P::Profile>(*p).fields, json({{"iters", 5}, {"ops", json::array()}}));
+    EXPECT_EQ(P::toJson(std::get<P::Profile>(*p)), profile);
+}
+
+// The field tables: a record's equality and its JSON are the same list.
+TEST(Events, RecordTablesGiveEqualityAndJson) {
+    const auto a = P::blockDoneFromJson(workerBlockDone());
+    auto b = a;
+    EXPECT_TRUE(P::record::equal(a, b));
+    b.cpu_ms = 1.5;
+    EXPECT_FALSE(P::record::equal(a, b));
+    EXPECT_EQ(P::toJson(b).at("cpu_ms"), 1.5);
+    EXPECT_FALSE(P::toJson(a).contains("cpu_ms"));  // absent, never 0
+}

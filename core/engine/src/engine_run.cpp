@@ -2,6 +2,8 @@
 // batches (every 50 ms and at the end of the block), outside the timed region.
 #include "engine_impl.h"
 
+#include "pitlane/protocol/events.h"
+
 #include "pitlane/serving/serve_loop.h"
 
 namespace pitlane::engine {
@@ -48,28 +50,30 @@ private:
 
 namespace {
 
-// The block_done event. Page faults: the whole process (every thread) during the block; per
-// iteration = block / iters.
+// The block_done event: the counters of the whole process (every thread; the sampler's few
+// microseconds included) read by getrusage just before (c0) and just after (c1) the timed loop
+// (protocol/loop_counters.h). Per iteration = block / iters.
 json blockDone(int block, const std::string& phase, std::size_t iters, int batchSize,
-               Clock::time_point blockStart, const ProcessCounters& faults0,
-               const ProcessCounters& faults1) {
-    auto done = protocol::makeEvent(protocol::kBlockDone);
-    done["block"] = block;
-    done["phase"] = phase;
-    done["iters"] = iters;
-    done["batch_size"] = batchSize;
-    done["wall_ms"] = msSince(blockStart);
-    const auto minor = faults1.minor - faults0.minor, major = faults1.major - faults0.major;
-    done["minor_faults"] = minor;
-    done["major_faults"] = major;
+               Clock::time_point blockStart, const ProcCpu& c0, const ProcCpu& c1,
+               std::optional<protocol::ServingDone> serving = std::nullopt) {
+    protocol::BlockDone e;
+    e.block = block;
+    e.phase = phase;
+    e.iters = std::int64_t(iters);
+    e.batch_size = batchSize;
+    e.wall_ms = msSince(blockStart);
+    e.minor_faults = c1.minor_faults - c0.minor_faults;
+    e.major_faults = c1.major_faults - c0.major_faults;
+    // Against wall_ms: how many cores the block kept busy.
+    e.cpu_ms = (c1.user_s + c1.sys_s - c0.user_s - c0.sys_s) * 1e3;
+    e.involuntary_switches = c1.involuntary_ctx - c0.involuntary_ctx;
+    e.voluntary_switches = c1.voluntary_ctx - c0.voluntary_ctx;
+    e.serving = std::move(serving);
+    e.stopped = stopRequested();
+    auto done = protocol::toJson(e);
     const double n = iters == 0 ? 1.0 : double(iters);
-    done["minor_faults_per_iter"] = iters == 0 ? 0.0 : double(minor) / n;
-    done["major_faults_per_iter"] = iters == 0 ? 0.0 : double(major) / n;
-    // CPU time of the whole process across the timed loop (every thread; the sampler's few
-    // microseconds included): against wall_ms, how many cores the block kept busy.
-    done["cpu_ms"] = (faults1.cpu_s - faults0.cpu_s) * 1e3;
-    done["involuntary_switches"] = faults1.involuntary - faults0.involuntary;
-    if (stopRequested()) done["stopped"] = true;
+    done["minor_faults_per_iter"] = iters == 0 ? 0.0 : double(*e.minor_faults) / n;
+    done["major_faults_per_iter"] = iters == 0 ? 0.0 : double(*e.major_faults) / n;
     return done;
 }
 
@@ -92,10 +96,10 @@ bool Engine::runBlock(const json& cmd) {
     const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
     SampleBuffer samples(d.sink, block, phase, bs, capacity, d.device.is_cuda());
     // Page faults of the block: read once before and once after the timed loop, never inside it.
-    const ProcessCounters faults0 = readProcessCounters();
+    const ProcCpu faults0 = readCpu();
     const auto blockStart = Clock::now();
     if (!d.timedLoop(block, iters, timeMs, bs, *variants, samples, blockStart)) return false;
-    const ProcessCounters faults1 = readProcessCounters();
+    const ProcCpu faults1 = readCpu();
     if (!samples.flush()) return false;
     return d.sink.emit(
         blockDone(block, phase, samples.lat.size(), bs, blockStart, faults0, faults1));
@@ -227,29 +231,23 @@ public:
     BatchFlusher(EventSink& sink, int block) : sink_(sink), block_(block) {}
     bool flush(const serving::LevelRecord& rec) {
         if (batches_ == rec.batches.size()) return true;
-        auto ev = protocol::makeEvent(protocol::kServeBatches);
-        ev["block"] = block_;
-        ev["first_batch"] = batches_;
-        ev["first_request"] = requests_;
-        std::vector<std::int64_t> size, freeNs, start, end, arrival;
+        protocol::ServeBatches ev;
+        ev.block = block_;
+        ev.first_batch = std::int64_t(batches_);
+        ev.first_request = std::int64_t(requests_);
         std::size_t served = requests_;
         for (std::size_t k = batches_; k < rec.batches.size(); ++k) {
             const auto& b = rec.batches[k];
-            size.push_back(b.size);
-            freeNs.push_back(b.free_ns);
-            start.push_back(b.start_ns);
-            end.push_back(b.end_ns);
+            ev.size.push_back(b.size);
+            ev.free_ns.push_back(b.free_ns);
+            ev.start_ns.push_back(b.start_ns);
+            ev.end_ns.push_back(b.end_ns);
             for (int i = 0; i < b.size && served < rec.arrival_ns.size(); ++i)
-                arrival.push_back(rec.arrival_ns[served++]);
+                ev.arrival_ns.push_back(rec.arrival_ns[served++]);
         }
-        ev["size"] = size;
-        ev["free_ns"] = freeNs;
-        ev["start_ns"] = start;
-        ev["end_ns"] = end;
-        ev["arrival_ns"] = arrival;
         batches_ = rec.batches.size();
         requests_ = served;
-        return sink_.emit(ev);
+        return sink_.emit(protocol::toJson(ev));
     }
 
 private:
@@ -304,7 +302,7 @@ bool Engine::serveLevel(const json& cmd) {
         if (!byBatch[std::size_t(b)] || !runBatch(b)) return false;
     }
     BatchFlusher flusher(d.sink, block);
-    const ProcessCounters faults0 = readProcessCounters();
+    const ProcCpu faults0 = readCpu();
     const auto blockStart = Clock::now();
     auto lastFlush = blockStart;
     serving::SteadyLoopClock clock(spec.idle);
@@ -316,25 +314,25 @@ bool Engine::serveLevel(const json& cmd) {
             return flusher.flush(r);
         },
         [] { return stopRequested(); });
-    const ProcessCounters faults1 = readProcessCounters();
+    const ProcCpu faults1 = readCpu();
     if (!flusher.flush(rec)) return false;
     if (rec.failed) return false;
-    auto done = blockDone(block, "measure", std::size_t(rec.served()), 0, blockStart, faults0,
-                          faults1);
-    done["serving"] = {{"arrival", serving::arrivalName(spec.arrival)},
-                       {"rate_per_s", spec.rate_per_s},
-                       {"clients", spec.clients},
-                       {"duration_ms", spec.duration_ms},
-                       {"max_batch", spec.max_batch},
-                       {"max_wait_ms", spec.max_wait_ms},
-                       {"idle_wait", serving::idleWaitName(spec.idle)},
-                       {"scheduled", rec.scheduled},
-                       {"arrived", rec.arrival_ns.size()},
-                       {"served", rec.served()},
-                       {"batches", rec.batches.size()},
-                       {"max_queue", rec.max_queue},
-                       {"saturated", rec.saturated}};
-    return d.sink.emit(done);
+    protocol::ServingDone sv;
+    sv.arrival = serving::arrivalName(spec.arrival);
+    sv.rate_per_s = spec.rate_per_s;
+    sv.clients = spec.clients;
+    sv.duration_ms = spec.duration_ms;
+    sv.max_batch = spec.max_batch;
+    sv.max_wait_ms = spec.max_wait_ms;
+    sv.idle_wait = serving::idleWaitName(spec.idle);
+    sv.scheduled = rec.scheduled;
+    sv.arrived = std::int64_t(rec.arrival_ns.size());
+    sv.served = rec.served();
+    sv.batches = std::int64_t(rec.batches.size());
+    sv.max_queue = rec.max_queue;
+    sv.saturated = rec.saturated;
+    return d.sink.emit(blockDone(block, "measure", std::size_t(rec.served()), 0, blockStart,
+                                 faults0, faults1, std::move(sv)));
 }
 
 }  // namespace pitlane::engine

@@ -149,13 +149,6 @@ ProcCpu readCpu() {
     return c;
 }
 
-ProcessCounters readProcessCounters() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return {ru.ru_minflt, ru.ru_majflt, ru.ru_nivcsw,
-            double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6};
-}
-
 std::vector<CoreTimes> readCoreTimes() {
     std::vector<CoreTimes> out;
     std::ifstream f("/proc/stat");

@@ -1,4 +1,4 @@
-// Typed protocol events (events.h).
+// Typed protocol events (events.h): each event's codec is its field table (record.h).
 #include "pitlane/protocol/events.h"
 
 namespace pitlane::protocol {
@@ -12,9 +12,16 @@ json withoutEnvelope(const json& j) {
     return out;
 }
 
-template <class T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-    if (v) j[key] = *v;
+template <class R>
+R decoded(const json& j) {
+    return record::fromJson<R>(j);
+}
+
+template <class R>
+json encoded(const char* type, const R& e) {
+    json j = makeEvent(type);
+    record::write(j, e);
+    return j;
 }
 
 }  // namespace
@@ -24,6 +31,7 @@ EventType eventType(const json& event) {
         {kHello, EventType::Hello},         {kLoaded, EventType::Loaded},
         {kApplied, EventType::Applied},     {kSamples, EventType::Samples},
         {kMetrics, EventType::Metrics},     {kBlockDone, EventType::BlockDone},
+        {kServeBatches, EventType::ServeBatches}, {kProfile, EventType::Profile},
         {kWarning, EventType::Warning},     {kError, EventType::Error},
         {kBye, EventType::Bye}};
     const auto it = event.find("type");
@@ -34,74 +42,47 @@ EventType eventType(const json& event) {
     return EventType::Unknown;
 }
 
-Hello helloFromJson(const json& j) {
-    Hello e;
-    e.pid = j.value("pid", e.pid);
-    e.protocol = j.value("protocol", e.protocol);
-    e.worker_version = j.value("worker_version", e.worker_version);
-    e.environment = j.value("environment", json::object());
-    return e;
-}
+Hello helloFromJson(const json& j) { return decoded<Hello>(j); }
 
 Loaded loadedFromJson(const json& j) {
-    Loaded e;
-    e.load_ms = j.value("load_ms", e.load_ms);
-    e.freeze_ms = j.value("freeze_ms", e.freeze_ms);
-    e.optimize_ms = j.value("optimize_ms", e.optimize_ms);
-    e.first_forward_ms = j.value("first_forward_ms", e.first_forward_ms);
-    e.parameters = j.value("parameters", e.parameters);
-    e.file_size_bytes = j.value("file_size_bytes", e.file_size_bytes);
+    Loaded e = decoded<Loaded>(j);
     e.fields = withoutEnvelope(j);
     return e;
 }
 
-Applied appliedFromJson(const json& j) {
-    return {withoutEnvelope(j)};
-}
+Applied appliedFromJson(const json& j) { return {withoutEnvelope(j)}; }
 
 Metrics metricsFromJson(const json& j) {
-    Metrics e;
-    e.rss_bytes = j.value("rss_bytes", e.rss_bytes);
-    e.peak_rss_bytes = j.value("peak_rss_bytes", e.peak_rss_bytes);
-    e.tensor_bytes = j.value("tensor_bytes", e.tensor_bytes);
-    e.tensor_peak_bytes = j.value("tensor_peak_bytes", e.tensor_peak_bytes);
-    e.cpu_user_s = j.value("cpu_user_s", e.cpu_user_s);
-    e.cpu_sys_s = j.value("cpu_sys_s", e.cpu_sys_s);
-    e.ctx_voluntary = j.value("ctx_voluntary", e.ctx_voluntary);
-    e.ctx_involuntary = j.value("ctx_involuntary", e.ctx_involuntary);
-    e.migrations = j.value("migrations", e.migrations);
-    e.minor_faults = j.value("minor_faults", e.minor_faults);
-    e.major_faults = j.value("major_faults", e.major_faults);
-    e.core_util_pct = j.value("core_util_pct", std::vector<double>{});
+    Metrics e = decoded<Metrics>(j);
     e.raw = j;
     return e;
 }
 
 BlockDone blockDoneFromJson(const json& j) {
-    BlockDone e;
-    e.block = j.value("block", e.block);
-    e.phase = j.value("phase", e.phase);
-    e.iters = j.value("iters", e.iters);
-    e.batch_size = j.value("batch_size", e.batch_size);
-    e.wall_ms = j.value("wall_ms", e.wall_ms);
-    if (j.contains("minor_faults")) e.minor_faults = j["minor_faults"].get<std::int64_t>();
-    if (j.contains("major_faults")) e.major_faults = j["major_faults"].get<std::int64_t>();
-    if (j.contains("cpu_ms")) e.cpu_ms = j["cpu_ms"].get<double>();
-    if (j.contains("involuntary_switches")) e.involuntary_switches = j["involuntary_switches"].get<std::int64_t>();
+    BlockDone e = decoded<BlockDone>(j);
     e.stopped = j.value("stopped", false);
     return e;
 }
 
-Warning warningFromJson(const json& j) {
-    return {j.value("code", std::string()), j.value("message", std::string())};
+ServeBatches serveBatchesFromJson(const json& j) { return decoded<ServeBatches>(j); }
+
+Profile profileFromJson(const json& j) { return {withoutEnvelope(j)}; }
+
+Warning warningFromJson(const json& j) { return decoded<Warning>(j); }
+
+Bye byeFromJson(const json& j) { return decoded<Bye>(j); }
+
+Samples samplesFromJson(const json& j) {
+    // block, phase and the latencies are required: a samples event without them is malformed.
+    for (const char* key : {"block", "phase", "latency_ns"}) (void)j.at(key);
+    return decoded<Samples>(j);
 }
 
-Bye byeFromJson(const json& j) {
-    Bye e;
-    e.malformed_commands = j.value("malformed_commands", e.malformed_commands);
-    e.sampler_ticks = j.value("sampler_ticks", e.sampler_ticks);
-    e.sampler_cpu_s = j.value("sampler_cpu_s", e.sampler_cpu_s);
-    e.peak_rss_bytes = j.value("peak_rss_bytes", e.peak_rss_bytes);
+Error errorFromJson(const json& j) {
+    Error e;
+    e.code = j.value("code", std::string(code::kInternal));
+    e.message = j.value("message", std::string());
+    if (j.contains("detail")) e.detail = j["detail"];
     return e;
 }
 
@@ -113,6 +94,8 @@ std::optional<Event> decodeEvent(const json& j) {
         case EventType::Samples: return samplesFromJson(j);
         case EventType::Metrics: return metricsFromJson(j);
         case EventType::BlockDone: return blockDoneFromJson(j);
+        case EventType::ServeBatches: return serveBatchesFromJson(j);
+        case EventType::Profile: return profileFromJson(j);
         case EventType::Warning: return warningFromJson(j);
         case EventType::Error: return errorFromJson(j);
         case EventType::Bye: return byeFromJson(j);
@@ -121,24 +104,12 @@ std::optional<Event> decodeEvent(const json& j) {
     return std::nullopt;
 }
 
-json toJson(const Hello& e) {
-    json j = makeEvent(kHello);
-    j["pid"] = e.pid;
-    j["protocol"] = e.protocol;
-    j["worker_version"] = e.worker_version;
-    j["environment"] = e.environment;
-    return j;
-}
+json toJson(const Hello& e) { return encoded(kHello, e); }
 
 json toJson(const Loaded& e) {
     json j = makeEvent(kLoaded);
     j.update(e.fields);
-    j["load_ms"] = e.load_ms;
-    j["freeze_ms"] = e.freeze_ms;
-    j["optimize_ms"] = e.optimize_ms;
-    j["first_forward_ms"] = e.first_forward_ms;
-    j["parameters"] = e.parameters;
-    j["file_size_bytes"] = e.file_size_bytes;
+    record::write(j, e);
     return j;
 }
 
@@ -152,49 +123,35 @@ json toJson(const Metrics& e) {
     json j = e.raw.is_object() ? e.raw : makeEvent(kMetrics);
     j["v"] = kVersion;
     j["type"] = kMetrics;
-    j["rss_bytes"] = e.rss_bytes;
-    j["peak_rss_bytes"] = e.peak_rss_bytes;
-    j["tensor_bytes"] = e.tensor_bytes;
-    j["tensor_peak_bytes"] = e.tensor_peak_bytes;
-    j["cpu_user_s"] = e.cpu_user_s;
-    j["cpu_sys_s"] = e.cpu_sys_s;
-    j["ctx_voluntary"] = e.ctx_voluntary;
-    j["ctx_involuntary"] = e.ctx_involuntary;
-    j["migrations"] = e.migrations;
-    j["minor_faults"] = e.minor_faults;
-    j["major_faults"] = e.major_faults;
-    j["core_util_pct"] = e.core_util_pct;
+    record::write(j, e);
     return j;
 }
 
 json toJson(const BlockDone& e) {
-    json j = makeEvent(kBlockDone);
-    j["block"] = e.block;
-    j["phase"] = e.phase;
-    j["iters"] = e.iters;
-    j["batch_size"] = e.batch_size;
-    j["wall_ms"] = e.wall_ms;
-    put(j, "minor_faults", e.minor_faults);
-    put(j, "major_faults", e.major_faults);
-    put(j, "cpu_ms", e.cpu_ms);
-    put(j, "involuntary_switches", e.involuntary_switches);
+    json j = encoded(kBlockDone, e);
     if (e.stopped) j["stopped"] = true;
     return j;
 }
 
-json toJson(const Warning& e) {
-    json j = makeEvent(kWarning);
-    j["code"] = e.code;
-    j["message"] = e.message;
+json toJson(const ServeBatches& e) { return encoded(kServeBatches, e); }
+
+json toJson(const Profile& e) {
+    json j = makeEvent(kProfile);
+    j.update(e.fields);
     return j;
 }
 
-json toJson(const Bye& e) {
-    json j = makeEvent(kBye);
-    j["malformed_commands"] = e.malformed_commands;
-    j["sampler_ticks"] = e.sampler_ticks;
-    j["sampler_cpu_s"] = e.sampler_cpu_s;
-    j["peak_rss_bytes"] = e.peak_rss_bytes;
+json toJson(const Warning& e) { return encoded(kWarning, e); }
+
+json toJson(const Bye& e) { return encoded(kBye, e); }
+
+json toJson(const Samples& s) { return encoded(kSamples, s); }
+
+json toJson(const Error& e) {
+    json j = makeEvent(kError);
+    j["code"] = e.code;
+    j["message"] = e.message;
+    if (!e.detail.is_null()) j["detail"] = e.detail;
     return j;
 }
 

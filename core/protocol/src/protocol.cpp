@@ -37,41 +37,7 @@ std::optional<json> decode(const std::string& line, Kind kind, std::string* erro
     return j;
 }
 
-json toJson(const Samples& s) {
-    json j = makeEvent(kSamples);
-    j["block"] = s.block;
-    j["phase"] = s.phase;
-    j["first_iter"] = s.first_iter;
-    j["batch_size"] = s.batch_size;
-    j["latency_ns"] = s.latency_ns;
-    return j;
-}
-
-Samples samplesFromJson(const json& j) {
-    Samples s;
-    s.block = j.at("block").get<int>();
-    s.phase = j.at("phase").get<std::string>();
-    s.first_iter = j.value("first_iter", 0);
-    s.batch_size = j.value("batch_size", 1);
-    s.latency_ns = j.at("latency_ns").get<std::vector<std::int64_t>>();
-    return s;
-}
-
-json toJson(const Error& e) {
-    json j = makeEvent(kError);
-    j["code"] = e.code;
-    j["message"] = e.message;
-    if (!e.detail.is_null()) j["detail"] = e.detail;
-    return j;
-}
-
-Error errorFromJson(const json& j) {
-    Error e;
-    e.code = j.value("code", std::string(code::kInternal));
-    e.message = j.value("message", std::string());
-    if (j.contains("detail")) e.detail = j["detail"];
-    return e;
-}
+// Samples and Error: events.cpp, with the other events.
 
 std::vector<LineBuffer::Line> LineBuffer::feedLines(const char* data, std::size_t n) {
     std::vector<Line> lines;

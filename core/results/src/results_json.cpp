@@ -96,26 +96,23 @@ json armSummaryJson(const ArmResult& a) {
     return summary;
 }
 
+// The process's fields (ProcessInfo's table) but those it did not report: cold costs of -1, and
+// the timed loops' counters of a process whose block_done events carried none.
 json processJson(const ProcessSummary& p) {
-    json pj = {{"pid", p.info.pid},
-               {"replicate", p.info.replicate},
-               {"worker", p.info.worker},
-               {"n", p.n},
-               {"median_ns", p.median_ns}};
-    if (p.info.load_ms >= 0) pj["load_ms"] = p.info.load_ms;
-    if (p.info.first_forward_ms >= 0) pj["first_forward_ms"] = p.info.first_forward_ms;
+    json pj = protocol::record::toJson(p.info);
+    pj["n"] = p.n;
+    pj["median_ns"] = p.median_ns;
+    if (p.info.load_ms < 0) pj.erase("load_ms");
+    if (p.info.first_forward_ms < 0) pj.erase("first_forward_ms");
     if (p.info.fault_iters > 0) {
-        pj["minor_faults"] = p.info.minor_faults;
-        pj["major_faults"] = p.info.major_faults;
-        pj["fault_iters"] = p.info.fault_iters;
         pj["minor_faults_per_iter"] = p.info.minorFaultsPerIter();
         pj["major_faults_per_iter"] = p.info.majorFaultsPerIter();
+    } else {
+        pj.erase("fault_iters");
+        std::apply([&](const auto&... f) { ((void)pj.erase(f.name), ...); },
+                   protocol::loopCounterFields<ProcessInfo>());
     }
-    if (p.info.cpu_wall_ms > 0) {
-        pj["cpu_ms"] = p.info.cpu_ms;
-        pj["cpu_wall_ms"] = p.info.cpu_wall_ms;
-        pj["involuntary_switches"] = p.info.involuntary_switches;
-    }
+    if (p.info.cpu_wall_ms <= 0) pj.erase("cpu_wall_ms");
     return pj;
 }
 
@@ -169,11 +166,10 @@ json workersJson(const ArmResult& a) {
 }
 
 json metricJson(const MetricTick& m) {
-    json t = {{"t_ms", m.t_ms}, {"worker", m.worker}, {"process", m.process},
-              {"rss_bytes", m.rss_bytes}, {"cpu_s", m.cpu_s},
-              {"core_util_pct", m.core_util_pct}};
-    if (m.tensor_bytes >= 0) t["tensor_bytes"] = m.tensor_bytes;
-    if (m.tensor_peak_bytes >= 0) t["tensor_peak_bytes"] = m.tensor_peak_bytes;
+    json t = protocol::record::toJson(m);
+    t.erase("raw");
+    if (m.tensor_bytes < 0) t.erase("tensor_bytes");
+    if (m.tensor_peak_bytes < 0) t.erase("tensor_peak_bytes");
     for (const char* key : {"ctx_voluntary", "ctx_involuntary", "migrations", "minor_faults",
                             "major_faults", "gpu", "gpu_status", "cuda_allocator"})
         if (m.raw.is_object() && m.raw.contains(key)) t[key] = m.raw[key];
@@ -307,18 +303,7 @@ void readProcesses(const json& ja, const std::string& where, ArmResult& a) {
     for (const auto& pj : ja.value("processes", json::array())) {
         if (!pj.is_object())
             throw std::runtime_error(where + ": every entry of \"processes\" must be an object");
-        ProcessInfo p;
-        p.replicate = pj.value("replicate", 0);
-        p.worker = pj.value("worker", 0);
-        p.pid = pj.value("pid", 0L);
-        p.load_ms = pj.value("load_ms", -1.0);
-        p.first_forward_ms = pj.value("first_forward_ms", -1.0);
-        p.minor_faults = pj.value("minor_faults", std::int64_t{0});
-        p.major_faults = pj.value("major_faults", std::int64_t{0});
-        p.fault_iters = pj.value("fault_iters", std::int64_t{0});
-        p.cpu_ms = pj.value("cpu_ms", 0.0);
-        p.cpu_wall_ms = pj.value("cpu_wall_ms", 0.0);
-        p.involuntary_switches = pj.value("involuntary_switches", std::int64_t{0});
+        ProcessInfo p = protocol::record::fromJson<ProcessInfo>(pj);
         a.processes.push_back(p);
     }
 }
@@ -342,16 +327,8 @@ void readSweepAndWorkers(const json& ja, ArmResult& a) {
 }
 
 MetricTick metricFromJson(const json& m) {
-    MetricTick t;
-    t.t_ms = m.value("t_ms", 0.0);
-    t.worker = m.value("worker", 0);
-    t.process = m.value("process", 0);
-    t.rss_bytes = m.value("rss_bytes", std::int64_t{0});
-    t.tensor_bytes = m.value("tensor_bytes", std::int64_t{-1});
-    t.tensor_peak_bytes = m.value("tensor_peak_bytes", std::int64_t{-1});
+    MetricTick t = protocol::record::fromJson<MetricTick>(m);
     t.raw = m;
-    t.cpu_s = m.value("cpu_s", 0.0);
-    t.core_util_pct = m.value("core_util_pct", std::vector<double>{});
     return t;
 }
 

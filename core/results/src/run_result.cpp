@@ -14,6 +14,31 @@
 
 namespace pitlane::results {
 
+void ProcessInfo::addBlock(const protocol::BlockDone& e) {
+    // A worker that predates the counters reports none: its process stays "not reported".
+    if (e.phase != "measure" || !e.minor_faults) return;
+    fault_iters += e.iters;
+    if (e.cpu_ms) cpu_wall_ms += e.wall_ms;
+#define PITLANE_ADD_COUNTER(T, name) name += e.name.value_or(T{});
+    PITLANE_LOOP_COUNTERS(PITLANE_ADD_COUNTER)
+#undef PITLANE_ADD_COUNTER
+}
+
+MetricTick metricTick(const protocol::Metrics& e, double tMs, int worker, int process) {
+    MetricTick t;
+    t.t_ms = tMs;
+    t.worker = worker;
+    t.process = process;
+    t.rss_bytes = e.rss_bytes;
+    t.peak_rss_bytes = e.peak_rss_bytes;
+    t.tensor_bytes = e.tensor_bytes;
+    t.tensor_peak_bytes = e.tensor_peak_bytes;
+    t.cpu_s = e.cpu_user_s + e.cpu_sys_s;
+    t.core_util_pct = e.core_util_pct;
+    t.raw = e.raw;
+    return t;
+}
+
 std::vector<double> ArmResult::latencies() const { return latencies(batch_size); }
 
 std::vector<double> ArmResult::latencies(int batchSize, int worker) const {

@@ -50,27 +50,10 @@ json levelJson(const ServingLevel& l) {
         start.push_back(b.start_ns);
         end.push_back(b.end_ns);
     }
-    return {{"level", l.level},
-            {"process", l.process},
-            {"worker", l.worker},
-            {"rate_per_s", l.rate_per_s},
-            {"clients", l.clients},
-            {"complete", l.complete},
-            {"load",
-             {{"arrival", serving::arrivalName(l.load.arrival)},
-              {"rate_per_s", l.load.rate_per_s},
-              {"clients", l.load.clients},
-              {"duration_ms", l.load.duration_ms},
-              {"seed", l.load.seed},
-              {"max_batch", l.load.max_batch},
-              {"max_wait_ms", l.load.max_wait_ms},
-              {"saturation_ms", l.load.saturation_ms},
-              {"idle_wait", serving::idleWaitName(l.load.idle)}}},
-            {"scheduled", l.record.scheduled},
-            {"max_queue", l.record.max_queue},
-            {"stopped_early", l.record.saturated},
-            {"arrival_ns", l.record.arrival_ns},
-            {"batches", {{"size", size}, {"free_ns", freeNs}, {"start_ns", start}, {"end_ns", end}}}};
+    json j = protocol::record::toJson(l);
+    j["arrival_ns"] = l.record.arrival_ns;
+    j["batches"] = {{"size", size}, {"free_ns", freeNs}, {"start_ns", start}, {"end_ns", end}};
+    return j;
 }
 
 std::string fmt(double v, const char* f = "%.4g") {
@@ -84,6 +67,12 @@ std::string fmt(double v, const char* f = "%.4g") {
 std::string rateText(double v) { return fmt(v, v >= 100 ? "%.0f" : "%.4g"); }
 
 }  // namespace
+
+ServingLevel withoutArrays(const ServingLevel& l) {
+    ServingLevel r;
+    protocol::record::copy(l, r);
+    return r;
+}
 
 json servingArmJson(const RunResult& run, std::size_t arm) {
     json points = json::array();
@@ -114,26 +103,9 @@ std::vector<ServingLevel> servingLevelsFromJson(const json& j) {
     std::vector<ServingLevel> out;
     if (!j.is_object() || !j.contains("levels")) return out;
     for (const auto& e : j.at("levels")) {
-        ServingLevel l;
-        l.level = e.at("level").get<int>();
-        l.process = e.at("process").get<int>();
-        l.worker = e.at("worker").get<int>();
-        l.rate_per_s = e.at("rate_per_s").get<double>();
-        l.clients = e.at("clients").get<int>();
-        l.complete = e.at("complete").get<bool>();
-        const auto& ld = e.at("load");
-        serving::parseArrival(ld.at("arrival").get<std::string>(), &l.load.arrival);
-        serving::parseIdleWait(ld.value("idle_wait", std::string("sleep")), &l.load.idle);
-        l.load.rate_per_s = ld.at("rate_per_s").get<double>();
-        l.load.clients = ld.at("clients").get<int>();
-        l.load.duration_ms = ld.at("duration_ms").get<double>();
-        l.load.seed = ld.at("seed").get<std::uint64_t>();
-        l.load.max_batch = ld.at("max_batch").get<int>();
-        l.load.max_wait_ms = ld.at("max_wait_ms").get<double>();
-        l.load.saturation_ms = ld.value("saturation_ms", 2000.0);
-        l.record.scheduled = e.at("scheduled").get<std::int64_t>();
-        l.record.max_queue = e.at("max_queue").get<std::int64_t>();
-        l.record.saturated = e.at("stopped_early").get<bool>();
+        // Every field of the row is required here (a results file is written whole).
+        protocol::record::forEachField<ServingLevel>([&](const auto& f) { (void)e.at(f.name); });
+        ServingLevel l = protocol::record::fromJson<ServingLevel>(e);
         l.record.arrival_ns = e.at("arrival_ns").get<std::vector<std::int64_t>>();
         const auto& b = e.at("batches");
         const auto size = b.at("size").get<std::vector<int>>();
@@ -235,3 +207,46 @@ std::string servingRequestsCsv(const RunResult& run) {
 }
 
 }  // namespace pitlane::results
+
+namespace pitlane::serving {
+
+namespace {
+
+// A field of the wrong type keeps the default.
+template <typename T>
+T fieldOr(const nlohmann::json& j, const char* key, T fallback) {
+    try {
+        return j.is_object() && j.contains(key) ? j.at(key).get<T>() : fallback;
+    } catch (const std::exception&) {
+        return fallback;
+    }
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const LoadSpec& l) {
+    j = {{"arrival", arrivalName(l.arrival)},
+         {"rate_per_s", l.rate_per_s},
+         {"clients", l.clients},
+         {"duration_ms", l.duration_ms},
+         {"seed", l.seed},
+         {"max_batch", l.max_batch},
+         {"max_wait_ms", l.max_wait_ms},
+         {"saturation_ms", l.saturation_ms},
+         {"idle_wait", idleWaitName(l.idle)}};
+}
+
+void from_json(const nlohmann::json& j, LoadSpec& l) {
+    l = LoadSpec{};
+    parseArrival(fieldOr<std::string>(j, "arrival", "poisson"), &l.arrival);
+    parseIdleWait(fieldOr<std::string>(j, "idle_wait", "sleep"), &l.idle);
+    l.rate_per_s = fieldOr(j, "rate_per_s", l.rate_per_s);
+    l.clients = fieldOr(j, "clients", l.clients);
+    l.duration_ms = fieldOr(j, "duration_ms", l.duration_ms);
+    l.seed = fieldOr(j, "seed", l.seed);
+    l.max_batch = fieldOr(j, "max_batch", l.max_batch);
+    l.max_wait_ms = fieldOr(j, "max_wait_ms", l.max_wait_ms);
+    l.saturation_ms = fieldOr(j, "saturation_ms", l.saturation_ms);
+}
+
+}  // namespace pitlane::serving

@@ -135,45 +135,41 @@ void ExperimentRunner::sendServe(Task& t) {
 }
 
 // The batches of the level being served, as they complete.
-void ExperimentRunner::onServeBatches(int arm, int worker, const json& ev) {
+void ExperimentRunner::handle(int arm, int worker, const protocol::ServeBatches& e) {
     auto& ws = arms_[std::size_t(arm)].workers[std::size_t(worker)];
     auto& levels = result_.arms[std::size_t(arm)].serving;
     if (ws.servingIndex < 0 || ws.servingIndex >= int(levels.size())) return;
     auto& rec = levels[std::size_t(ws.servingIndex)].record;
-    const auto size = ev.at("size").get<std::vector<int>>();
-    const auto freeNs = ev.at("free_ns").get<std::vector<std::int64_t>>();
-    const auto start = ev.at("start_ns").get<std::vector<std::int64_t>>();
-    const auto end = ev.at("end_ns").get<std::vector<std::int64_t>>();
-    const auto arrival = ev.at("arrival_ns").get<std::vector<std::int64_t>>();
-    if (ev.value("first_batch", std::size_t(0)) != rec.batches.size() || freeNs.size() != size.size() ||
-        start.size() != size.size() || end.size() != size.size())
+    const auto n = e.size.size();
+    if (e.first_batch != std::int64_t(rec.batches.size()) || e.free_ns.size() != n ||
+        e.start_ns.size() != n || e.end_ns.size() != n)
         throw std::runtime_error("serve_batches out of step with the batches received (first_batch " +
-                                 std::to_string(ev.value("first_batch", 0)) + ", have " +
+                                 std::to_string(e.first_batch) + ", have " +
                                  std::to_string(rec.batches.size()) + ")");
-    for (std::size_t k = 0; k < size.size(); ++k) rec.batches.push_back({size[k], freeNs[k], start[k], end[k]});
-    rec.arrival_ns.insert(rec.arrival_ns.end(), arrival.begin(), arrival.end());
+    for (std::size_t k = 0; k < n; ++k)
+        rec.batches.push_back({e.size[k], e.free_ns[k], e.start_ns[k], e.end_ns[k]});
+    rec.arrival_ns.insert(rec.arrival_ns.end(), e.arrival_ns.begin(), e.arrival_ns.end());
 }
 
 // The level's block_done: what the loop reports that the batches do not (the requests that
 // arrived but were never served when it stopped early, the longest queue), and the level is
 // complete unless the worker was stopped.
-void ExperimentRunner::onServeDone(int arm, int worker, const json& ev) {
+void ExperimentRunner::onServeDone(int arm, int worker, const protocol::BlockDone& e) {
     auto& ws = arms_[std::size_t(arm)].workers[std::size_t(worker)];
     auto& levels = result_.arms[std::size_t(arm)].serving;
     if (ws.servingIndex < 0 || ws.servingIndex >= int(levels.size())) return;
     auto& level = levels[std::size_t(ws.servingIndex)];
     ws.servingIndex = -1;
-    const json& sv = ev.at("serving");
-    level.record.scheduled = sv.value("scheduled", std::int64_t{0});
-    level.record.max_queue = sv.value("max_queue", std::int64_t{0});
-    level.record.saturated = sv.value("saturated", false);
+    const auto& sv = *e.serving;
+    level.record.scheduled = sv.scheduled;
+    level.record.max_queue = sv.max_queue;
+    level.record.saturated = sv.saturated;
     // Requests that arrived and were never served (the level stopped early) are not in any
     // serve_batches event: their arrival times are unknown, only their count. They are placed
     // at the level's end, which keeps every count right and never shortens a latency.
-    const std::int64_t arrived = sv.value("arrived", std::int64_t{0});
     const std::int64_t lastArrival = level.record.arrival_ns.empty() ? 0 : level.record.arrival_ns.back();
-    while (std::int64_t(level.record.arrival_ns.size()) < arrived) level.record.arrival_ns.push_back(lastArrival);
-    level.complete = !ev.value("stopped", false);
+    while (std::int64_t(level.record.arrival_ns.size()) < sv.arrived) level.record.arrival_ns.push_back(lastArrival);
+    level.complete = !e.stopped;
     arms_[std::size_t(arm)].doneIters += 1;
 }
 

@@ -144,11 +144,6 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     // Observers of armEvent read result(): announce the event only once it is stored there.
     const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
     try {
-        // A serving level's events (serving_tasks.cpp); its block_done then ends the task below.
-        const std::string typeName = ev.value("type", std::string());
-        if (typeName == protocol::kServeBatches) onServeBatches(arm, worker, ev);
-        if (typeName == protocol::kProfile) onProfile(arm, worker, ev);
-        if (type == protocol::EventType::BlockDone && ev.contains("serving")) onServeDone(arm, worker, ev);
         const auto event = protocol::decodeEvent(ev);
         if (event) std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
     } catch (const std::exception& e) {
@@ -216,34 +211,16 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
 
 void ExperimentRunner::handle(int arm, int worker, const protocol::Metrics& e) {
     auto& a = result_.arms[arm];
-    R::MetricTick t;
-    t.t_ms = elapsedMs();
-    t.worker = worker;
-    t.process = arms_[arm].round;
-    t.rss_bytes = e.rss_bytes;
-    t.peak_rss_bytes = e.peak_rss_bytes;
-    t.tensor_bytes = e.tensor_bytes;
-    t.tensor_peak_bytes = e.tensor_peak_bytes;
-    t.cpu_s = e.cpu_user_s + e.cpu_sys_s;
-    t.core_util_pct = e.core_util_pct;
-    t.raw = e.raw;
+    R::MetricTick t = R::metricTick(e, elapsedMs(), worker, arms_[arm].round);
     a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
     a.metrics.push_back(std::move(t));
     emit metricsAppended(arm);
 }
 
 void ExperimentRunner::handle(int arm, int worker, const protocol::BlockDone& e) {
-    if (e.phase == "measure" && e.minor_faults) {
-        auto& proc = processOf(arm, worker);
-        proc.minor_faults += *e.minor_faults;
-        proc.major_faults += e.major_faults.value_or(0);
-        proc.fault_iters += e.iters;
-        if (e.cpu_ms) {
-            proc.cpu_ms += *e.cpu_ms;
-            proc.cpu_wall_ms += e.wall_ms;
-            proc.involuntary_switches += e.involuntary_switches.value_or(0);
-        }
-    }
+    // A serving level's block_done ends its level (serving_tasks.cpp) before its task.
+    if (e.serving) onServeDone(arm, worker, e);
+    processOf(arm, worker).addBlock(e);
     const Task* task = activeFor(arm);
     if (task && task->kind != Task::Configure) taskDoneBy(arm, worker);
 }
@@ -258,13 +235,8 @@ void ExperimentRunner::handle(int arm, int, const protocol::Warning& e) {
     emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + message));
 }
 
-void ExperimentRunner::onProfile(int arm, int worker, const json& ev) {
-    if (worker == 0) {
-        json p = ev;
-        p.erase("v");
-        p.erase("type");
-        result_.arms[arm].profile = std::move(p);
-    }
+void ExperimentRunner::handle(int arm, int worker, const protocol::Profile& e) {
+    if (worker == 0) result_.arms[arm].profile = e.fields;
     const Task* task = activeFor(arm);
     if (task && task->kind == Task::Profile) taskDoneBy(arm, worker);
 }

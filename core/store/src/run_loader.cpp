@@ -1,6 +1,7 @@
 // Reading runs back as results::RunResult, and comparing arms of two runs.
 #include "pitlane/store/run_store.h"
 
+#include "record_sql.h"
 #include "sample_codec.h"
 #include "serving_rows.h"
 #include "sql_util.h"
@@ -136,40 +137,6 @@ results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
     return a;
 }
 
-results::MetricTick metricFromRow(const QSqlQuery& q) {
-    results::MetricTick t;
-    t.t_ms = q.value(0).toDouble();
-    t.rss_bytes = q.value(1).toLongLong();
-    t.peak_rss_bytes = q.value(2).toLongLong();
-    t.tensor_bytes = q.value(3).toLongLong();
-    t.tensor_peak_bytes = q.value(4).toLongLong();
-    t.cpu_s = q.value(5).toDouble();
-    const json util = parseJsonText(q.value(6).toString(), json::array());
-    if (util.is_array())
-        for (const auto& v : util)
-            if (v.is_number()) t.core_util_pct.push_back(v.get<double>());
-    t.worker = q.value(7).toInt();
-    t.raw = parseJsonText(q.value(8).toString());
-    t.process = q.value(9).toInt();
-    return t;
-}
-
-results::ProcessInfo processFromRow(const QSqlQuery& q) {
-    results::ProcessInfo p;
-    p.replicate = q.value(0).toInt();
-    p.worker = q.value(1).toInt();
-    p.pid = long(q.value(2).toLongLong());
-    p.load_ms = q.value(3).toDouble();
-    p.first_forward_ms = q.value(4).toDouble();
-    p.minor_faults = q.value(5).toLongLong();
-    p.major_faults = q.value(6).toLongLong();
-    p.fault_iters = q.value(7).toLongLong();
-    p.cpu_ms = q.value(8).toDouble();
-    p.cpu_wall_ms = q.value(9).toDouble();
-    p.involuntary_switches = q.value(10).toLongLong();
-    return p;
-}
-
 // The rows that belong to an arm: its samples (warmup and measured), metrics, worker processes,
 // warnings, operator profile and serving levels. Prepared once per run, executed once per arm.
 class ArmRows {
@@ -186,14 +153,9 @@ public:
         samples_.prepare(
             QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                            "WHERE arm = ? ORDER BY rowid"));
-        metrics_.prepare(
-            QStringLiteral("SELECT t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-                           "cpu_s, core_util, worker, raw, process FROM metrics WHERE arm = ? "
-                           "ORDER BY rowid"));
-        processes_.prepare(QStringLiteral(
-            "SELECT replicate, worker, pid, load_ms, first_forward_ms, minor_faults, major_faults, "
-            "fault_iters, cpu_ms, cpu_wall_ms, involuntary_switches FROM processes WHERE arm = ? "
-            "ORDER BY idx"));
+        // Every column: the records' tables (record_sql.h) read theirs by name.
+        metrics_.prepare(QStringLiteral("SELECT * FROM metrics WHERE arm = ? ORDER BY rowid"));
+        processes_.prepare(QStringLiteral("SELECT * FROM processes WHERE arm = ? ORDER BY idx"));
         events_.prepare(QStringLiteral(
             "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
         profile_.prepare(QStringLiteral("SELECT profile FROM profiles WHERE arm = ?"));
@@ -216,13 +178,16 @@ public:
         }
         if (!readChunks(armId, a, error)) return false;
         if (!exec(metrics_, armId, error)) return false;
+        const auto metricColumns = detail::recordIndexes<results::MetricTick>(metrics_.record());
         while (metrics_.next()) {
-            results::MetricTick t = metricFromRow(metrics_);
+            auto t = detail::readRecord<results::MetricTick>(metrics_, metricColumns);
             a.peak_rss_bytes = std::max<std::int64_t>(a.peak_rss_bytes, t.peak_rss_bytes);
             a.metrics.push_back(std::move(t));
         }
         if (!exec(processes_, armId, error)) return false;
-        while (processes_.next()) a.processes.push_back(processFromRow(processes_));
+        const auto processColumns = detail::recordIndexes<results::ProcessInfo>(processes_.record());
+        while (processes_.next())
+            a.processes.push_back(detail::readRecord<results::ProcessInfo>(processes_, processColumns));
         if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
         if (!exec(events_, armId, error)) return false;
         while (events_.next()) a.warnings.push_back(events_.value(0).toString().toStdString());

@@ -157,16 +157,6 @@ void RunRecorder::flushDirty() {
     for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i) syncProcesses(i);
 }
 
-namespace {
-bool sameProcess(const results::ProcessInfo& a, const results::ProcessInfo& b) {
-    return a.replicate == b.replicate && a.worker == b.worker && a.pid == b.pid &&
-           a.load_ms == b.load_ms && a.first_forward_ms == b.first_forward_ms &&
-           a.minor_faults == b.minor_faults && a.major_faults == b.major_faults &&
-           a.fault_iters == b.fault_iters && a.cpu_ms == b.cpu_ms && a.cpu_wall_ms == b.cpu_wall_ms &&
-           a.involuntary_switches == b.involuntary_switches;
-}
-}  // namespace
-
 // Writes the processes that changed since the last write: from the first that differs (the
 // current round's are the last ones; earlier rounds are final).
 void RunRecorder::syncProcesses(std::size_t arm) {
@@ -174,7 +164,7 @@ void RunRecorder::syncProcesses(std::size_t arm) {
     const auto& live = result_().arms[arm].processes;
     auto& stored = storedProcesses_[arm];
     std::size_t first = 0;
-    while (first < live.size() && first < stored.size() && sameProcess(live[first], stored[first]))
+    while (first < live.size() && first < stored.size() && protocol::record::equal(live[first], stored[first]))
         ++first;
     if (first == live.size()) return;
     post([arm, live, first](RunStore& store, const RecordedRun& ids) {
@@ -182,25 +172,6 @@ void RunRecorder::syncProcesses(std::size_t arm) {
     });
     stored = live;
 }
-
-namespace {
-// A level's row: everything but its record's arrays.
-results::ServingLevel levelRow(const results::ServingLevel& l) {
-    results::ServingLevel r;
-    r.level = l.level;
-    r.process = l.process;
-    r.worker = l.worker;
-    r.rate_per_s = l.rate_per_s;
-    r.clients = l.clients;
-    r.load = l.load;
-    r.complete = l.complete;
-    r.record.scheduled = l.record.scheduled;
-    r.record.max_queue = l.record.max_queue;
-    r.record.saturated = l.record.saturated;
-    r.record.failed = l.record.failed;
-    return r;
-}
-}  // namespace
 
 void RunRecorder::syncServing(std::size_t arm) {
     if (!hasSource() || arm >= storedServing_.size() || arm >= result_().arms.size()) return;
@@ -217,7 +188,7 @@ void RunRecorder::syncServing(std::size_t arm) {
             s.max_queue = l.record.max_queue;
             s.saturated = l.record.saturated;
             s.complete = l.complete;
-            post([arm, i, row = levelRow(l), kept = servingWritten_](RunStore& store,
+            post([arm, i, row = results::withoutArrays(l), kept = servingWritten_](RunStore& store,
                                                                      const RecordedRun& ids) {
                 auto& levels = (*kept)[arm];
                 if (levels.size() <= i) levels.resize(i + 1);
@@ -294,12 +265,11 @@ void RunRecorder::event(int arm, const json& ev) {
         syncProcesses(a);
     // A serving level's batches, and its block_done's figures: committed before anyone else
     // hears of the event, like samples.
-    if (ev.value("type", std::string()) == protocol::kServeBatches ||
-        (type == EventType::BlockDone && ev.contains("serving")))
+    if (type == EventType::ServeBatches || (type == EventType::BlockDone && ev.contains("serving")))
         syncServing(a);
     // The operator profile (the runner keeps worker 0's in ArmResult::profile): committed as it
     // arrives, so a run killed afterwards keeps it.
-    if (ev.value("type", std::string()) == protocol::kProfile) syncProfile(a);
+    if (type == EventType::Profile) syncProfile(a);
 }
 
 void RunRecorder::postEvent(int arm, json ev) {

@@ -3,6 +3,7 @@
 
 #include "pitlane/results/lesson.h"
 
+#include "record_sql.h"
 #include "sample_codec.h"
 #include "serving_rows.h"
 #include "sql_util.h"
@@ -161,44 +162,21 @@ struct Inserter {
 
     bool metric(qint64 armId, const results::MetricTick& t) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral(
-            "INSERT INTO metrics (arm, t_ms, rss, peak_rss, tensor_bytes, tensor_peak_bytes, "
-            "cpu_s, core_util, worker, raw, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(detail::insertSql<results::MetricTick>("INSERT", "metrics", {QStringLiteral("arm")}));
         q.addBindValue(armId);
-        q.addBindValue(t.t_ms);
-        q.addBindValue(qint64(t.rss_bytes));
-        q.addBindValue(qint64(t.peak_rss_bytes));
-        q.addBindValue(qint64(t.tensor_bytes));
-        q.addBindValue(qint64(t.tensor_peak_bytes));
-        q.addBindValue(t.cpu_s);
-        q.addBindValue(jsonText(json(t.core_util_pct)));
-        q.addBindValue(t.worker);
-        q.addBindValue(jsonText(t.raw.is_object() ? t.raw : json::object()));
-        q.addBindValue(t.process);
+        detail::bindRecord(q, t);
         return exec(q);
     }
 
     // Processes [first, end) of an arm, by index: a row is replaced as its process reports more.
     bool processes(qint64 armId, const std::vector<results::ProcessInfo>& p, std::size_t first) {
         QSqlQuery q(db);
-        q.prepare(QStringLiteral(
-            "INSERT OR REPLACE INTO processes (arm, idx, replicate, worker, pid, load_ms, "
-            "first_forward_ms, minor_faults, major_faults, fault_iters, cpu_ms, cpu_wall_ms, "
-            "involuntary_switches) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(detail::insertSql<results::ProcessInfo>(
+            "INSERT OR REPLACE", "processes", {QStringLiteral("arm"), QStringLiteral("idx")}));
         for (std::size_t i = first; i < p.size(); ++i) {
             q.addBindValue(armId);
             q.addBindValue(qint64(i));
-            q.addBindValue(p[i].replicate);
-            q.addBindValue(p[i].worker);
-            q.addBindValue(qint64(p[i].pid));
-            q.addBindValue(p[i].load_ms);
-            q.addBindValue(p[i].first_forward_ms);
-            q.addBindValue(qint64(p[i].minor_faults));
-            q.addBindValue(qint64(p[i].major_faults));
-            q.addBindValue(qint64(p[i].fault_iters));
-            q.addBindValue(p[i].cpu_ms);
-            q.addBindValue(p[i].cpu_wall_ms);
-            q.addBindValue(qint64(p[i].involuntary_switches));
+            detail::bindRecord(q, p[i]);
             if (!exec(q)) return false;
         }
         return true;
@@ -246,6 +224,16 @@ struct Inserter {
     }
 };
 
+// One write in a transaction of its own: nullopt when it and its COMMIT succeeded, else why not.
+template <class Write>
+std::optional<QString> writeAlone(const QSqlDatabase& db, Write&& write) {
+    Inserter ins{db, {}};
+    Transaction tx(ins.db);
+    if (!tx.began()) return tx.error();
+    if (write(ins) && tx.commit()) return std::nullopt;
+    return ins.error.isEmpty() ? tx.error() : ins.error;
+}
+
 }  // namespace
 
 std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
@@ -268,12 +256,10 @@ std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
 }
 
 bool RunStore::updateArm(qint64 armId, const results::ArmResult& arm) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record arm"), tx.error());
-    if (!ins.updateArm(armId, arm) || !tx.commit())
-        return fail(QStringLiteral("record arm"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.updateArm(armId, arm);
+    });
+    return !why || fail(QStringLiteral("record arm"), *why);
 }
 
 bool RunStore::appendSamples(qint64 armId, const results::SampleSeries& samples,
@@ -297,62 +283,47 @@ bool RunStore::appendWarmup(qint64 armId, const std::vector<std::int64_t>& warmu
 }
 
 bool RunStore::appendMetric(qint64 armId, const results::MetricTick& tick) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record metrics"), tx.error());
-    if (!ins.metric(armId, tick) || !tx.commit())
-        return fail(QStringLiteral("record metrics"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.metric(armId, tick);
+    });
+    return !why || fail(QStringLiteral("record metrics"), *why);
 }
 
 bool RunStore::updateProcesses(qint64 armId, const std::vector<results::ProcessInfo>& processes,
                                std::size_t first) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record processes"), tx.error());
-    if (!ins.processes(armId, processes, first) || !tx.commit())
-        return fail(QStringLiteral("record processes"),
-                    ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.processes(armId, processes, first);
+    });
+    return !why || fail(QStringLiteral("record processes"), *why);
 }
 
 bool RunStore::updateServingLevel(qint64 armId, std::size_t index,
                                   const results::ServingLevel& level) {
-    QSqlDatabase db = database(connection_);
-    Transaction tx(db);
-    if (!tx.began()) return fail(QStringLiteral("record serving level"), tx.error());
-    QString error;
-    if (!detail::writeServingLevel(db, armId, index, level, &error) || !tx.commit())
-        return fail(QStringLiteral("record serving level"), error.isEmpty() ? tx.error() : error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return detail::writeServingLevel(ins.db, armId, index, level, &ins.error);
+    });
+    return !why || fail(QStringLiteral("record serving level"), *why);
 }
 
 bool RunStore::appendServingChunk(qint64 armId, const ServingChunk& chunk) {
-    QSqlDatabase db = database(connection_);
-    Transaction tx(db);
-    if (!tx.began()) return fail(QStringLiteral("record serving batches"), tx.error());
-    QString error;
-    if (!detail::writeServingChunk(db, armId, chunk, &error) || !tx.commit())
-        return fail(QStringLiteral("record serving batches"), error.isEmpty() ? tx.error() : error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return detail::writeServingChunk(ins.db, armId, chunk, &ins.error);
+    });
+    return !why || fail(QStringLiteral("record serving batches"), *why);
 }
 
 bool RunStore::updateProfile(qint64 armId, const json& profile) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record profile"), tx.error());
-    if (!ins.profile(armId, profile) || !tx.commit())
-        return fail(QStringLiteral("record profile"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.profile(armId, profile);
+    });
+    return !why || fail(QStringLiteral("record profile"), *why);
 }
 
 bool RunStore::appendEvent(qint64 runId, qint64 armId, double tMs, const json& event) {
-    Inserter ins{database(connection_), {}};
-    Transaction tx(ins.db);
-    if (!tx.began()) return fail(QStringLiteral("record event"), tx.error());
-    if (!ins.event(runId, armId, tMs, event) || !tx.commit())
-        return fail(QStringLiteral("record event"), ins.error.isEmpty() ? tx.error() : ins.error);
-    return true;
+    const auto why = writeAlone(database(connection_), [&](Inserter& ins) {
+        return ins.event(runId, armId, tMs, event);
+    });
+    return !why || fail(QStringLiteral("record event"), *why);
 }
 
 namespace {

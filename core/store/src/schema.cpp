@@ -1,6 +1,9 @@
 #include "schema.h"
 
+#include "record_sql.h"
 #include "sql_util.h"
+
+#include "pitlane/results/run_result.h"
 
 #include <QAtomicInteger>
 #include <QMap>
@@ -246,7 +249,62 @@ int userVersion(const QSqlDatabase& db) {
     return q.value(0).toInt();
 }
 
+namespace {
+
+// The columns of the described records (record_sql.h) a file lacks, each with its definition.
+template <class R>
+void missingRecordColumns(const QSqlDatabase& db, const char* table, QStringList* statements,
+                          QString* error) {
+    QSqlQuery q(db);
+    if (!execRetryingBusy(q, QStringLiteral("PRAGMA table_info(%1)").arg(QLatin1String(table)), error))
+        return;
+    QStringList have;
+    while (q.next()) have << q.value(1).toString();
+    if (have.isEmpty()) return;  // no such table (a version before it): nothing to add
+    for (const auto& [column, definition] : recordColumnDefinitions<R>())
+        if (!have.contains(column))
+            *statements << QStringLiteral("ALTER TABLE %1 ADD COLUMN %2").arg(QLatin1String(table), definition);
+}
+
+QStringList recordColumnStatements(const QSqlDatabase& db, QString* error) {
+    QStringList statements;
+    missingRecordColumns<results::ProcessInfo>(db, "processes", &statements, error);
+    missingRecordColumns<results::MetricTick>(db, "metrics", &statements, error);
+    missingRecordColumns<results::ServingLevel>(db, "serving_levels", &statements, error);
+    return statements;
+}
+
+// A record's new field (a counter of protocol/loop_counters.h) is a new column: added to a file
+// of the current version that lacks it, with its default, so runs stored before read it as not
+// reported. No version step: the records' tables are the description of those columns.
+bool addRecordColumns(QSqlDatabase& db, QString* error) {
+    QString why;
+    if (recordColumnStatements(db, &why).isEmpty() && why.isEmpty()) return true;
+    if (!beginImmediate(db, &why)) {
+        *error = QStringLiteral("cannot begin adding columns: %1").arg(why);
+        return false;
+    }
+    QSqlQuery q(db);
+    bool ok = true;
+    const QStringList statements = recordColumnStatements(db, &why);  // again, under the lock
+    for (const QString& sql : statements) ok = ok && q.exec(sql);
+    if (!ok || !why.isEmpty() || !execRetryingBusy(q, QStringLiteral("COMMIT"), &why)) {
+        *error = QStringLiteral("adding the columns of this build failed: %1")
+                     .arg(ok ? why : q.lastError().text());
+        QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 bool migrate(QSqlDatabase& db, int target, QString* error) {
+    if (!migrateSteps(db, target, error)) return false;
+    return target != kStepCount || addRecordColumns(db, error);
+}
+
+bool migrateSteps(QSqlDatabase& db, int target, QString* error) {
     const int from = userVersion(db);
     if (from < 0) {
         *error = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
@@ -352,7 +410,7 @@ const Shape& expectedShape(int version) {
         db.setDatabaseName(QStringLiteral(":memory:"));
         if (!db.open())
             shape.error = db.lastError().text();
-        else if (migrate(db, version, &shape.error))
+        else if (migrateSteps(db, version, &shape.error))
             shape = readShape(db);
         db.close();
     }

@@ -9,7 +9,11 @@ namespace pitlane::store::detail {
 // Brings `db` from its user_version up to `target`, one step per transaction, so an interrupted
 // migration leaves the file at the last complete version. Returns false with `error` set when
 // the file is newer than `target` or a step fails.
+// At the current version it then adds the columns of the described records (record_sql.h) the
+// file lacks: a field added to a record's table is a column of every file this build opens.
 bool migrate(QSqlDatabase& db, int target, QString* error);
+// The version steps alone (the shape a version's steps create: missingSchema).
+bool migrateSteps(QSqlDatabase& db, int target, QString* error);
 int userVersion(const QSqlDatabase& db);
 
 // What `db` lacks of the schema its `version` has, compared with the tables, columns and (with

@@ -1,6 +1,7 @@
 // A serving run's rows: levels and their streamed batches (schema v7).
 #include "serving_rows.h"
 
+#include "record_sql.h"
 #include "sql_util.h"
 
 #include <QSqlError>
@@ -13,42 +14,6 @@ namespace pitlane::store::detail {
 using nlohmann::json;
 
 namespace {
-
-json loadJson(const serving::LoadSpec& l) {
-    return {{"arrival", serving::arrivalName(l.arrival)},
-            {"rate_per_s", l.rate_per_s},
-            {"clients", l.clients},
-            {"duration_ms", l.duration_ms},
-            {"seed", l.seed},
-            {"max_batch", l.max_batch},
-            {"max_wait_ms", l.max_wait_ms},
-            {"saturation_ms", l.saturation_ms},
-            {"idle_wait", serving::idleWaitName(l.idle)}};
-}
-
-// A field of the wrong type keeps the default: a damaged row must not make the run unreadable.
-template <typename T>
-T field(const json& j, const char* key, T fallback) {
-    try {
-        return j.is_object() && j.contains(key) ? j.at(key).get<T>() : fallback;
-    } catch (const std::exception&) {
-        return fallback;
-    }
-}
-
-serving::LoadSpec loadFromJson(const json& j) {
-    serving::LoadSpec l;
-    serving::parseArrival(field<std::string>(j, "arrival", "poisson"), &l.arrival);
-    serving::parseIdleWait(field<std::string>(j, "idle_wait", "sleep"), &l.idle);
-    l.rate_per_s = field(j, "rate_per_s", l.rate_per_s);
-    l.clients = field(j, "clients", l.clients);
-    l.duration_ms = field(j, "duration_ms", l.duration_ms);
-    l.seed = field(j, "seed", l.seed);
-    l.max_batch = field(j, "max_batch", l.max_batch);
-    l.max_wait_ms = field(j, "max_wait_ms", l.max_wait_ms);
-    l.saturation_ms = field(j, "saturation_ms", l.saturation_ms);
-    return l;
-}
 
 template <typename T>
 std::vector<T> arrayOf(const QVariant& v) {
@@ -72,22 +37,11 @@ bool exec(QSqlQuery& q, QString* error) {
 bool writeServingLevel(const QSqlDatabase& db, qint64 armId, std::size_t index,
                        const results::ServingLevel& l, QString* error) {
     QSqlQuery q(db);
-    q.prepare(QStringLiteral(
-        "INSERT OR REPLACE INTO serving_levels (arm, idx, level, process, worker, rate_per_s, "
-        "clients, load, scheduled, max_queue, stopped_early, complete) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(insertSql<results::ServingLevel>("INSERT OR REPLACE", "serving_levels",
+                                                  {QStringLiteral("arm"), QStringLiteral("idx")}));
     q.addBindValue(armId);
     q.addBindValue(qint64(index));
-    q.addBindValue(l.level);
-    q.addBindValue(l.process);
-    q.addBindValue(l.worker);
-    q.addBindValue(l.rate_per_s);
-    q.addBindValue(l.clients);
-    q.addBindValue(jsonText(loadJson(l.load)));
-    q.addBindValue(qint64(l.record.scheduled));
-    q.addBindValue(qint64(l.record.max_queue));
-    q.addBindValue(l.record.saturated ? 1 : 0);
-    q.addBindValue(l.complete ? 1 : 0);
+    bindRecord(q, l);
     return exec(q, error);
 }
 
@@ -128,9 +82,7 @@ bool writeServingLevelWithRecord(const QSqlDatabase& db, qint64 armId, std::size
 }
 
 ServingRows::ServingRows(const QSqlDatabase& db) : levels_(db), chunks_(db) {
-    levels_.prepare(QStringLiteral(
-        "SELECT idx, level, process, worker, rate_per_s, clients, load, scheduled, max_queue, "
-        "stopped_early, complete FROM serving_levels WHERE arm = ? ORDER BY idx"));
+    levels_.prepare(QStringLiteral("SELECT * FROM serving_levels WHERE arm = ? ORDER BY idx"));
     chunks_.prepare(QStringLiteral(
         "SELECT level_idx, first_batch, first_request, size, free_ns, start_ns, end_ns, "
         "arrival_ns FROM serving_batches WHERE arm = ? ORDER BY rowid"));
@@ -140,20 +92,11 @@ bool ServingRows::read(qint64 armId, std::vector<results::ServingLevel>* out, QS
     levels_.bindValue(0, armId);
     if (!exec(levels_, error)) return false;
     std::vector<qint64> index;  // serving_levels.idx of each level read
+    const auto columns = recordIndexes<results::ServingLevel>(levels_.record());
+    const int idxColumn = levels_.record().indexOf(QStringLiteral("idx"));
     while (levels_.next()) {
-        results::ServingLevel l;
-        index.push_back(levels_.value(0).toLongLong());
-        l.level = levels_.value(1).toInt();
-        l.process = levels_.value(2).toInt();
-        l.worker = levels_.value(3).toInt();
-        l.rate_per_s = levels_.value(4).toDouble();
-        l.clients = levels_.value(5).toInt();
-        l.load = loadFromJson(parseJsonText(levels_.value(6).toString()));
-        l.record.scheduled = levels_.value(7).toLongLong();
-        l.record.max_queue = levels_.value(8).toLongLong();
-        l.record.saturated = levels_.value(9).toInt() != 0;
-        l.complete = levels_.value(10).toInt() != 0;
-        out->push_back(std::move(l));
+        index.push_back(levels_.value(idxColumn).toLongLong());
+        out->push_back(readRecord<results::ServingLevel>(levels_, columns));
     }
     if (out->empty()) return true;
     chunks_.bindValue(0, armId);

@@ -83,13 +83,9 @@ void mirrorServing(const std::vector<results::ServingLevel>& live,
     for (std::size_t i = 0; i < live.size(); ++i) {
         const auto& l = live[i];
         if (i == copy.size()) {
-            results::ServingLevel settings;
-            settings.level = l.level;
-            settings.process = l.process;
-            settings.worker = l.worker;
-            settings.rate_per_s = l.rate_per_s;
-            settings.clients = l.clients;
-            settings.load = l.load;
+            results::ServingLevel settings = results::withoutArrays(l);
+            settings.record = {};
+            settings.complete = false;
             copy.push_back(std::move(settings));
         }
         if (l.complete && !copy[i].complete) copy[i] = l;

@@ -34,21 +34,14 @@ struct ProcMemory {
 };
 ProcMemory readMemory();
 
+// getrusage(RUSAGE_SELF): the whole process so far, every thread (the metrics ticks, and the
+// counters of block_done around each timed loop).
 struct ProcCpu {
     double user_s = 0, sys_s = 0;
     std::int64_t voluntary_ctx = 0, involuntary_ctx = 0;
     std::int64_t minor_faults = 0, major_faults = 0;  // cumulative, the whole process
 };
 ProcCpu readCpu();
-
-// Page faults of the whole process so far (getrusage RUSAGE_SELF, every thread): minor = a page
-// mapped without I/O (e.g. fresh zero pages after an mmap), major = one that needed I/O.
-struct ProcessCounters {
-    std::int64_t minor = 0, major = 0;
-    std::int64_t involuntary = 0;  // involuntary context switches (preempted)
-    double cpu_s = 0;  // user + system CPU time of the whole process so far (the same getrusage)
-};
-ProcessCounters readProcessCounters();
 
 // Per-core busy/total jiffies from /proc/stat ("cpuN" lines).
 struct CoreTimes {

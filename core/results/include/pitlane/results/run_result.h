@@ -2,7 +2,9 @@
 // A run's results as value types: what the orchestrator collected from each worker, and its
 // conversion to the results JSON of CONTRACT.md, the CSV of samples and the text table.
 // No Qt, no torch.
+#include "pitlane/protocol/events.h"
 #include "pitlane/protocol/protocol.h"
+#include "pitlane/protocol/record.h"
 #include "pitlane/results/sample_series.h"
 #include "pitlane/results/serving_result.h"
 #include "pitlane/spec/preset.h"
@@ -36,16 +38,31 @@ struct ProcessInfo {
     int worker = 0;
     long pid = 0;
     double load_ms = -1, first_forward_ms = -1;  // its own cold costs (-1: not reported)
-    // Page faults across the timed loops of its measured blocks (block_done), and the
-    // iterations they cover.
-    std::int64_t minor_faults = 0, major_faults = 0, fault_iters = 0;
-    // CPU time of the process across those timed loops, and their wall time (0: not reported):
-    // cpu_ms / cpu_wall_ms = the cores it kept busy while measuring.
-    double cpu_ms = 0, cpu_wall_ms = 0;
-    std::int64_t involuntary_switches = 0;  // preemptions of the process across those loops
+    // The counters of the timed loops of its measured blocks (block_done; the list is
+    // protocol/loop_counters.h), summed, and the iterations and wall time they cover (0: not
+    // reported): cpu_ms / cpu_wall_ms = the cores it kept busy while measuring.
+    std::int64_t fault_iters = 0;
+    double cpu_wall_ms = 0;
+#define PITLANE_PROCESS_COUNTER(T, name) T name = 0;
+    PITLANE_LOOP_COUNTERS(PITLANE_PROCESS_COUNTER)
+#undef PITLANE_PROCESS_COUNTER
     double minorFaultsPerIter() const { return fault_iters > 0 ? double(minor_faults) / double(fault_iters) : -1; }
     double majorFaultsPerIter() const { return fault_iters > 0 ? double(major_faults) / double(fault_iters) : -1; }
+    // Adds a measured block's counters (a block_done of phase "measure").
+    void addBlock(const protocol::BlockDone& e);
 };
+// Its one description (protocol/record.h): the results JSON's processes[] entry, the history's
+// processes columns (the JSON names), their read-back and equality.
+inline auto fieldsOf(const ProcessInfo*) {
+    using protocol::record::field;
+    using P = ProcessInfo;
+    return std::tuple_cat(
+        std::make_tuple(field("replicate", &P::replicate), field("worker", &P::worker),
+                        field("pid", &P::pid), field("load_ms", &P::load_ms),
+                        field("first_forward_ms", &P::first_forward_ms),
+                        field("fault_iters", &P::fault_iters), field("cpu_wall_ms", &P::cpu_wall_ms)),
+        protocol::loopCounterFields<P>());
+}
 
 // A process's measured figures at the arm's first batch size.
 struct ProcessSummary {
@@ -62,8 +79,22 @@ struct MetricTick {
     std::int64_t tensor_bytes = -1, tensor_peak_bytes = -1;  // -1: not reported
     double cpu_s = 0;
     std::vector<double> core_util_pct;
-    json raw;
+    json raw;  // the metrics event (context switches, migrations, GPU fields, ...)
 };
+// Its one description: the results JSON's metrics[] entry (but `raw`: a few of its keys) and the
+// history's metrics columns (named apart where they differ).
+inline auto fieldsOf(const MetricTick*) {
+    using protocol::record::field;
+    using M = MetricTick;
+    return std::make_tuple(
+        field("t_ms", &M::t_ms), field("worker", &M::worker), field("process", &M::process),
+        field("rss_bytes", &M::rss_bytes, "rss"), field("peak_rss_bytes", &M::peak_rss_bytes, "peak_rss"),
+        field("tensor_bytes", &M::tensor_bytes), field("tensor_peak_bytes", &M::tensor_peak_bytes),
+        field("cpu_s", &M::cpu_s), field("core_util_pct", &M::core_util_pct, "core_util"),
+        field("raw", &M::raw));
+}
+// The tick of a metrics event at t_ms.
+MetricTick metricTick(const protocol::Metrics& e, double tMs, int worker, int process);
 
 struct ArmResult {
     std::string name;

@@ -3,6 +3,7 @@
 // and arrivals, so everything below is recomputed from them), the summaries per offered rate,
 // the highest rate within the SLO, and the comparisons against the baseline arm.
 // No Qt, no torch.
+#include "pitlane/protocol/record.h"
 #include "pitlane/serving/serve_loop.h"
 #include "pitlane/serving/serve_summary.h"
 
@@ -10,6 +11,14 @@
 
 #include <string>
 #include <vector>
+
+namespace pitlane::serving {
+// A load as JSON (arrival, rate_per_s, clients, duration_ms, seed, max_batch, max_wait_ms,
+// saturation_ms, idle_wait), and back: a missing field, or one of the wrong type, keeps its
+// default (a damaged history row must not make the run unreadable). nlohmann's ADL hooks.
+void to_json(nlohmann::json& j, const LoadSpec& l);
+void from_json(const nlohmann::json& j, LoadSpec& l);
+}  // namespace pitlane::serving
 
 namespace pitlane::results {
 
@@ -26,6 +35,24 @@ struct ServingLevel {
     serving::LevelRecord record;
     bool complete = false;   // its block_done came (else it was cut short: failure, Stop)
 };
+
+// Its one description (protocol/record.h) but its record's arrays: the results JSON's
+// serving.levels[] entry (which adds arrival_ns and batches), the history's serving_levels
+// columns, and the copies that leave the arrays behind (the recorder's rows, the live verdict's
+// mirror).
+inline auto fieldsOf(const ServingLevel*) {
+    using protocol::record::field;
+    using L = ServingLevel;
+    using Rec = serving::LevelRecord;
+    return std::make_tuple(field("level", &L::level), field("process", &L::process),
+                           field("worker", &L::worker), field("rate_per_s", &L::rate_per_s),
+                           field("clients", &L::clients), field("complete", &L::complete),
+                           field("load", &L::load), field("scheduled", &L::record, &Rec::scheduled),
+                           field("max_queue", &L::record, &Rec::max_queue),
+                           field("stopped_early", &L::record, &Rec::saturated));
+}
+// The level without its record's arrays (nothing of them copied).
+ServingLevel withoutArrays(const ServingLevel& l);
 
 // One offered rate (or client count) of one arm, every process of it.
 struct ServingPoint {

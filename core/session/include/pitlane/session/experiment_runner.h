@@ -28,6 +28,8 @@ struct Loaded;
 struct Applied;
 struct Metrics;
 struct BlockDone;
+struct ServeBatches;
+struct Profile;
 struct Warning;
 struct Bye;
 }  // namespace pitlane::protocol
@@ -138,6 +140,10 @@ private:
     void handle(int arm, int worker, const protocol::Samples& e);
     void handle(int arm, int worker, const protocol::Metrics& e);
     void handle(int arm, int worker, const protocol::BlockDone& e);
+    // serving_tasks.cpp: the batches of the level being served.
+    void handle(int arm, int worker, const protocol::ServeBatches& e);
+    // The profile task's answer (run.profile_iters): the first worker's kept in ArmResult::profile.
+    void handle(int arm, int worker, const protocol::Profile& e);
     void handle(int arm, int worker, const protocol::Warning& e);
     void handle(int arm, int worker, const protocol::Error& e);
     void handle(int arm, int worker, const protocol::Bye& e);
@@ -184,10 +190,7 @@ private:
     void queueServingSearch();
     bool prepareServe(Task& t);  // false: nothing to measure (the search has converged)
     void sendServe(Task& t);
-    void onServeBatches(int arm, int worker, const nlohmann::json& ev);
-    void onServeDone(int arm, int worker, const nlohmann::json& ev);
-    // The profile task's answer (run.profile_iters): the first worker's kept in ArmResult::profile.
-    void onProfile(int arm, int worker, const nlohmann::json& ev);
+    void onServeDone(int arm, int worker, const protocol::BlockDone& e);  // e.serving is set
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;
