@@ -160,16 +160,19 @@ TEST(Profile, CliProfileFlagAddsEachArmsOperatorsAfterTheMeasuredBlocks) {
         EXPECT_TRUE(linear);
         EXPECT_FALSE(arm["profile"]["trace"]["traceEvents"].empty());
     }
-    // The reports carry the same table: the operator the mlp spends most in, in both arms' rows.
+    // The reports carry the same table: the operator the first arm spends most self time in (the
+    // reports list the largest; aten::linear, a wrapper with little self time of its own, may
+    // fall below the cut on a busy machine).
+    const std::string top = j["arms"][0]["profile"]["ops"][0]["name"].get<std::string>();
     auto readText = [](const QString& f) {
         QFile file(f);
         return file.open(QIODevice::ReadOnly) ? file.readAll().toStdString() : std::string();
     };
     const std::string mdText = readText(md), htmlText = readText(html);
     EXPECT_NE(mdText.find("## Where the time goes"), std::string::npos);
-    EXPECT_NE(mdText.find("| `aten::linear` |"), std::string::npos) << mdText.substr(0, 3000);
+    EXPECT_NE(mdText.find("| `" + top + "` |"), std::string::npos) << top << "\n" << mdText.substr(0, 3000);
     EXPECT_NE(htmlText.find("<h2>Where the time goes</h2>"), std::string::npos);
-    EXPECT_NE(htmlText.find("<code>aten::linear</code>"), std::string::npos);
+    EXPECT_NE(htmlText.find("<code>" + top + "</code>"), std::string::npos) << top;
     // The preset field is validated like every other.
     json bad = preset;
     bad["run"]["profile_iters"] = 5000;
