@@ -150,6 +150,8 @@ struct StoredRunRead {
     std::optional<results::RunResult> run;
     std::optional<store::RunInfo> info;
     std::optional<store::CrossRunComparison> comparison;
+    // What the views compute from every sample, computed here rather than on the UI thread.
+    std::shared_ptr<W::PreparedRun> prepared;
 };
 }  // namespace
 
@@ -161,8 +163,10 @@ bool HistoryController::requestStoredRun(qint64 runId) {
     reader_->post(
         [runId, read](store::RunStore& s) {
             read->run = s.loadRun(runId);
-            if (read->run) read->info = s.runInfo(runId);
-            return read->run.has_value();
+            if (!read->run) return false;
+            read->info = s.runInfo(runId);
+            read->prepared = W::PlotPanel::prepare(*read->run);
+            return true;
         },
         [this, runId, read, token](bool ok, const QString& error) {
             if (token != readToken_) return;  // a newer request, or another history
@@ -171,14 +175,15 @@ bool HistoryController::requestStoredRun(qint64 runId) {
                 emit shown(false);
                 return;
             }
-            showStoredRead(runId, std::move(*read->run), read->info);
+            showStoredRead(runId, std::move(*read->run), read->info, std::move(read->prepared));
             emit shown(true);
         });
     return true;
 }
 
 void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
-                                       const std::optional<store::RunInfo>& info) {
+                                       const std::optional<store::RunInfo>& info,
+                                       std::shared_ptr<W::PreparedRun> prepared) {
     QStringList parts = {tr("Stored run #%1").arg(runId),
                          W::localDateText(QString::fromStdString(run.started_at)),
                          QString::fromStdString(run.preset.name)};
@@ -191,7 +196,7 @@ void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
                 "Its recording stopped before the run finished (the process was killed): "
                 "every sample received until then is here.");
     }
-    showFinished(std::move(run), runId, parts.join(QStringLiteral(" · ")), notes);
+    showFinished(std::move(run), runId, parts.join(QStringLiteral(" · ")), notes, std::move(prepared));
     panel_->selectRun(runId);  // the list shows which run the views show
 }
 
@@ -203,7 +208,9 @@ bool HistoryController::requestRunComparison(const W::CrossRunChoice& c) {
     reader_->post(
         [c, read](store::RunStore& s) {
             read->comparison = s.compareRuns(c.runX, c.armX, c.runY, c.armY);
-            return read->comparison.has_value();
+            if (!read->comparison) return false;
+            read->prepared = W::PlotPanel::prepare(read->comparison->run);
+            return true;
         },
         [this, read, token](bool ok, const QString& error) {
             if (token != readToken_) return;
@@ -217,7 +224,7 @@ bool HistoryController::requestRunComparison(const W::CrossRunChoice& c) {
                 tr("Comparison: %1").arg(QString::fromStdString(comparison.run.preset.name));
             QString note = QString::fromStdString(comparison.note);  // interleaved or not
             if (!note.isEmpty()) note[0] = note[0].toUpper();
-            showFinished(std::move(comparison.run), 0, heading, {note});
+            showFinished(std::move(comparison.run), 0, heading, {note}, std::move(read->prepared));
             emit shown(true);
         });
     return true;
@@ -243,12 +250,13 @@ bool HistoryController::showRunComparison(const W::CrossRunChoice& c) {
 }
 
 void HistoryController::showFinished(results::RunResult run, qint64 runId, const QString& heading,
-                                     const QStringList& notes) {
+                                     const QStringList& notes,
+                                     std::shared_ptr<W::PreparedRun> prepared) {
     run_->leaveLiveRun(
         QStringLiteral("%1<br>%2").arg(heading.toHtmlEscaped(), tr("computing the verdict…")));
     run_->shown().showStored(std::move(run), runId, heading, notes);
     const auto& shown = *run_->shown().stored();
-    views_.plots->showRun(run_->shown().stored());
+    views_.plots->showRun(run_->shown().stored(), std::move(prepared));
     views_.status->showRun(shown);
     run_->refreshApplied();
     run_->refreshProfile();

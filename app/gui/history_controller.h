@@ -25,6 +25,7 @@ struct RunInfo;
 }  // namespace pitlane::store
 namespace pitlane::widgets {
 class HistoryPanel;
+struct PreparedRun;
 }
 
 namespace pitlane::app {
@@ -86,11 +87,14 @@ private:
     bool waitShown();
     void connectRecorder();
     void showStoredRead(qint64 runId, results::RunResult run,
-                        const std::optional<store::RunInfo>& info);
+                        const std::optional<store::RunInfo>& info,
+                        std::shared_ptr<widgets::PreparedRun> prepared);
     void onRunStored(qint64 runId);
     // Puts a finished run into every view; `heading` names it above the verdict.
+    // `prepared`: what the plots need from every sample, computed on the reader thread
+    // (widgets::PlotPanel::prepare).
     void showFinished(results::RunResult run, qint64 runId, const QString& heading,
-                      const QStringList& notes);
+                      const QStringList& notes, std::shared_ptr<widgets::PreparedRun> prepared);
     // The shown stored run's lesson with its judgement as stored (judged now when the history
     // has none, e.g. a run stored before schema v5); hidden for a comparison of two runs.
     void showLesson(const results::RunResult& shown, qint64 runId);

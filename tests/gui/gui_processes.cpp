@@ -10,6 +10,8 @@
 #include "pitlane/widgets/results/comparison_table_model.h"
 #include "pitlane/widgets/results/verdict_calculator.h"
 #include "pitlane/widgets/plots/latency_distribution_plot.h"
+#include "pitlane/widgets/plots/latency_timeline_plot.h"
+#include "pitlane/widgets/plots/throughput_plot.h"
 #include "pitlane/widgets/live/log_pane.h"
 #include "pitlane/widgets/plots/plot_panel.h"
 
@@ -18,7 +20,10 @@
 #include <QLabel>
 #include <QToolTip>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <thread>
 
 using namespace pitlane;
 using json = nlohmann::json;
@@ -63,6 +68,27 @@ results::RunResult threeProcessRun() {
         }
         arm.pid = arm.processes.back().pid;
         run.arms.push_back(arm);
+    }
+    return run;
+}
+
+// Two arms, 3 processes of 4 blocks of 2500 samples each (30 000 an arm), with a tail: enough
+// samples for bins on a logarithmic axis and a timeline without markers.
+results::RunResult longerRun() {
+    auto run = threeProcessRun();
+    std::mt19937_64 rng(9);
+    for (std::size_t a = 0; a < run.arms.size(); ++a) {
+        auto& arm = run.arms[a];
+        results::SampleSeries samples;
+        int iter = 0;
+        for (int r = 0; r < 3; ++r)
+            for (int b = 0; b < 4; ++b)
+                for (int i = 0; i < 2500; ++i) {
+                    std::int64_t ns = std::int64_t(2e6 + 1e6 * double(a) + double(rng() % 400'000));
+                    if (rng() % 200 == 0) ns *= 12;
+                    samples.push_back({4 * r + b, iter++, 1, 0, ns, r});
+                }
+        arm.samples = samples;
     }
     return run;
 }
@@ -163,6 +189,65 @@ private slots:
         // Through the widget's own tooltip event, as a hovering user gets it.
         QCOMPARE(toolTipAt(plot, slow.toPoint()), tip);
         QToolTip::hideText();
+    }
+
+    // A run reopened from the history: what the plots compute from every sample is computed on
+    // the reader's thread (PlotPanel::prepare). The panel must show exactly what it shows when
+    // it computes everything itself.
+    void aRunPreparedOffTheUiThreadShowsTheSame() {
+        const auto run = longerRun();
+        ShownPanel computed(run);
+        auto copy = std::make_shared<results::RunResult>(run);
+        std::shared_ptr<widgets::PreparedRun> prepared;
+        std::thread reader([&] { prepared = widgets::PlotPanel::prepare(*copy); });
+        reader.join();
+        for (const auto& a : copy->arms) QVERIFY(results::memoizedSortedLatencies(a) != nullptr);
+        widgets::PlotPanel panel;
+        panel.resize(1100, 600);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.showRun(copy, prepared);
+
+        const auto sameGraphs = [](QCustomPlot* a, QCustomPlot* b) {
+            QCOMPARE(a->graphCount(), b->graphCount());
+            for (int g = 0; g < a->graphCount(); ++g) {
+                const auto da = a->graph(g)->data(), db = b->graph(g)->data();
+                QCOMPARE(da->size(), db->size());
+                for (int k = 0; k < da->size(); ++k) {
+                    QCOMPARE(da->at(k)->key, db->at(k)->key);
+                    QCOMPARE(da->at(k)->value, db->at(k)->value);
+                }
+            }
+        };
+        sameGraphs(computed.panel.distribution(), panel.distribution());
+        sameGraphs(computed.panel.timeline(), panel.timeline());
+        QCOMPARE(panel.timeline()->blockBoundaries(), computed.panel.timeline()->blockBoundaries());
+        QCOMPARE(panel.timeline()->blockBoundaries(), 3 * 4 - 1);  // between blocks (both arms alike)
+        QCOMPARE(panel.timeline()->graph(1)->dataCount(), int(run.arms[0].samples.size()));
+        QCOMPARE(panel.distribution()->xAxis->range(), computed.panel.distribution()->xAxis->range());
+        QCOMPARE(panel.throughput()->barValue(1), computed.panel.throughput()->barValue(1));
+    }
+
+    // The histogram's counts, found by bisecting the sorted latencies, are those of placing each
+    // sample in its bin one by one, at bin edges too (linear and logarithmic bins).
+    void binCountsAreThoseOfEverySampleInItsBin() {
+        using D = widgets::LatencyDistributionPlot;
+        std::mt19937_64 rng(5);
+        for (int round = 0; round < 20; ++round) {
+            const bool log = round % 2 == 1;
+            std::vector<double> v(1 + rng() % 20000);
+            for (auto& x : v) x = double(100'000 + rng() % 900'000) * (rng() % 100 == 0 ? 30.0 : 1.0);
+            std::sort(v.begin(), v.end());
+            const double lo = v.front() / 1e6, hi = v[v.size() * 9 / 10] / 1e6;
+            D::Bins bins{log ? std::log2(lo) : lo, log ? std::log2(hi) : hi, 10 + round * 3, log};
+            std::vector<std::size_t> expected(std::size_t(bins.count), 0);
+            for (double x : v) {
+                const double ms = x / 1e6;
+                const int b = std::clamp(int(((log ? std::log2(ms) : ms) - bins.from) / bins.width()), 0, bins.count - 1);
+                ++expected[std::size_t(b)];
+            }
+            QCOMPARE(D::binCounts(v, bins), expected);
+        }
     }
 
     void stripStaysHiddenWithoutProcesses() {

@@ -237,3 +237,128 @@ TEST(SampleStorage, MannWhitneyOnSortedSamplesIsTheSameToTheBit) {
         EXPECT_EQ(plain.p_value, sorted.p_value);
     }
 }
+
+// The window reopens a run with its memos computed on the reader thread (results::warmArmMemos):
+// the summary read from the memoized sorted latencies, the process medians and the variance
+// shares are the same to the bit as computed from the samples without any memo.
+TEST(SampleStorage, WarmedMemosGiveTheSameFiguresToTheBit) {
+    const auto plain = syntheticRun(3, 4, 2500);
+    const auto warmed = syntheticRun(3, 4, 2500);  // the same samples (a fixed seed)
+    for (const auto& a : warmed.arms) EXPECT_EQ(results::memoizedSortedLatencies(a), nullptr);
+    results::warmArmMemos(warmed);
+    for (std::size_t i = 0; i < plain.arms.size(); ++i) {
+        const auto& p = plain.arms[i];
+        const auto& w = warmed.arms[i];
+        const auto sorted = results::memoizedSortedLatencies(w);
+        ASSERT_NE(sorted, nullptr);
+        ASSERT_EQ(sorted->size(), p.samples.size());
+        EXPECT_TRUE(std::is_sorted(sorted->begin(), sorted->end()));
+        EXPECT_EQ(results::sortedLatencies(w), sorted);  // the memo, not a new sort
+        // The verdict's thread works on a copy (armSettings and the shared samples): it finds
+        // the memos; a copy with other samples does not.
+        auto mirror = results::armSettings(w);
+        EXPECT_EQ(results::memoizedSortedLatencies(mirror), nullptr);
+        mirror.samples = w.samples;
+        EXPECT_EQ(results::memoizedSortedLatencies(mirror), sorted);
+        EXPECT_EQ(mirror.summary_memo, w.summary_memo);
+        const auto sp = stats::summarize(p.latencies(), p.batch_size), sw = results::summarize(w);
+        EXPECT_EQ(sp.n, sw.n);
+        for (auto field : {&stats::Summary::mean, &stats::Summary::sd, &stats::Summary::median,
+                           &stats::Summary::p90, &stats::Summary::p99, &stats::Summary::p999,
+                           &stats::Summary::min, &stats::Summary::max, &stats::Summary::throughput_per_s})
+            EXPECT_EQ(sp.*field, sw.*field);
+        const auto vp = stats::varianceShares(p.blocked()), vw = results::varianceShares(w);
+        EXPECT_EQ(vp.between_processes, vw.between_processes);
+        EXPECT_EQ(vp.between_blocks, vw.between_blocks);
+        EXPECT_EQ(vp.within_blocks, vw.within_blocks);
+        const auto pp = results::processSummaries(p), pw = results::processSummaries(w);
+        ASSERT_EQ(pp.size(), pw.size());
+        for (std::size_t k = 0; k < pp.size(); ++k) {
+            EXPECT_EQ(pp[k].n, pw[k].n);
+            EXPECT_EQ(pp[k].median_ns, pw[k].median_ns);
+        }
+    }
+    // A memo is of the samples it was computed from: one more sample and it is not used.
+    auto grown = syntheticRun(1, 1, 100, 1);
+    results::warmArmMemos(grown);
+    const auto before = results::summarize(grown.arms[0]);
+    grown.arms[0].samples.push_back({1, 100, 1, 0, 1'000'000'000, 0});
+    EXPECT_EQ(results::memoizedSortedLatencies(grown.arms[0]), nullptr);
+    EXPECT_EQ(results::summarize(grown.arms[0]).n, before.n + 1);
+    EXPECT_EQ(results::summarize(grown.arms[0]).max, 1e9);
+    EXPECT_EQ(results::sortedLatencies(grown.arms[0])->back(), 1e9);
+}
+
+TEST(SampleStorage, SummarizeSortedIsSummarizeToTheBit) {
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 10; ++round) {
+        std::vector<double> v(1 + rng() % 5000);
+        for (auto& x : v) x = double(3000 + rng() % 100000) * (rng() % 50 == 0 ? 40.0 : 1.0);
+        const auto a = stats::summarize(v, 4);
+        std::sort(v.begin(), v.end());
+        const auto b = stats::summarizeSorted(v, 4);
+        EXPECT_EQ(a.n, b.n);
+        for (auto field : {&stats::Summary::mean, &stats::Summary::sd, &stats::Summary::cov,
+                           &stats::Summary::median, &stats::Summary::p90, &stats::Summary::p95,
+                           &stats::Summary::p99, &stats::Summary::p999, &stats::Summary::min,
+                           &stats::Summary::max, &stats::Summary::throughput_per_s})
+            EXPECT_EQ(a.*field, b.*field);
+    }
+}
+
+// forEachSpan from sample `first`: every sample from there, in order, with its run's fields, as
+// series[i] reads them (a view that has shown the first samples walks only the new ones).
+TEST(SampleStorage, SpansFromAnySampleAreTheSamplesFromThere) {
+    results::SampleSeries s;
+    std::mt19937_64 rng(3);
+    int iter = 0;
+    for (int run = 0; run < 40; ++run) {
+        std::vector<std::int64_t> ns(1 + rng() % 9000);
+        for (auto& x : ns) x = std::int64_t(rng() % 1'000'000);
+        s.append(run / 3, iter, 1 + run % 2, run % 2, run / 10, ns.data(), ns.size());
+        iter += int(ns.size());
+    }
+    ASSERT_GT(s.size(), 2 * results::SampleSeries::kChunk);
+    for (std::size_t first : {std::size_t(0), std::size_t(1), std::size_t(8999),
+                              results::SampleSeries::kChunk - 1, results::SampleSeries::kChunk,
+                              s.size() / 2, s.size() - 1, s.size(), s.size() + 5}) {
+        std::size_t i = first;
+        s.forEachSpan(
+            [&](const results::SampleSeries::Run& r, std::size_t offset, const std::int64_t* ns, std::size_t n) {
+                for (std::size_t k = 0; k < n; ++k, ++i) {
+                    const auto expected = s[i];
+                    const auto got = r.at(offset + k, ns[k]);
+                    ASSERT_EQ(got.latency_ns, expected.latency_ns) << "from " << first << " at " << i;
+                    ASSERT_EQ(got.iter, expected.iter);
+                    ASSERT_EQ(got.block, expected.block);
+                    ASSERT_EQ(got.batch_size, expected.batch_size);
+                    ASSERT_EQ(got.worker, expected.worker);
+                    ASSERT_EQ(got.process, expected.process);
+                }
+            },
+            first);
+        EXPECT_EQ(i, std::max(first, s.size())) << "from " << first;
+    }
+}
+
+// sortedLatencies sorts the integer latencies (a radix sort): the same doubles as std::sort of
+// the arm's latencies, negative and very large values too; one process's median read from them
+// is stats::median's, for an odd and an even count.
+TEST(SampleStorage, SortedLatenciesAndOneProcessMedianAreTheSortsAndTheMedians) {
+    for (int blocks : {3, 4}) {
+        auto run = syntheticRun(1, blocks, 1001, 1);
+        auto& arm = run.arms[0];
+        arm.samples.push_back({blocks, int(arm.samples.size()), 1, 0, -5, 0});
+        arm.samples.push_back({blocks, int(arm.samples.size()), 1, 0, std::int64_t(1) << 60, 0});
+        arm.samples.push_back({blocks, int(arm.samples.size()), 1, 0, 0, 0});
+        arm.samples.push_back({blocks, int(arm.samples.size()), 2, 0, 7, 0});  // another batch size
+        auto expected = arm.latencies();
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(*results::sortedLatencies(arm), expected);
+        const double median = stats::median(arm.latencies());
+        const auto processes = results::processSummaries(arm);
+        ASSERT_EQ(processes.size(), 1u);
+        EXPECT_EQ(processes[0].n, expected.size());
+        EXPECT_EQ(processes[0].median_ns, median);
+    }
+}

@@ -108,11 +108,16 @@ double median(std::vector<double> values) {
 }
 
 Summary summarize(const std::vector<double>& latencies_ns, int batch_size) {
-    Summary s;
-    s.n = latencies_ns.size();
-    if (s.n == 0) return s;
+    if (latencies_ns.empty()) return {};
     std::vector<double> sorted = latencies_ns;
     std::sort(sorted.begin(), sorted.end());
+    return summarizeSorted(sorted, batch_size);
+}
+
+Summary summarizeSorted(const std::vector<double>& sorted, int batch_size) {
+    Summary s;
+    s.n = sorted.size();
+    if (s.n == 0) return s;
     const double sum = std::accumulate(sorted.begin(), sorted.end(), 0.0);
     s.mean = sum / static_cast<double>(s.n);
     if (s.n > 1) {
@@ -162,19 +167,21 @@ VarianceShares varianceShares(const BlockedSamples& samples) {
     double grandN = 0, grandSum = 0;
     std::vector<Acc> blockAcc(samples.blocks.size());
     std::vector<double> ssWithinBlock(samples.blocks.size(), 0);
+    std::vector<double> logs;  // of the block's positive samples: each log taken once
     for (std::size_t i = 0; i < samples.blocks.size(); ++i) {
         const auto& b = samples.blocks[i];
         if (b.empty()) continue;
         Acc& acc = blockAcc[i];
+        logs.clear();
         for (double x : b) {
             if (!(x > 0)) continue;
+            logs.push_back(std::log(x));
             acc.n += 1;
-            acc.sum += std::log(x);
+            acc.sum += logs.back();
         }
         if (acc.n == 0) continue;
         const double mean = acc.sum / acc.n;
-        for (double x : b)
-            if (x > 0) ssWithinBlock[i] += (std::log(x) - mean) * (std::log(x) - mean);
+        for (double l : logs) ssWithinBlock[i] += (l - mean) * (l - mean);
         order.emplace_back(samples.processOf(i), i);
         grandN += acc.n;
         grandSum += acc.sum;
@@ -241,6 +248,32 @@ double studentTQuantile(double p, double df) {
 // ---------------------------------------------------------------------------------------------
 // Mann-Whitney U (scipy.stats.mannwhitneyu, two-sided, asymptotic, continuity correction)
 
+namespace {
+// U, z and the two-sided p from x's rank sum and the tie term (sum over tie groups of t^3 - t):
+// the normal approximation with the tie correction and a continuity correction of 0.5.
+MannWhitney mannWhitneyFromRanks(std::size_t n1, std::size_t n2, double rankSumX, double tieTerm) {
+    MannWhitney r;
+    const double dn1 = static_cast<double>(n1);
+    const double dn2 = static_cast<double>(n2);
+    const double dn = dn1 + dn2;
+    r.u = rankSumX - dn1 * (dn1 + 1) / 2;
+    const double mu = dn1 * dn2 / 2;
+    const double var = dn1 * dn2 / 12 * ((dn + 1) - tieTerm / (dn * (dn - 1)));
+    const double sd = var > 0 ? std::sqrt(var) : 0;
+    const double dev = r.u - mu;
+    const double num = std::fabs(dev) - 0.5;  // continuity correction towards the mean
+    if (sd <= 0 || num <= 0) {
+        r.z = 0;
+        r.p_value = 1;
+        return r;
+    }
+    const double zAbs = num / sd;
+    r.z = dev < 0 ? -zAbs : zAbs;
+    r.p_value = std::min(1.0, 2 * normalSf(zAbs));
+    return r;
+}
+}  // namespace
+
 MannWhitney mannWhitneyU(const std::vector<double>& x, const std::vector<double>& y) {
     MannWhitney r;
     const std::size_t n1 = x.size();
@@ -266,24 +299,7 @@ MannWhitney mannWhitneyU(const std::vector<double>& x, const std::vector<double>
         tieTerm += t * t * t - t;
         i = j;
     }
-    const double dn1 = static_cast<double>(n1);
-    const double dn2 = static_cast<double>(n2);
-    const double dn = dn1 + dn2;
-    r.u = rankSumX - dn1 * (dn1 + 1) / 2;
-    const double mu = dn1 * dn2 / 2;
-    const double var = dn1 * dn2 / 12 * ((dn + 1) - tieTerm / (dn * (dn - 1)));
-    const double sd = var > 0 ? std::sqrt(var) : 0;
-    const double dev = r.u - mu;
-    const double num = std::fabs(dev) - 0.5;  // continuity correction towards the mean
-    if (sd <= 0 || num <= 0) {
-        r.z = 0;
-        r.p_value = 1;
-        return r;
-    }
-    const double zAbs = num / sd;
-    r.z = dev < 0 ? -zAbs : zAbs;
-    r.p_value = std::min(1.0, 2 * normalSf(zAbs));
-    return r;
+    return mannWhitneyFromRanks(n1, n2, rankSumX, tieTerm);
 }
 
 MannWhitney mannWhitneyUSorted(const std::vector<double>& x, const std::vector<double>& y) {
@@ -307,24 +323,7 @@ MannWhitney mannWhitneyUSorted(const std::vector<double>& x, const std::vector<d
         tieTerm += t * t * t - t;
         rank += cx + cy;
     }
-    const double dn1 = static_cast<double>(n1);
-    const double dn2 = static_cast<double>(n2);
-    const double dn = dn1 + dn2;
-    r.u = rankSumX - dn1 * (dn1 + 1) / 2;
-    const double mu = dn1 * dn2 / 2;
-    const double var = dn1 * dn2 / 12 * ((dn + 1) - tieTerm / (dn * (dn - 1)));
-    const double sd = var > 0 ? std::sqrt(var) : 0;
-    const double dev = r.u - mu;
-    const double num = std::fabs(dev) - 0.5;
-    if (sd <= 0 || num <= 0) {
-        r.z = 0;
-        r.p_value = 1;
-        return r;
-    }
-    const double zAbs = num / sd;
-    r.z = dev < 0 ? -zAbs : zAbs;
-    r.p_value = std::min(1.0, 2 * normalSf(zAbs));
-    return r;
+    return mannWhitneyFromRanks(n1, n2, rankSumX, tieTerm);
 }
 
 // ---------------------------------------------------------------------------------------------

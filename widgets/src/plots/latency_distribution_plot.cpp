@@ -142,10 +142,45 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
     }
     if (!changed) return;
 
-    // One dot per process that has measured samples: its median (processSummaries, the same
-    // figures as the results JSON and the process warnings).
-    bool anyProcess = false, manyProcesses = false;
     double dotLo = INFINITY, dotHi = -INFINITY;
+    showProcessDots(run, dotLo, dotHi);
+
+    // Sorted latencies (ns) per arm, and common bins: from the fastest sample to the largest p99.5
+    // so one outlier cannot squeeze every histogram into a single bin.
+    std::vector<const std::vector<double>*> sorted(run.arms.size());
+    double lo = INFINITY, hi = -INFINITY;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        const auto& v = *(sorted[i] = &sortedLatencies(i, run.arms[i]));
+        arms_[i].samplesSeen = run.arms[i].samples.size();
+        if (v.empty()) continue;
+        total += v.size();
+        lo = std::min(lo, toMs(v.front()));
+        hi = std::max(hi, toMs(stats::percentileSorted(v, 99.5)));
+    }
+    if (total == 0) return;
+    if (!(hi > lo)) hi = lo + std::max(lo * 0.01, 1e-6);
+    const int bins = std::clamp(int(std::sqrt(double(total))), 10, 80);
+    // Heavy tails (a few 10x spikes) would squeeze the bulk into one linear bin: beyond a 4x
+    // spread the bins and the axis go logarithmic (base 2, so ticks read 8, 16, 32 ms).
+    const bool logScale = lo > 0 && hi / lo > kLogSpread;
+    setLogScale(logScale);
+    const Bins grid{logScale ? std::log2(lo) : lo, logScale ? std::log2(hi) : hi, bins, logScale};
+    for (std::size_t i = 0; i < run.arms.size(); ++i) showArm(i, *sorted[i], grid);
+    auto value = [&](double p) { return logScale ? std::exp2(p) : p; };
+    xView_ = QCPRange(value(grid.from - grid.width()), value(grid.to + grid.width()));
+    // A process of slow outliers can have its median beyond the bins: keep its dot in view.
+    if (stripShown_ && dotLo <= dotHi) {
+        xView_.lower = std::min(xView_.lower, dotLo * 0.97);
+        xView_.upper = std::max(xView_.upper, dotHi * 1.03);
+    }
+    fitView();
+}
+
+// One dot per process that has measured samples: its median (processSummaries, the same figures
+// as the results JSON and the process warnings); [dotLo, dotHi] widened to the medians shown.
+void LatencyDistributionPlot::showProcessDots(const results::RunResult& run, double& dotLo, double& dotHi) {
+    bool anyProcess = false, manyProcesses = false;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         auto& s = arms_[i];
@@ -177,95 +212,90 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
     }
     setStripShown(anyProcess && (plannedProcesses_ || manyProcesses));
 
-    // Sorted latencies (ms) per arm, and common bins: from the fastest sample to the largest p99.5
-    // so one outlier cannot squeeze every histogram into a single bin.
-    std::vector<const std::vector<double>*> sorted(run.arms.size());
-    double lo = INFINITY, hi = -INFINITY;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& v = *(sorted[i] = &sortedLatencies(i, run.arms[i]));
-        arms_[i].samplesSeen = run.arms[i].samples.size();
-        if (v.empty()) continue;
-        total += v.size();
-        lo = std::min(lo, v.front());
-        hi = std::max(hi, stats::percentileSorted(v, 99.5));
-    }
-    if (total == 0) return;
-    if (!(hi > lo)) hi = lo + std::max(lo * 0.01, 1e-6);
-    const int bins = std::clamp(int(std::sqrt(double(total))), 10, 80);
-    // Heavy tails (a few 10x spikes) would squeeze the bulk into one linear bin: beyond a 4x
-    // spread the bins and the axis go logarithmic (base 2, so ticks read 8, 16, 32 ms).
-    const bool logScale = lo > 0 && hi / lo > kLogSpread;
-    setLogScale(logScale);
-    const double a = logScale ? std::log2(lo) : lo, b = logScale ? std::log2(hi) : hi;
-    const double width = (b - a) / bins;
-    auto position = [&](double x) { return logScale ? std::log2(x) : x; };
-    auto value = [&](double p) { return logScale ? std::exp2(p) : p; };
+}
 
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& v = *sorted[i];
-        auto& s = arms_[i];
-        if (v.empty()) {
-            s.histogram->data()->clear();
-            s.cdf->data()->clear();
-            s.median->setVisible(false);
-            s.p99->setVisible(false);
-            s.stripMedian->setVisible(false);
-            continue;
-        }
-        std::vector<double> counts(std::size_t(bins), 0.0);
-        for (double x : v)
-            counts[std::size_t(std::clamp(int((position(x) - a) / width), 0, bins - 1))] += 1;
-        QVector<double> keys, values;
-        for (int bin = 0; bin < bins; ++bin) {
-            keys.push_back(value(a + (bin + 0.5) * width));
-            values.push_back(100.0 * counts[std::size_t(bin)] / double(v.size()));
-        }
-        s.histogram->setData(keys, values, true);
+int LatencyDistributionPlot::Bins::of(double ns) const {
+    const double ms = toMs(ns);
+    return std::clamp(int(((log ? std::log2(ms) : ms) - from) / width()), 0, count - 1);
+}
 
-        QVector<double> cx, cy;
-        const int points = std::min<int>(int(v.size()), kCdfPoints);
-        for (int p = 0; p < points; ++p) {
-            const double q = points == 1 ? 100.0 : 100.0 * p / (points - 1);
-            cx.push_back(stats::percentileSorted(v, q));
-            cy.push_back(q);
-        }
-        s.cdf->setData(cx, cy, true);
-        const double med = stats::percentileSorted(v, 50), p99 = stats::percentileSorted(v, 99);
-        s.median->point1->setCoords(med, 0);
-        s.median->point2->setCoords(med, 1);
-        s.p99->point1->setCoords(p99, 0);
-        s.p99->point2->setCoords(p99, 1);
-        s.median->setVisible(true);
-        s.p99->setVisible(true);
-        s.stripMedian->start->setCoords(med, double(i) - 0.4);
-        s.stripMedian->end->setCoords(med, double(i) + 0.4);
-        s.stripMedian->setVisible(true);
+std::vector<std::size_t> LatencyDistributionPlot::binCounts(const std::vector<double>& v, const Bins& bins) {
+    std::vector<std::size_t> counts(std::size_t(std::max(bins.count, 0)), 0);
+    auto binStart = v.begin();
+    for (int bin = 0; bin < bins.count; ++bin) {
+        const auto binEnd =
+            std::partition_point(binStart, v.end(), [&](double x) { return bins.of(x) <= bin; });
+        counts[std::size_t(bin)] = std::size_t(binEnd - binStart);
+        binStart = binEnd;
     }
-    xView_ = QCPRange(value(a - width), value(b + width));
-    // A process of slow outliers can have its median beyond the bins: keep its dot in view.
-    if (stripShown_ && dotLo <= dotHi) {
-        xView_.lower = std::min(xView_.lower, dotLo * 0.97);
-        xView_.upper = std::max(xView_.upper, dotHi * 1.03);
+    return counts;
+}
+
+void LatencyDistributionPlot::showArm(std::size_t i, const std::vector<double>& v, const Bins& grid) {
+    auto& s = arms_[i];
+    if (v.empty()) {
+        s.histogram->data()->clear();
+        s.cdf->data()->clear();
+        s.median->setVisible(false);
+        s.p99->setVisible(false);
+        s.stripMedian->setVisible(false);
+        return;
     }
-    fitView();
+    QVector<double> keys, values;
+    const auto counts = binCounts(v, grid);
+    for (int bin = 0; bin < grid.count; ++bin) {
+        const double centre = grid.from + (bin + 0.5) * grid.width();
+        keys.push_back(grid.log ? std::exp2(centre) : centre);
+        values.push_back(100.0 * double(counts[std::size_t(bin)]) / double(v.size()));
+    }
+    s.histogram->setData(keys, values, true);
+
+    QVector<double> cx, cy;
+    const int points = std::min<int>(int(v.size()), kCdfPoints);
+    for (int p = 0; p < points; ++p) {
+        const double q = points == 1 ? 100.0 : 100.0 * p / (points - 1);
+        cx.push_back(toMs(stats::percentileSorted(v, q)));
+        cy.push_back(q);
+    }
+    s.cdf->setData(cx, cy, true);
+    const double med = toMs(stats::percentileSorted(v, 50)), p99 = toMs(stats::percentileSorted(v, 99));
+    s.median->point1->setCoords(med, 0);
+    s.median->point2->setCoords(med, 1);
+    s.p99->point1->setCoords(p99, 0);
+    s.p99->point2->setCoords(p99, 1);
+    s.median->setVisible(true);
+    s.p99->setVisible(true);
+    s.stripMedian->start->setCoords(med, double(i) - 0.4);
+    s.stripMedian->end->setCoords(med, double(i) + 0.4);
+    s.stripMedian->setVisible(true);
 }
 
 const std::vector<double>& LatencyDistributionPlot::sortedLatencies(std::size_t arm,
                                                                    const results::ArmResult& a) {
     auto& s = arms_[arm];
+    // A run reopened from the history was sorted with its summary, off the UI thread.
+    if (auto memo = results::memoizedSortedLatencies(a)) {
+        s.sortedNs = {};
+        s.sortedUpTo = 0;
+        s.sortedShared = std::move(memo);
+        return *s.sortedShared;
+    }
+    s.sortedShared.reset();
     if (a.samples.size() < s.sortedUpTo) {  // not the samples sorted so far: start again
-        s.sortedMs.clear();
+        s.sortedNs.clear();
         s.sortedUpTo = 0;
     }
-    const auto middle = std::ptrdiff_t(s.sortedMs.size());
-    for (std::size_t k = s.sortedUpTo; k < a.samples.size(); ++k)
-        if (a.samples[k].batch_size == a.batch_size)
-            s.sortedMs.push_back(toMs(double(a.samples[k].latency_ns)));
+    const auto middle = std::ptrdiff_t(s.sortedNs.size());
+    a.samples.forEachSpan(
+        [&](const results::SampleSeries::Run& r, std::size_t, const std::int64_t* ns, std::size_t n) {
+            if (r.batch_size != a.batch_size) return;
+            for (std::size_t k = 0; k < n; ++k) s.sortedNs.push_back(double(ns[k]));
+        },
+        s.sortedUpTo);
     s.sortedUpTo = a.samples.size();
-    std::sort(s.sortedMs.begin() + middle, s.sortedMs.end());
-    std::inplace_merge(s.sortedMs.begin(), s.sortedMs.begin() + middle, s.sortedMs.end());
-    return s.sortedMs;
+    std::sort(s.sortedNs.begin() + middle, s.sortedNs.end());
+    std::inplace_merge(s.sortedNs.begin(), s.sortedNs.begin() + middle, s.sortedNs.end());
+    return s.sortedNs;
 }
 
 void LatencyDistributionPlot::setLogScale(bool on) {

@@ -131,6 +131,65 @@ void LatencyTimelinePlot::addBoundary(double x) {
     boundaryLines_.push_back(line);
 }
 
+namespace {
+// Samples [from, size()) of an arm as points (iteration, ms), and the x of each block change
+// (`lastBlock`: the block of the sample before `from`, -1 for none).
+template <class Point>
+void collectMeasured(const results::ArmResult& arm, std::size_t from, int& lastBlock,
+                     std::vector<double>& boundaries, Point&& point) {
+    arm.samples.forEachSpan(
+        [&](const results::SampleSeries::Run& r, std::size_t offset, const std::int64_t* ns, std::size_t n) {
+            const int first = r.first_iter + int(offset);
+            if (lastBlock >= 0 && r.block != lastBlock) boundaries.push_back(first - 0.5);
+            lastBlock = r.block;
+            for (std::size_t k = 0; k < n; ++k) point(double(first + int(k)), toMs(double(ns[k])));
+        },
+        from);
+}
+}  // namespace
+
+std::shared_ptr<LatencyTimelinePlot::Prepared> LatencyTimelinePlot::prepare(const results::RunResult& run) {
+    auto out = std::make_shared<Prepared>();
+    for (const auto& arm : run.arms) {
+        Prepared::Arm a;
+        QVector<QCPGraphData> points;
+        points.reserve(int(arm.samples.size()));
+        collectMeasured(arm, 0, a.lastBlock, a.boundaries,
+                        [&](double x, double y) { points.append(QCPGraphData(x, y)); });
+        a.measured = QSharedPointer<QCPGraphDataContainer>::create();
+        a.measured->set(points, true);
+        a.stamp = arm.samples.stamp();
+        a.shown = arm.samples.size();
+        out->arms.push_back(std::move(a));
+    }
+    return out;
+}
+
+void LatencyTimelinePlot::showMeasured(std::size_t i, const results::ArmResult& arm) {
+    auto& s = arms_[i];
+    std::vector<double> boundaries;
+    Prepared::Arm* ready = prepared_ && i < prepared_->arms.size() ? &prepared_->arms[i] : nullptr;
+    if (ready && ready->measured && s.measuredShown == 0 && ready->stamp == arm.samples.stamp()) {
+        s.measured->setData(ready->measured);  // shared, not copied
+        ready->measured.reset();
+        boundaries.swap(ready->boundaries);
+        s.lastBlock = ready->lastBlock;
+    } else {
+        QVector<double> keys, values;
+        keys.reserve(int(arm.samples.size() - s.measuredShown));
+        values.reserve(keys.capacity());
+        collectMeasured(arm, s.measuredShown, s.lastBlock, boundaries, [&](double x, double y) {
+            keys.push_back(x);
+            values.push_back(y);
+        });
+        s.measured->addData(keys, values, true);
+    }
+    for (double x : boundaries) addBoundary(x);
+    s.measuredShown = arm.samples.size();
+    if (s.measured->dataCount() > kMarkerLimit)
+        s.measured->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+}
+
 void LatencyTimelinePlot::refresh(const results::RunResult& run) {
     if (arms_.size() != run.arms.size()) resetRun(run);
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
@@ -148,22 +207,7 @@ void LatencyTimelinePlot::refresh(const results::RunResult& run) {
             s.warmupShown = arm.warmup_ns.size();
             maxWarmup_ = std::max(maxWarmup_, s.warmupShown);
         }
-        if (arm.samples.size() > s.measuredShown) {
-            QVector<double> keys, values;
-            keys.reserve(int(arm.samples.size() - s.measuredShown));
-            values.reserve(keys.capacity());
-            for (std::size_t k = s.measuredShown; k < arm.samples.size(); ++k) {
-                const auto& sample = arm.samples[k];
-                if (s.lastBlock >= 0 && sample.block != s.lastBlock) addBoundary(sample.iter - 0.5);
-                s.lastBlock = sample.block;
-                keys.push_back(sample.iter);
-                values.push_back(toMs(double(sample.latency_ns)));
-            }
-            s.measured->addData(keys, values, true);
-            s.measuredShown = arm.samples.size();
-            if (s.measured->dataCount() > kMarkerLimit)
-                s.measured->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
-        }
+        if (arm.samples.size() > s.measuredShown) showMeasured(i, arm);
     }
     if (maxWarmup_ > 0) {
         warmupShade_->topLeft->setCoords(-double(maxWarmup_) - 0.5, 0);

@@ -153,6 +153,7 @@ const results::RunResult* PlotPanel::source() const {
 void PlotPanel::beginRun() {
     ++flushGeneration_;
     shown_.reset();
+    timeline_->setPrepared(nullptr);
     if (!runner_) return;
     activity_.clear();
     dirty_.fill(false);
@@ -166,10 +167,22 @@ void PlotPanel::beginRun() {
     tick_.start();
 }
 
-void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run) {
+struct PreparedRun {
+    std::shared_ptr<LatencyTimelinePlot::Prepared> timeline;
+};
+
+std::shared_ptr<PreparedRun> PlotPanel::prepare(const results::RunResult& run) {
+    auto out = std::make_shared<PreparedRun>();
+    results::warmArmMemos(run);
+    out->timeline = LatencyTimelinePlot::prepare(run);
+    return out;
+}
+
+void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run, std::shared_ptr<PreparedRun> prepared) {
     if (!run) return;
     ++flushGeneration_;
     tick_.stop();
+    timeline_->setPrepared(prepared ? prepared->timeline : nullptr);
     shown_ = std::move(run);
     activity_.clear();
     dirty_.fill(false);

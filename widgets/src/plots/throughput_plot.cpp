@@ -135,14 +135,16 @@ void ThroughputPlot::refreshBars(const results::RunResult& run) {
         bars_[i]->data()->clear();
         auto& t = totals_[i];
         if (arm.samples.size() < t.upTo) t = {};
-        for (; t.upTo < arm.samples.size(); ++t.upTo) {
-            const auto& s = arm.samples[t.upTo];
-            if (s.batch_size != arm.batch_size || s.worker < 0) continue;
-            if (std::size_t(s.worker) >= t.perWorker.size())
-                t.perWorker.resize(std::size_t(s.worker) + 1);
-            t.perWorker[std::size_t(s.worker)].first += 1;
-            t.perWorker[std::size_t(s.worker)].second += double(s.latency_ns);
-        }
+        arm.samples.forEachSpan(
+            [&](const results::SampleSeries::Run& r, std::size_t, const std::int64_t* ns, std::size_t n) {
+                if (r.batch_size != arm.batch_size || r.worker < 0) return;
+                if (std::size_t(r.worker) >= t.perWorker.size()) t.perWorker.resize(std::size_t(r.worker) + 1);
+                auto& [count, sum] = t.perWorker[std::size_t(r.worker)];
+                count += n;
+                for (std::size_t k = 0; k < n; ++k) sum += double(ns[k]);  // in the order measured
+            },
+            t.upTo);
+        t.upTo = arm.samples.size();
         const double tput = aggregateOf(t.perWorker, arm.batch_size);
         if (tput <= 0) {
             barLabels_[i]->setVisible(false);

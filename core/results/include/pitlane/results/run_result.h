@@ -152,6 +152,22 @@ struct ArmResult {
         std::map<std::pair<int, int>, std::pair<std::size_t, double>> of;
     };
     mutable std::shared_ptr<const ProcessMedians> process_medians;
+    // sortedLatencies(arm)'s memo (the arm's latencies at its batch size, ascending), kept only
+    // once something asked for it (a run reopened in the window: its distribution and summary
+    // share one sort, done off the UI thread); summarize reads it when it is current.
+    struct SortedMemo {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        std::shared_ptr<const std::vector<double>> sorted_ns;
+    };
+    mutable std::shared_ptr<const SortedMemo> sorted_memo;
+    // varianceShares(arm)'s memo, keyed the same way (a log of every sample, twice).
+    struct VarianceMemo {
+        std::uint64_t stamp = 0;
+        int batch_size = 0;
+        stats::VarianceShares shares;
+    };
+    mutable std::shared_ptr<const VarianceMemo> variance_memo;
     bool finished() const { return status != kPending; }
 };
 
@@ -186,6 +202,15 @@ std::string modelSummary(const ArmResult& arm);
 bool armsDifferInModel(const RunResult& run);
 
 stats::Summary summarize(const ArmResult& arm);
+// The arm's latencies (ns) at its batch size, sorted ascending: memoized on the arm (see
+// ArmResult::sorted_memo), shared, never copied.
+std::shared_ptr<const std::vector<double>> sortedLatencies(const ArmResult& arm);
+// The same when it is memoized and current, else null (computes nothing).
+std::shared_ptr<const std::vector<double>> memoizedSortedLatencies(const ArmResult& arm);
+// Computes, on the calling thread, what the views of a finished run ask of each arm (its sorted
+// latencies, summary, per-process medians and variance shares), so that the window's thread
+// finds them memoized. Arms in parallel, one thread each but the first.
+void warmArmMemos(const RunResult& run);
 // Each block of blocked(), in its order: how many samples and the sum of their latencies (summed
 // in the order measured), without holding the arm's samples as doubles.
 std::vector<std::pair<std::size_t, double>> blockTotals(const ArmResult& arm);

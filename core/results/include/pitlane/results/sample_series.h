@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <algorithm>
 #include <iterator>
 #include <memory>
 #include <vector>
@@ -115,11 +116,15 @@ public:
     std::reverse_iterator<const_iterator> rend() const { return std::reverse_iterator<const_iterator>(begin()); }
 
     const std::vector<Run>& runs() const { return runs_; }
-    // Calls f(run, latencies, count) for each stretch of one run within one chunk, in order.
+    // Calls f(run, offset in the run, latencies, count) for each stretch of one run within one
+    // chunk, in order: samples [first, size()) (a view that has shown the first ones walks only
+    // the new), without the run lookup of series[i] per sample.
     template <class F>
-    void forEachSpan(F&& f) const {
-        for (const Run& r : runs_) {
-            std::size_t i = r.start;
+    void forEachSpan(F&& f, std::size_t first = 0) const {
+        if (first >= size_) return;
+        for (std::size_t ri = runOf(first, 0); ri < runs_.size(); ++ri) {
+            const Run& r = runs_[ri];
+            std::size_t i = std::max(r.start, first);
             const std::size_t end = r.start + r.count;
             while (i < end) {
                 const std::size_t in = std::min(end - i, kChunk - i % kChunk);

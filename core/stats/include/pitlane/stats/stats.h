@@ -25,6 +25,9 @@ struct Summary {
 
 // latencies in nanoseconds; batch_size = items per iteration.
 Summary summarize(const std::vector<double>& latencies_ns, int batch_size = 1);
+// The same of latencies already sorted ascending (summarize sorts a copy, then calls this: the
+// same sums in the same order, the same bits).
+Summary summarizeSorted(const std::vector<double>& sorted_ns, int batch_size = 1);
 
 // Samples of one arm grouped by interleaving block (A B A B ...), in block order, and the blocks
 // grouped by the worker process (replicate) that measured them: `process[i]` is the replicate of

@@ -9,6 +9,7 @@
 // Reads nothing but the RunResult: a live run and one reopened from the history look the same.
 #include "pitlane/widgets/plots/live_plot.h"
 
+#include <memory>
 #include <vector>
 
 namespace pitlane::widgets {
@@ -33,6 +34,20 @@ public:
     std::vector<double> processMedians(int arm) const;
     QPointF processDotPosition(int arm, int i) const;
     QString processToolTip(const QPoint& pos) const;
+
+    // The common bins of a refresh: `count` bins from `from` (log2 of ms, or ms) `width()` wide.
+    struct Bins {
+        double from = 0, to = 0;
+        int count = 1;
+        bool log = false;
+        double width() const { return (to - from) / count; }
+        // The bin of a latency (ns); below the first or beyond the last: that bin.
+        int of(double ns) const;
+    };
+    // How many of the sorted latencies (ns) fall in each bin: the counts of `of` sample by
+    // sample, found by bisection (of is non-decreasing): a few hundred logarithms, not one per
+    // sample.
+    static std::vector<std::size_t> binCounts(const std::vector<double>& sortedNs, const Bins& bins);
 
 protected:
     void fitView() override;
@@ -60,15 +75,20 @@ private:
         std::string name;
         int replicates = 0, workers = 1;  // over every process of the arm, measured or not
         std::size_t samplesSeen = 0;
-        // Latencies (ms) at the arm's batch size, sorted, from samples [0, sortedUpTo): each
+        // Latencies (ns) at the arm's batch size, sorted, from samples [0, sortedUpTo): each
         // refresh sorts only the new samples and merges them in (a full sort of 200 000
-        // samples per arm held the UI thread ~30 ms per refresh).
-        std::vector<double> sortedMs;
+        // samples per arm held the UI thread ~30 ms per refresh). A stored run's come sorted
+        // (results::memoizedSortedLatencies), shared with its summary.
+        std::vector<double> sortedNs;
         std::size_t sortedUpTo = 0;
+        std::shared_ptr<const std::vector<double>> sortedShared;
         std::int64_t faultItersSeen = -1;
         std::size_t processesSeen = 0;
     };
     const std::vector<double>& sortedLatencies(std::size_t arm, const results::ArmResult& a);
+    void showProcessDots(const results::RunResult& run, double& dotLo, double& dotHi);
+    // One arm's histogram, CDF and median / p99 marks from its sorted latencies (ns).
+    void showArm(std::size_t arm, const std::vector<double>& sortedNs, const Bins& grid);
     std::vector<ArmSeries> arms_;
     QCPAxisRect* strip_ = nullptr;
     QCPMarginGroup* margins_ = nullptr;

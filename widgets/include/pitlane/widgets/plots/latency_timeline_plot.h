@@ -6,6 +6,8 @@
 // arm is not flat at 0 beside a 350 ms one.
 #include "pitlane/widgets/plots/live_plot.h"
 
+#include <cstdint>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -22,6 +24,23 @@ public:
     void setLogScale(bool on);
     QToolButton* logScaleButton() const { return logButton_; }
 
+    // A finished run's measured series, built off the UI thread (a reopened long run has
+    // millions of points): refresh() takes an arm's container as it is when it was prepared
+    // from the samples the arm holds, instead of building it.
+    struct Prepared {
+        struct Arm {
+            QSharedPointer<QCPGraphDataContainer> measured;
+            std::vector<double> boundaries;  // x of each block change
+            std::uint64_t stamp = 0;         // of the samples it was built from
+            std::size_t shown = 0;
+            int lastBlock = -1;
+        };
+        std::vector<Arm> arms;
+    };
+    // Thread-safe: reads the run, touches no widget.
+    static std::shared_ptr<Prepared> prepare(const results::RunResult& run);
+    void setPrepared(std::shared_ptr<Prepared> prepared) { prepared_ = std::move(prepared); }
+
 protected:
     void restyle() override;
     void fitView() override;
@@ -37,6 +56,8 @@ private:
         int lastBlock = -1;
     };
     void addBoundary(double x);
+    // The arm's measured samples it does not show yet (or its prepared series).
+    void showMeasured(std::size_t arm, const results::ArmResult& samples);
     void fitWarmupLabel();
 
     std::vector<ArmSeries> arms_;
@@ -45,6 +66,7 @@ private:
     std::set<int> boundaries_;
     std::vector<QCPItemStraightLine*> boundaryLines_;
     std::size_t maxWarmup_ = 0;
+    std::shared_ptr<Prepared> prepared_;
     QToolButton* logButton_ = nullptr;
 };
 

@@ -38,6 +38,8 @@ class ServingLatencyPlot;
 class BatchSizePlot;
 class QueueLengthPlot;
 
+struct PreparedRun;  // plot_panel.cpp
+
 class PlotPanel : public QWidget {
     Q_OBJECT
 public:
@@ -51,7 +53,14 @@ public:
     // Show a finished run instead of the runner's: every plot is rebuilt from it at once. Which
     // arm was running when is not stored, so the time plots have no activity bands. Shared, not
     // copied: a stored run can hold millions of samples.
-    void showRun(std::shared_ptr<const results::RunResult> run);
+    // `prepared`: what the plots compute from every sample, computed beforehand by prepare().
+    void showRun(std::shared_ptr<const results::RunResult> run, std::shared_ptr<PreparedRun> prepared = {});
+    // What showRun() would compute from every sample of a finished run, computed on the calling
+    // thread instead (the history's reader thread: a reopened run of millions of samples does not
+    // hold the window): each arm's sorted latencies, summary, process medians and variance
+    // shares (results::warmArmMemos, memoized in the run itself) and the timeline's series.
+    // Thread-safe: reads the run, touches no widget.
+    static std::shared_ptr<PreparedRun> prepare(const results::RunResult& run);
     // True while a finished run given to showRun() is shown (until the next beginRun()).
     bool showsStoredRun() const { return static_cast<bool>(shown_); }
     // Refresh every plot from the current result and repaint now (screenshots).
