@@ -101,7 +101,7 @@ void ExperimentRunner::sendServe(Task& t) {
         if (ws.sent || !ws.helloSeen) continue;
         ws.sent = true;
         ws.taskDone = false;
-        tell(ws, t);
+        tell(ws.told, t);
         R::ServingLevel level;
         level.level = t.level;
         level.process = st.round;

@@ -5,8 +5,6 @@
 
 #include "pitlane/protocol/events.h"
 
-#include <QScopeGuard>
-
 #include <algorithm>
 
 namespace pitlane::session {
@@ -32,87 +30,15 @@ std::string reasonFromDetail(const protocol::Error& e) {
     return "the worker gave no reason (error code " + e.code + ")";
 }
 
+QString badEventText(const nlohmann::json& ev, const std::exception& e) {
+    return QStringLiteral("ignored a bad %1 event: %2")
+        .arg(QString::fromStdString(ev.value("type", std::string())), QString::fromUtf8(e.what()));
+}
+
 }  // namespace
 
 using json = nlohmann::json;
 namespace R = results;
-
-void ExperimentRunner::tell(WorkerState& ws, const Task& t) {
-    ws.told = WorkerState::Told{int(t.kind), t.kind == Task::Warmup ? -1 : t.block, t.iters, t.batchSize, 0, true};
-}
-
-std::string ExperimentRunner::protocolViolation(WorkerState& ws, const json& ev) {
-    const std::string type = ev.value("type", std::string());
-    auto& told = ws.told;
-    const auto kindName = [](int kind) -> std::string {
-        switch (kind) {
-        case Task::Configure: return "configure";
-        case Task::Warmup: return "warmup";
-        case Task::Block: return "run";
-        case Task::Serve: return "serve";
-        case Task::Profile: return "profile";
-        default: return "nothing";
-        }
-    };
-    const auto answering = [&](std::initializer_list<int> kinds) -> std::string {
-        if (told.open && std::find(kinds.begin(), kinds.end(), told.kind) != kinds.end()) return {};
-        return "a \"" + type + "\" event while the worker had " +
-               (told.open ? "been sent " + kindName(told.kind) : std::string("no command open"));
-    };
-    const auto intField = [&](const char* key) { return ev.contains(key) && ev[key].is_number_integer() ? ev[key].get<std::int64_t>() : std::int64_t(-999); };
-    if (type == protocol::kHello) return ws.hellos > 0 ? "a second hello" : std::string();
-    if (type == protocol::kLoaded) return answering({Task::Configure});
-    if (type == protocol::kApplied) {
-        auto why = answering({Task::Configure});
-        told.open = false;
-        return why;
-    }
-    if (type == protocol::kProfile) {
-        auto why = answering({Task::Profile});
-        told.open = false;
-        return why;
-    }
-    if (type == protocol::kServeBatches) {
-        if (auto why = answering({Task::Serve}); !why.empty()) return why;
-        if (intField("block") != told.block)
-            return "serve_batches of block " + std::to_string(intField("block")) + " while block " +
-                   std::to_string(told.block) + " was served";
-        return {};
-    }
-    if (type == protocol::kSamples) {
-        if (auto why = answering({Task::Warmup, Task::Block}); !why.empty()) return why;
-        const std::string phase = told.kind == Task::Warmup ? "warmup" : "measure";
-        const auto block = intField("block"), first = intField("first_iter"), bs = intField("batch_size");
-        const auto n = ev.contains("latency_ns") && ev["latency_ns"].is_array() ? std::int64_t(ev["latency_ns"].size()) : 0;
-        if (ev.value("phase", std::string()) != phase)
-            return "samples of phase \"" + ev.value("phase", std::string()) + "\" during a " + phase + " block";
-        if (block != told.block)
-            return "samples of block " + std::to_string(block) + " while block " + std::to_string(told.block) + " ran";
-        if (bs != told.batchSize)
-            return "samples at batch size " + std::to_string(bs) + " while " + std::to_string(told.batchSize) + " ran";
-        if (first != told.samples)
-            return "samples from iteration " + std::to_string(first) + " of block " + std::to_string(block) +
-                   " after " + std::to_string(told.samples) + " had come";
-        if (told.samples + n > told.iters)
-            return std::to_string(told.samples + n) + " samples in block " + std::to_string(block) +
-                   " of " + std::to_string(told.iters) + " iterations";
-        told.samples += int(n);
-        return {};
-    }
-    if (type == protocol::kBlockDone) {
-        if (auto why = answering({Task::Warmup, Task::Block, Task::Serve}); !why.empty()) return why;
-        told.open = false;
-        if (intField("block") != told.block)
-            return "block_done of block " + std::to_string(intField("block")) + " while block " +
-                   std::to_string(told.block) + " ran";
-        if (told.kind != Task::Serve && intField("iters") != told.samples)
-            return "block_done of block " + std::to_string(told.block) + " says " +
-                   std::to_string(intField("iters")) + " iterations; " + std::to_string(told.samples) +
-                   " samples came";
-        return {};
-    }
-    return {};  // metrics, warning, error, bye: at any time
-}
 
 void ExperimentRunner::failProtocol(int arm, const std::string& why) {
     auto& a = result_.arms[arm];
@@ -127,31 +53,47 @@ void ExperimentRunner::failProtocol(int arm, const std::string& why) {
     abandon(arm);
 }
 
+// An event that does not decode (a field of the wrong JSON type) is not handled: where it
+// would answer a command, the worker broke the protocol; a metrics, warning, error or bye event
+// is ignored with a warning (readers never crash on what they cannot read).
+std::optional<protocol::Event> ExperimentRunner::decodeFrom(int arm, int worker, const json& ev) {
+    try {
+        return protocol::decodeEvent(ev);  // nullopt for a type this build does not know
+    } catch (const std::exception& e) {
+        const auto type = protocol::eventType(ev);
+        const std::string name = ev.value("type", std::string());
+        if (result_.arms[arm].status == R::kPending && answersCommand(type)) {
+            failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: a \"" + name +
+                                  "\" event that does not decode (" + e.what() + ")");
+        } else {
+            emit logMessage(arm, QStringLiteral("warning"), badEventText(ev, e));
+        }
+        return std::nullopt;
+    }
+}
+
 void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
-    const auto type = protocol::eventType(ev);
     auto& a = result_.arms[arm];
     // An arm that broke the protocol hears nothing more from its workers.
     if (a.error && a.error->code == protocol::code::kProtocolViolation) return;
+    const auto event = decodeFrom(arm, worker, ev);
+    if (!event) return;
     if (a.status == R::kPending) {
         auto& ws = arms_[arm].workers[std::size_t(worker)];
-        if (const std::string why = protocolViolation(ws, ev); !why.empty()) {
+        if (const std::string why = protocolViolation(ws.told, *event); !why.empty()) {
             failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: " + why);
             return;
         }
-        if (type == protocol::EventType::Hello) ++ws.hellos;
     }
-    if (activeFor(arm) && type != protocol::EventType::Metrics) armTimer();
-    // Observers of armEvent read result(): announce the event only once it is stored there.
-    const auto announce = qScopeGuard([&] { emit armEvent(arm, ev); });
+    if (activeFor(arm) && !std::holds_alternative<protocol::Metrics>(*event)) armTimer();
     try {
-        const auto event = protocol::decodeEvent(ev);
-        if (event) std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
+        std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
     } catch (const std::exception& e) {
-        emit logMessage(arm, QStringLiteral("warning"),
-                        QStringLiteral("ignored a bad %1 event: %2")
-                            .arg(QString::fromStdString(ev.value("type", std::string())),
-                                 QString::fromUtf8(e.what())));
+        emit logMessage(arm, QStringLiteral("warning"), badEventText(ev, e));
     }
+    // Observers read result(): the event is announced once it is stored there.
+    toFeeds([&](R::RunFeed& f) { f.armEvent(arm, *event, elapsedMs()); });
+    emit armEvent(arm, *event);
 }
 
 R::ProcessInfo& ExperimentRunner::processOf(int arm, int worker) {
@@ -198,6 +140,7 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
         // The cold curve of the first batch size, from the first worker of the first round.
         if (worker != 0 || st.round != 0 || s.batch_size != a.batch_size) return;
         a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
+        toFeeds([arm](R::RunFeed& f) { f.warmupAppended(arm); });
         emit warmupAppended(arm);
         return;
     }
@@ -206,6 +149,7 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
     a.samples.append(s.block, first, s.batch_size, worker, st.round, s.latency_ns.data(),
                      s.latency_ns.size());
     st.doneIters += int(s.latency_ns.size());
+    toFeeds([&](R::RunFeed& f) { f.samplesAppended(arm, first, int(s.latency_ns.size())); });
     emit samplesAppended(arm, first, int(s.latency_ns.size()));
 }
 
@@ -214,6 +158,7 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Metrics& e) {
     R::MetricTick t = R::metricTick(e, elapsedMs(), worker, arms_[arm].round);
     a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
     a.metrics.push_back(std::move(t));
+    toFeeds([arm](R::RunFeed& f) { f.metricsAppended(arm); });
     emit metricsAppended(arm);
 }
 
