@@ -1,34 +1,15 @@
-// ExperimentRunner: what each worker event does to the run (one handler per typed event of
-// protocol/events.h). Events of a worker started ahead of its round are held back by
-// replicate_rounds.cpp until the round starts.
+// ExperimentRunner: what a worker event does to the run. It is decoded, checked against what the
+// worker was told (protocol_check.h), folded into the arm's result (event_fold.h, a pure
+// function), and the runner then does what the fold says. Events of a worker started ahead of its
+// round are held back by replicate_rounds.cpp until the round starts.
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/protocol/events.h"
-
-#include <algorithm>
+#include "pitlane/session/event_fold.h"
 
 namespace pitlane::session {
 
 namespace {
-
-// A message for an error event that came without one: the first line with something on it of
-// the worker's detail (torch's text), so no failure prints an empty reason.
-std::string reasonFromDetail(const protocol::Error& e) {
-    std::string text;
-    if (e.detail.is_string()) text = e.detail.get<std::string>();
-    for (const char* key : {"torch", "detail", "reason"})
-        if (text.empty() && e.detail.is_object() && e.detail.contains(key) && e.detail[key].is_string())
-            text = e.detail[key].get<std::string>();
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const auto nl = text.find('\n', start);
-        const std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
-        if (nl == std::string::npos) break;
-        start = nl + 1;
-    }
-    return "the worker gave no reason (error code " + e.code + ")";
-}
 
 QString badEventText(const nlohmann::json& ev, const std::exception& e) {
     return QStringLiteral("ignored a bad %1 event: %2")
@@ -43,10 +24,7 @@ namespace R = results;
 void ExperimentRunner::failProtocol(int arm, const std::string& why) {
     auto& a = result_.arms[arm];
     if (a.status != R::kPending) return;
-    // What came before may have been forged to fit: none of it is kept.
-    const std::size_t dropped = a.samples.size() + a.warmup_ns.size();
-    a.samples.clear();
-    a.warmup_ns.clear();
+    const std::size_t dropped = discardMeasurements(a);
     failArm(arm, R::kFailed, protocol::code::kProtocolViolation,
             why + "; the arm is failed and none of its results are used (" + std::to_string(dropped) +
                 " samples received before were discarded)");
@@ -61,10 +39,10 @@ std::optional<protocol::Event> ExperimentRunner::decodeFrom(int arm, int worker,
         return protocol::decodeEvent(ev);  // nullopt for a type this build does not know
     } catch (const std::exception& e) {
         const auto type = protocol::eventType(ev);
-        const std::string name = ev.value("type", std::string());
         if (result_.arms[arm].status == R::kPending && answersCommand(type)) {
-            failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: a \"" + name +
-                                  "\" event that does not decode (" + e.what() + ")");
+            failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: a \"" +
+                                  ev.value("type", std::string()) + "\" event that does not decode (" +
+                                  e.what() + ")");
         } else {
             emit logMessage(arm, QStringLiteral("warning"), badEventText(ev, e));
         }
@@ -87,7 +65,11 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     }
     if (activeFor(arm) && !std::holds_alternative<protocol::Metrics>(*event)) armTimer();
     try {
-        std::visit([&](const auto& e) { handle(arm, worker, e); }, *event);
+        // A serving level's events change its level first (serving_tasks.cpp).
+        if (const auto* batches = std::get_if<protocol::ServeBatches>(&*event)) handle(arm, worker, *batches);
+        if (const auto* done = std::get_if<protocol::BlockDone>(&*event); done && done->serving)
+            onServeDone(arm, worker, *done);
+        apply(arm, worker, foldEvent(a, sourceOf(arm, worker), *event));
     } catch (const std::exception& e) {
         emit logMessage(arm, QStringLiteral("warning"), badEventText(ev, e));
     }
@@ -96,135 +78,37 @@ void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {
     emit armEvent(arm, *event);
 }
 
-R::ProcessInfo& ExperimentRunner::processOf(int arm, int worker) {
-    return result_.arms[arm].processes[std::size_t(arms_[arm].workers[worker].procIndex)];
+FoldSource ExperimentRunner::sourceOf(int arm, int worker) {
+    const auto& st = arms_[arm];
+    return {worker, st.round, std::size_t(st.workers[std::size_t(worker)].procIndex), activeFor(arm), elapsedMs()};
 }
 
-void ExperimentRunner::handle(int arm, int worker, const protocol::Hello& e) {
-    auto& a = result_.arms[arm];
-    const bool firstRound = arms_[arm].round == 0;
-    auto& proc = processOf(arm, worker);
-    arms_[arm].workers[worker].helloSeen = true;
-    if (worker == 0 && firstRound) a.environment = e.environment;
-    if (e.pid) proc.pid = long(e.pid);
-    if (firstRound) {
-        a.worker_pids[worker] = proc.pid;
-        a.pid = a.worker_pids.front();
-    }
-    if (!active_.empty()) sendCurrent();  // a task may have waited for this start-up
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Loaded& e) {
-    auto& proc = processOf(arm, worker);
-    proc.load_ms = e.load_ms;
-    proc.first_forward_ms = e.first_forward_ms;
-    if (worker == 0 && arms_[arm].round == 0) result_.arms[arm].loaded = e.fields;
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Applied& e) {
-    auto& a = result_.arms[arm];
-    if (arms_[arm].round == 0) {
-        a.worker_applied[worker] = e.fields;
-        if (worker == 0) a.applied = e.fields;
-    } else {
-        checkApplied(arm, worker, e.fields);
-    }
-    const Task* task = activeFor(arm);
-    if (task && task->kind == Task::Configure) taskDoneBy(arm, worker);
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Samples& s) {
-    auto& a = result_.arms[arm];
+// What the fold asks, in the order it lists it (event_fold.h).
+void ExperimentRunner::apply(int arm, int worker, const FoldEffects& fx) {
     auto& st = arms_[arm];
-    if (s.phase == "warmup") {
-        // The cold curve of the first batch size, from the first worker of the first round.
-        if (worker != 0 || st.round != 0 || s.batch_size != a.batch_size) return;
-        a.warmup_ns.insert(a.warmup_ns.end(), s.latency_ns.begin(), s.latency_ns.end());
+    if (fx.helloSeen) st.workers[std::size_t(worker)].helloSeen = true;
+    if (fx.checkApplied) checkApplied(arm, worker, *fx.checkApplied);
+    if (fx.warmupAppended) {
         toFeeds([arm](R::RunFeed& f) { f.warmupAppended(arm); });
         emit warmupAppended(arm);
-        return;
     }
-    const int first = int(a.samples.size());
-    // Compact (8 bytes a sample, in chunks: appending never copies what the arm holds).
-    a.samples.append(s.block, first, s.batch_size, worker, st.round, s.latency_ns.data(),
-                     s.latency_ns.size());
-    st.doneIters += int(s.latency_ns.size());
-    toFeeds([&](R::RunFeed& f) { f.samplesAppended(arm, first, int(s.latency_ns.size())); });
-    emit samplesAppended(arm, first, int(s.latency_ns.size()));
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Metrics& e) {
-    auto& a = result_.arms[arm];
-    R::MetricTick t = R::metricTick(e, elapsedMs(), worker, arms_[arm].round);
-    a.peak_rss_bytes = std::max(a.peak_rss_bytes, t.peak_rss_bytes);
-    a.metrics.push_back(std::move(t));
-    toFeeds([arm](R::RunFeed& f) { f.metricsAppended(arm); });
-    emit metricsAppended(arm);
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::BlockDone& e) {
-    // A serving level's block_done ends its level (serving_tasks.cpp) before its task.
-    if (e.serving) onServeDone(arm, worker, e);
-    processOf(arm, worker).addBlock(e);
-    const Task* task = activeFor(arm);
-    if (task && task->kind != Task::Configure) taskDoneBy(arm, worker);
-}
-
-void ExperimentRunner::handle(int arm, int, const protocol::Warning& e) {
-    auto& a = result_.arms[arm];
-    // A warning can carry a model's text (an exception, a printed name): no control characters.
-    const std::string message = protocol::printable(e.message);
-    if (std::find(a.warnings.begin(), a.warnings.end(), message) != a.warnings.end())
-        return;  // K workers of one arm say the same thing
-    a.warnings.push_back(message);
-    emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + message));
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Profile& e) {
-    if (worker == 0) result_.arms[arm].profile = e.fields;
-    const Task* task = activeFor(arm);
-    if (task && task->kind == Task::Profile) taskDoneBy(arm, worker);
-}
-
-void ExperimentRunner::handle(int arm, int worker, const protocol::Error& e) {
-    auto& a = result_.arms[arm];
-    const Task* task = activeFor(arm);
-    if (task && task->kind == Task::Profile) {
-        // The measurements stand: a profile that cannot be taken is a warning, not a failure.
-        const std::string msg = "profile not taken: " + (e.message.empty() ? e.code : e.message);
-        if (std::find(a.warnings.begin(), a.warnings.end(), msg) == a.warnings.end()) a.warnings.push_back(msg);
-        emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(a.name + ": " + msg));
-        taskDoneBy(arm, worker);
-        return;
+    if (fx.samplesFirst >= 0) {
+        st.doneIters += fx.samplesCount;
+        toFeeds([&](R::RunFeed& f) { f.samplesAppended(arm, fx.samplesFirst, fx.samplesCount); });
+        emit samplesAppended(arm, fx.samplesFirst, fx.samplesCount);
     }
-    if (task && task->kind != Task::Configure && a.batch_sizes.size() > 1 &&
-        e.code == protocol::code::kOutOfMemory) {
-        // One point of the sweep failed: record it, the sweep goes on.
-        a.sweep_failures[task->batchSize] = e;
-        if (task->kind == Task::Block) {
-            // What this worker measured of the block stays; the rest will not come.
-            int measured = 0;
-            for (std::size_t i = a.samples.size(); i-- > 0;) {
-                const auto s = a.samples[i];
-                if (s.block != task->block || s.process != arms_[arm].round) break;
-                measured += s.worker == worker ? 1 : 0;
-            }
-            unplan(arm, task->iters - measured);
-        }
-        emit logMessage(arm, QStringLiteral("warning"),
-                        QString::fromStdString(a.name + ": batch size " + std::to_string(task->batchSize) +
-                                               " failed: " + e.message));
-        taskDoneBy(arm, worker);
-        return;
+    if (fx.metricsAppended) {
+        toFeeds([arm](R::RunFeed& f) { f.metricsAppended(arm); });
+        emit metricsAppended(arm);
     }
-    failArm(arm, R::kFailed, protocol::printable(e.code),
-            protocol::printable(e.message.empty() ? reasonFromDetail(e) : e.message), e.detail);
-    abandon(arm);
-}
-
-void ExperimentRunner::handle(int arm, int, const protocol::Bye& e) {
-    auto& a = result_.arms[arm];
-    a.peak_rss_bytes = std::max(a.peak_rss_bytes, e.peak_rss_bytes);
+    for (const auto& w : fx.warnings) emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(w));
+    if (fx.unplan > 0) unplan(arm, fx.unplan);
+    if (fx.failure) {
+        failArm(arm, R::kFailed, fx.failure->code, fx.failure->message, fx.failure->detail);
+        abandon(arm);
+    }
+    if (fx.taskDone) taskDoneBy(arm, worker);
+    if (fx.helloSeen && !active_.empty()) sendCurrent();  // a task may have waited for this start-up
 }
 
 }  // namespace pitlane::session

@@ -28,6 +28,8 @@
 namespace pitlane::session {
 
 class WorkerProcess;
+struct FoldSource;   // event_fold.h
+struct FoldEffects;  // event_fold.h
 
 // Cancelled: stopped by the user (Stop, Esc, Ctrl+C) before it had measured all it was asked.
 enum class ArmPhase {
@@ -120,27 +122,18 @@ private:
         int doneIters = 0, totalIters = 0;
     };
 
-    // worker_events.cpp: one handler per typed protocol event.
+    // worker_events.cpp: each event decoded, checked (protocol_check.h), folded into the arm's
+    // result (event_fold.h), then what the fold asks is done (apply).
     void onEvent(int arm, int worker, const nlohmann::json& ev);
     // The decoded event, or nullopt when it is not to be handled (unknown type, or it did not
     // decode: logged, or the arm failed).
     std::optional<protocol::Event> decodeFrom(int arm, int worker, const nlohmann::json& ev);
     // Fails the arm with protocol_violation, its samples discarded (they may have been forged).
     void failProtocol(int arm, const std::string& why);
-    void handle(int arm, int worker, const protocol::Hello& e);
-    void handle(int arm, int worker, const protocol::Loaded& e);
-    void handle(int arm, int worker, const protocol::Applied& e);
-    void handle(int arm, int worker, const protocol::Samples& e);
-    void handle(int arm, int worker, const protocol::Metrics& e);
-    void handle(int arm, int worker, const protocol::BlockDone& e);
+    FoldSource sourceOf(int arm, int worker);
+    void apply(int arm, int worker, const FoldEffects& fx);
     // serving_tasks.cpp: the batches of the level being served.
     void handle(int arm, int worker, const protocol::ServeBatches& e);
-    // The profile task's answer (run.profile_iters): the first worker's kept in ArmResult::profile.
-    void handle(int arm, int worker, const protocol::Profile& e);
-    void handle(int arm, int worker, const protocol::Warning& e);
-    void handle(int arm, int worker, const protocol::Error& e);
-    void handle(int arm, int worker, const protocol::Bye& e);
-    results::ProcessInfo& processOf(int arm, int worker);
     void onExited(int arm, int worker, int code, bool crashed);
     void startRound(int round);
     std::vector<WorkerState> spawnWorkers(int arm, int round);
