@@ -60,14 +60,14 @@ std::string knownPids(const results::ArmResult& a) {
 }
 
 // One serving level as the worker reported it: "400 req/s: 731 of 731 requests in 612 batches".
-std::string servingLine(const nlohmann::json& sv) {
+std::string servingLine(const protocol::ServingDone& sv) {
     std::ostringstream o;
-    if (sv.value("arrival", std::string()) == "closed")
-        o << sv.value("clients", 0) << " clients";
+    if (sv.arrival == "closed")
+        o << sv.clients << " clients";
     else
-        o << sv.value("rate_per_s", 0.0) << " req/s";
-    o << ": " << sv.value("served", 0L) << " of " << sv.value("arrived", 0L) << " requests in "
-      << sv.value("batches", 0L) << " batches" << (sv.value("saturated", false) ? ", SATURATED" : "");
+        o << sv.rate_per_s << " req/s";
+    o << ": " << sv.served << " of " << sv.arrived << " requests in " << sv.batches << " batches"
+      << (sv.saturated ? ", SATURATED" : "");
     return o.str();
 }
 
@@ -87,15 +87,16 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                                    << (ph == session::ArmPhase::Loading ? knownPids(a) : "") << "\n";
                      });
     QObject::connect(&runner, &session::ExperimentRunner::armEvent, context,
-                     [&runner](int arm, const nlohmann::json& ev) {
+                     [&runner](int arm, const protocol::Event& ev) {
+                         const auto* done = std::get_if<protocol::BlockDone>(&ev);
+                         if (!done) return;
                          const auto& name = runner.result().arms[std::size_t(arm)].name;
-                         const auto type = ev.value("type", std::string());
-                         if (type == "block_done" && ev.contains("serving"))
-                             std::cerr << "[" << name << "] served " << servingLine(ev.at("serving"))
+                         if (done->serving)
+                             std::cerr << "[" << name << "] served " << servingLine(*done->serving)
                                        << " (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
                                        << " levels)\n";
-                         else if (type == "block_done" && ev.value("phase", "") == "measure")
-                             std::cerr << "[" << name << "] block " << ev.value("block", 0) << " done ("
+                         else if (done->phase == "measure")
+                             std::cerr << "[" << name << "] block " << done->block << " done ("
                                        << runner.doneIters(arm) << "/" << runner.totalIters(arm)
                                        << " iterations)\n";
                      });
@@ -343,7 +344,7 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
     QString storeError;
     if (history) {
         recorder = std::make_unique<store::RunRecorder>(history, source);
-        recorder->attach(&runner);
+        runner.addFeed(recorder.get());
         QObject::connect(recorder.get(), &store::RunRecorder::runStarted, app, [&](qint64 id) {
             if (!quiet)
                 std::cerr << "pitlane-cli: recording run " << id << " in "

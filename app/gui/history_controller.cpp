@@ -84,7 +84,7 @@ bool HistoryController::setDatabasePath(const QString& choice) {
     // Its own connection on a thread of its own: SQLite inserts and the stored verdict's
     // bootstraps never hold up the window.
     recorder_ = new store::RunRecorder(store_->path(), QStringLiteral("gui"), this);
-    recorder_->attach(run_->runner());
+    run_->runner()->addFeed(recorder_);
     connectRecorder();
     panel_->setStore(store_.get());
     emit storeChanged(store_.get());

@@ -126,10 +126,9 @@ bool RunController::stop() {
     return true;
 }
 
-void RunController::onArmEvent(int arm, const json& event) {
-    const auto type = event.value("type", std::string());
-    if (type == "hello") {
-        const auto env = event.value("environment", json::object());
+void RunController::onArmEvent(int arm, const protocol::Event& event) {
+    if (const auto* hello = std::get_if<protocol::Hello>(&event)) {
+        const json& env = hello->environment;
         const auto available = env.is_object() ? env.find("cuda_available") : env.end();
         if (available != env.end() && available->is_boolean()) {
             const auto devices = env.find("cuda_devices");
@@ -137,12 +136,14 @@ void RunController::onArmEvent(int arm, const json& event) {
                 {true, available->get<bool>(),
                  devices != env.end() && devices->is_number_integer() ? devices->get<int>() : 0});
         }
-    } else if (type == "profile") {
+    } else if (std::holds_alternative<protocol::Profile>(event)) {
         QTimer::singleShot(0, this, [this] {
             if (!shown_.isStored()) refreshProfile();
         });
-    } else if (type == "loaded" || type == "applied") {
-        // armEvent is emitted before the runner stores the event in result(): read it after.
+    } else if (std::holds_alternative<protocol::Loaded>(event) ||
+               std::holds_alternative<protocol::Applied>(event)) {
+        // The panels read result(), where the event is stored by now; a loop turn later, off
+        // the runner's handling of the event.
         QTimer::singleShot(0, this, [this] {
             views_.setup->modelPanel()->showLoaded(runner_->result());
             refreshApplied();

@@ -7,6 +7,7 @@
 #include "shown_run.h"
 #include "window_views.h"
 
+#include "pitlane/protocol/events.h"
 #include "pitlane/widgets/results/comparison_rows.h"
 #include "pitlane/widgets/setup/knob_form.h"
 #include "pitlane/widgets/results/serving_snapshot.h"
@@ -70,7 +71,7 @@ signals:
 private:
     void connectRunner();
     void onLiveVerdictTick();
-    void onArmEvent(int arm, const nlohmann::json& event);
+    void onArmEvent(int arm, const protocol::Event& event);
     void onRunnerFinished();
     void onVerdict(const std::vector<widgets::ComparisonRow>& rows, bool final);
     void onLessonJudged(const nlohmann::json& judgement);

@@ -20,6 +20,7 @@ namespace {
 using namespace pitlane::itest;
 namespace R = pitlane::results;
 namespace S = pitlane::session;
+namespace protocol = pitlane::protocol;
 
 json twoArms() {
     return json::array({{{"name", "A"}, {"knobs", {{"intra_op_threads", 1}}}},
@@ -37,12 +38,11 @@ TEST(Processes, EveryArmIsMeasuredInFreshProcessesInOrderBalancedRounds) {
     std::vector<std::pair<int, int>> measured;  // (arm, block)
     std::vector<int> warmups;                   // arm
     std::map<int, std::vector<long>> hellos;
-    QObject::connect(&runner, &S::ExperimentRunner::armEvent, [&](int arm, const json& ev) {
-        const auto type = ev.value("type", "");
-        if (type == "hello") hellos[arm].push_back(ev.value("pid", 0L));
-        if (type == "block_done" && ev.value("phase", "") == "measure")
-            measured.emplace_back(arm, ev.value("block", -1));
-        if (type == "block_done" && ev.value("phase", "") == "warmup") warmups.push_back(arm);
+    QObject::connect(&runner, &S::ExperimentRunner::armEvent, [&](int arm, const protocol::Event& ev) {
+        if (const auto* hello = std::get_if<protocol::Hello>(&ev)) hellos[arm].push_back(long(hello->pid));
+        const auto* done = std::get_if<protocol::BlockDone>(&ev);
+        if (done && done->phase == "measure") measured.emplace_back(arm, done->block);
+        if (done && done->phase == "warmup") warmups.push_back(arm);
     });
     bool finished = false;
     QObject::connect(&runner, &S::ExperimentRunner::finished, [&] { finished = true; });

@@ -212,8 +212,8 @@ TEST(Remote, StopCancelsTheRemoteArmAndLeavesNoWorker) {
     LongRemoteRun r;
     bool bye = false;
     std::size_t atStop = 0;
-    QObject::connect(&r.runner, &session::ExperimentRunner::armEvent, [&](int arm, const json& ev) {
-        if (arm == 1 && ev.value("type", std::string()) == "bye") bye = true;
+    QObject::connect(&r.runner, &session::ExperimentRunner::armEvent, [&](int arm, const protocol::Event& ev) {
+        if (arm == 1 && std::holds_alternative<protocol::Bye>(ev)) bye = true;
     });
     r.run([&r, &atStop] {
         atStop = r.runner.result().arms[1].samples.size();

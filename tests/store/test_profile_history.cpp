@@ -207,15 +207,15 @@ void checkRecordedProfiledRun(bool onThread) {
     session::ExperimentRunner runner(opts);
     auto recorder = onThread ? std::make_unique<store::RunRecorder>(path, QStringLiteral("test"))
                              : std::make_unique<store::RunRecorder>(&s, QStringLiteral("test"));
-    recorder->attach(&runner);
+    runner.addFeed(recorder.get());
     QString storeError;
     QObject::connect(recorder.get(), &store::RunRecorder::storeError,
                      [&](const QString& e) { storeError = e; });
     // Inline, a profile is committed before anyone else hears of its event (the recorder was
     // connected first): what a run killed right after it keeps.
     std::vector<qint64> rowsAtProfileEvent;
-    QObject::connect(&runner, &session::ExperimentRunner::armEvent, [&](int, const json& ev) {
-        if (ev.value("type", std::string()) == "profile")
+    QObject::connect(&runner, &session::ExperimentRunner::armEvent, [&](int, const protocol::Event& ev) {
+        if (std::holds_alternative<protocol::Profile>(ev))
             rowsAtProfileEvent.push_back(
                 rawCount(path, QStringLiteral("profiles")));
     });

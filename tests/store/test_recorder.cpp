@@ -41,7 +41,7 @@ std::pair<results::RunResult, qint64> recordRun(RunStore& store, const spec::Pre
                         ? std::make_unique<store::RunRecorder>(store.path(), QStringLiteral("test"))
                         : std::make_unique<store::RunRecorder>(&store, QStringLiteral("test"));
     EXPECT_EQ(recorder->writesOnThread(), onThread);
-    recorder->attach(&runner);
+    runner.addFeed(recorder.get());
     QString storeError;
     QObject::connect(recorder.get(), &store::RunRecorder::storeError,
                      [&](const QString& e) { storeError = e; });

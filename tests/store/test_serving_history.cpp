@@ -241,7 +241,7 @@ std::pair<results::RunResult, qint64> recordServingRun(RunStore& store, bool onT
     auto recorder = onThread
                         ? std::make_unique<store::RunRecorder>(store.path(), QStringLiteral("test"))
                         : std::make_unique<store::RunRecorder>(&store, QStringLiteral("test"));
-    recorder->attach(&runner);
+    runner.addFeed(recorder.get());
     QString storeError;
     QObject::connect(recorder.get(), &store::RunRecorder::storeError,
                      [&](const QString& e) { storeError = e; });

@@ -46,6 +46,7 @@ QString defaultWorkerPath() {
 ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
     : QObject(parent), options_(std::move(options)) {
     qRegisterMetaType<ArmPhase>();
+    qRegisterMetaType<protocol::Event>();
     watchdog_.setSingleShot(true);
     connect(&watchdog_, &QTimer::timeout, this, [this] {
         if (active_.empty()) return;
@@ -88,6 +89,7 @@ ExperimentRunner::~ExperimentRunner() {
     }
     for (auto& p : retired_) p->disconnect(this);
     if (prepCancelled_) *prepCancelled_ = true;
+    toFeeds([](R::RunFeed& f) { f.sourceClosed(); });
 }
 
 ArmPhase ExperimentRunner::phase(int arm) const { return arms_.at(arm).phase; }
@@ -156,6 +158,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     std::size_t maxSweep = 0;
     for (const auto& spec : preset.arms) maxSweep = std::max(maxSweep, spec.knobs.batch_size.size());
     addArmResults(preset);
+    toFeeds([this](R::RunFeed& f) { f.runBegins(result_); });
     const bool presetModelOk = checkModelFiles(preset);
     remote_.clear();
     remoteCommand_.assign(preset.arms.size(), QString());
@@ -193,6 +196,7 @@ void ExperimentRunner::start(const spec::Preset& preset) {
 void ExperimentRunner::setPhase(int arm, ArmPhase p) {
     if (arms_[arm].phase == p) return;
     arms_[arm].phase = p;
+    toFeeds([arm](R::RunFeed& f) { f.armPhaseChanged(arm); });
     emit armPhaseChanged(arm, p);
 }
 
@@ -214,7 +218,7 @@ void ExperimentRunner::failArm(int arm, const std::string& status, const std::st
             for (auto& w : ws)
                 if (w.process) w.process->kill();
     });
-    emit armFinished(arm);
+    announceArmFinished(arm);
 }
 
 void ExperimentRunner::quitArm(int arm) {
@@ -312,7 +316,7 @@ void ExperimentRunner::completeTasks() {
         if (a.status == R::kPending) {
             a.status = R::kOk;
             setPhase(int(i), ArmPhase::Done);
-            emit armFinished(int(i));
+            announceArmFinished(int(i));
         }
         quitArm(int(i));
     }
@@ -342,7 +346,7 @@ void ExperimentRunner::sendTask(Task& t) {
             if (!ws.sent && ws.helloSeen) {
                 ws.sent = true;
                 ws.taskDone = false;
-                tell(ws, t);
+                tell(ws.told, t);
                 ws.process->send(cmd);
             }
         return;
@@ -375,7 +379,7 @@ void ExperimentRunner::sendTask(Task& t) {
         if (ws.sent || !ws.helloSeen) continue;
         ws.sent = true;
         ws.taskDone = false;
-        tell(ws, t);
+        tell(ws.told, t);
         if (t.kind == Task::Configure) {
             cmd["arm"]["worker_index"] = int(w);
             setPhase(t.arm, ArmPhase::Loading);  // only once a worker really got the model
@@ -407,7 +411,7 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
         if (stopping_) {
             a.status = R::kCancelled;
             setPhase(arm, ArmPhase::Cancelled);
-            emit armFinished(arm);
+            announceArmFinished(arm);
         } else if (!remote.isEmpty() && !remoteExitCode(code, crashed).isEmpty()) {
             // ssh itself ended (the connection was cut or lost) or the remote shell could not
             // run the worker: the arm failed, what it measured stays.

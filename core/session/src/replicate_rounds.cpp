@@ -215,7 +215,11 @@ void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int ro
         }
         if (type == protocol::EventType::Bye) {  // a retired worker's last word
             auto& peak = result_.arms[std::size_t(arm)].peak_rss_bytes;
-            peak = std::max(peak, ev.value("peak_rss_bytes", std::int64_t{0}));
+            try {
+                peak = std::max(peak, protocol::byeFromJson(ev).peak_rss_bytes);
+            } catch (const std::exception&) {
+                // A bye that does not decode says nothing of the peak; the process is gone anyway.
+            }
         }
     });
     connect(proc, &WorkerProcess::exited, this, [this, arm, w, round, ahead](int code, bool crashed) {

@@ -23,7 +23,7 @@ void ExperimentRunner::stop() {
         if (result_.arms[i].status == R::kPending) {
             result_.arms[i].status = complete[i] ? R::kOk : R::kCancelled;
             setPhase(int(i), complete[i] ? ArmPhase::Done : ArmPhase::Cancelled);
-            emit armFinished(int(i));
+            announceArmFinished(int(i));
         }
         for (auto& w : arms_[i].workers)
             if (w.process && w.process->isRunning()) {
@@ -69,6 +69,7 @@ void ExperimentRunner::finalize() {
     preparing_ = 0;  // a preparation still running cleans up after itself
     if (prepCancelled_) *prepCancelled_ = true;
     running_ = false;
+    toFeeds([](R::RunFeed& f) { f.runFinished(); });
     emit finished();
 }
 

@@ -9,7 +9,6 @@
 namespace pitlane::store {
 
 using nlohmann::json;
-using protocol::EventType;
 
 RunRecorder::RunRecorder(RunStore* store, QString source, QObject* parent)
     : QObject(parent), writer_(std::make_unique<HistoryWriter>(store)), source_(std::move(source)) {}
@@ -29,12 +28,14 @@ void RunRecorder::flush() {
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
 }
 
-void RunRecorder::setSource(QObject* owner, std::function<const results::RunResult&()> result,
-                            std::function<bool()> running, std::function<double()> elapsedMs) {
-    owner_ = owner;
-    result_ = std::move(result);
-    running_ = std::move(running);
-    elapsedMs_ = std::move(elapsedMs);
+void RunRecorder::runBegins(const results::RunResult& live) {
+    live_ = &live;
+    sourceRunning_ = true;
+}
+
+void RunRecorder::sourceClosed() {
+    live_ = nullptr;
+    sourceRunning_ = false;
 }
 
 void RunRecorder::failed(const QString& error) {
@@ -91,18 +92,19 @@ results::RunResult runWithoutSamples(const results::RunResult& run) {
 }
 }  // namespace
 
-// A run has no "started" event; its first call here (armChanged(arm) for the Starting phase,
-// sent once every arm exists in result()) opens the experiment row.
+// The experiment row is opened by the run's first phase change (armPhaseChanged(arm) for the
+// Starting phase, or Failed for an arm whose model file failed its check): by then every arm
+// exists in source() and the model files are checked (their sha256 goes into the row).
 bool RunRecorder::ensureBegun() {
     if (recording_) return true;
-    if (!hasSource() || !running_()) return false;
+    if (!hasSource() || !sourceRunning_) return false;
     recording_ = true;
     errorSent_ = false;
     runError_.clear();
     runId_ = 0;
     run_ = std::make_shared<RecordedRun>();
     lostWrite_ = std::make_shared<QString>();
-    const std::size_t n = result_().arms.size();
+    const std::size_t n = source().arms.size();
     posted_.assign(n, 0);
     servingWritten_ = std::make_shared<std::vector<std::vector<results::ServingLevel>>>(n);
     storedServing_.assign(n, {});
@@ -114,7 +116,7 @@ bool RunRecorder::ensureBegun() {
     profileStored_.assign(n, false);
     auto ids = run_;
     writer_->post(
-        [ids, rows = runRows(result_()), source = source_](RunStore& store) {
+        [ids, rows = runRows(source()), source = source_](RunStore& store) {
             const auto rec = store.beginRun(rows, source);
             if (rec) *ids = *rec;
             return rec.has_value();
@@ -130,7 +132,7 @@ bool RunRecorder::ensureBegun() {
 
 // Arm rows (kilobytes of JSON each) are rewritten at most once per loop turn: at the next signal
 // the runner sends, or on the next loop turn. armEvent comes once the runner has folded the
-// event into result(), and the flush reads result() later still.
+// event into source(), and the flush reads source() later still.
 void RunRecorder::markDirty(int arm) {
     if (std::size_t(arm) >= dirty_.size()) return;
     dirty_[std::size_t(arm)] = true;
@@ -146,7 +148,7 @@ void RunRecorder::scheduleFlush() {
 void RunRecorder::flushDirty() {
     flushQueued_ = false;
     if (!recording_ || !hasSource()) return;
-    const auto& arms = result_().arms;
+    const auto& arms = source().arms;
     for (std::size_t i = 0; i < dirty_.size() && i < arms.size(); ++i)
         if (dirty_[i]) {
             dirty_[i] = false;
@@ -160,8 +162,8 @@ void RunRecorder::flushDirty() {
 // Writes the processes that changed since the last write: from the first that differs (the
 // current round's are the last ones; earlier rounds are final).
 void RunRecorder::syncProcesses(std::size_t arm) {
-    if (!hasSource() || arm >= storedProcesses_.size() || arm >= result_().arms.size()) return;
-    const auto& live = result_().arms[arm].processes;
+    if (!hasSource() || arm >= storedProcesses_.size() || arm >= source().arms.size()) return;
+    const auto& live = source().arms[arm].processes;
     auto& stored = storedProcesses_[arm];
     std::size_t first = 0;
     while (first < live.size() && first < stored.size() && protocol::record::equal(live[first], stored[first]))
@@ -174,8 +176,8 @@ void RunRecorder::syncProcesses(std::size_t arm) {
 }
 
 void RunRecorder::syncServing(std::size_t arm) {
-    if (!hasSource() || arm >= storedServing_.size() || arm >= result_().arms.size()) return;
-    const auto& live = result_().arms[arm].serving;
+    if (!hasSource() || arm >= storedServing_.size() || arm >= source().arms.size()) return;
+    const auto& live = source().arms[arm].serving;
     auto& stored = storedServing_[arm];
     if (stored.size() < live.size()) stored.resize(live.size());
     for (std::size_t i = 0; i < live.size(); ++i) {
@@ -230,8 +232,8 @@ void RunRecorder::syncServing(std::size_t arm) {
 }
 
 void RunRecorder::syncProfile(std::size_t arm) {
-    if (!hasSource() || arm >= profileStored_.size() || arm >= result_().arms.size()) return;
-    const auto& p = result_().arms[arm].profile;
+    if (!hasSource() || arm >= profileStored_.size() || arm >= source().arms.size()) return;
+    const auto& p = source().arms[arm].profile;
     if (!p.is_object() || profileStored_[arm]) return;
     profileStored_[arm] = true;
     post([arm, p](RunStore& store, const RecordedRun& ids) {
@@ -239,41 +241,41 @@ void RunRecorder::syncProfile(std::size_t arm) {
     });
 }
 
-void RunRecorder::armChanged(int arm) {
+void RunRecorder::armPhaseChanged(int arm) {
     if (!ensureBegun()) return;
     markDirty(arm);
     flushDirty();
 }
 
-void RunRecorder::event(int arm, const json& ev) {
+void RunRecorder::armEvent(int arm, const protocol::Event& ev, double elapsedMs) {
     if (!ensureBegun()) return;
-    const auto type = protocol::eventType(ev);
     const auto a = std::size_t(arm);
-    if (type == EventType::Warning || type == EventType::Error) {
-        if (type == EventType::Error && a < workerErrorSeen_.size()) workerErrorSeen_[a] = true;
-        postEvent(arm, ev);
-    } else if (type == EventType::Samples && ev.value("phase", std::string()) == "warmup" &&
-               a < warmupBatch_.size()) {
-        warmupBatch_[a] = ev.value("batch_size", 1);
+    const auto* error = std::get_if<protocol::Error>(&ev);
+    const auto* blockDone = std::get_if<protocol::BlockDone>(&ev);
+    if (const auto* warning = std::get_if<protocol::Warning>(&ev)) {
+        postEvent(arm, elapsedMs, protocol::toJson(*warning));
+    } else if (error) {
+        if (a < workerErrorSeen_.size()) workerErrorSeen_[a] = true;
+        postEvent(arm, elapsedMs, protocol::toJson(*error));
+    } else if (const auto* s = std::get_if<protocol::Samples>(&ev); s && s->phase == "warmup" && a < warmupBatch_.size()) {
+        warmupBatch_[a] = s->batch_size;
     }
-    if (type == EventType::Hello || type == EventType::Loaded || type == EventType::Applied ||
-        type == EventType::Error || type == EventType::Bye)
+    using protocol::Hello, protocol::Loaded, protocol::Applied, protocol::Bye;
+    const bool hello = std::holds_alternative<Hello>(ev), loaded = std::holds_alternative<Loaded>(ev);
+    if (hello || loaded || std::holds_alternative<Applied>(ev) || error || std::holds_alternative<Bye>(ev))
         markDirty(arm);
     // A process's pid, cold costs and page faults, committed before anyone else hears of the
     // event (pitlane-cli's "block done" line): only its row, not the arm's.
-    if (type == EventType::Hello || type == EventType::Loaded || type == EventType::BlockDone)
-        syncProcesses(a);
+    if (hello || loaded || blockDone) syncProcesses(a);
     // A serving level's batches, and its block_done's figures: committed before anyone else
     // hears of the event, like samples.
-    if (type == EventType::ServeBatches || (type == EventType::BlockDone && ev.contains("serving")))
-        syncServing(a);
+    if (std::holds_alternative<protocol::ServeBatches>(ev) || (blockDone && blockDone->serving)) syncServing(a);
     // The operator profile (the runner keeps worker 0's in ArmResult::profile): committed as it
     // arrives, so a run killed afterwards keeps it.
-    if (type == EventType::Profile) syncProfile(a);
+    if (std::holds_alternative<protocol::Profile>(ev)) syncProfile(a);
 }
 
-void RunRecorder::postEvent(int arm, json ev) {
-    const double tMs = elapsedMs_();
+void RunRecorder::postEvent(int arm, double tMs, json ev) {
     post([arm, tMs, ev = std::move(ev)](RunStore& store, const RecordedRun& ids) {
         const qint64 armId = arm >= 0 && std::size_t(arm) < ids.armIds.size()
                                  ? ids.armIds[std::size_t(arm)]
@@ -285,7 +287,7 @@ void RunRecorder::postEvent(int arm, json ev) {
 void RunRecorder::samplesAppended(int arm, int first, int count) {
     if (!ensureBegun()) return;
     flushDirty();
-    const auto& all = result_().arms[std::size_t(arm)].samples;
+    const auto& all = source().arms[std::size_t(arm)].samples;
     const std::size_t from = std::min(std::size_t(first), all.size());
     const std::size_t to = std::min(from + std::size_t(count), all.size());
     results::SampleSeries batch;
@@ -298,7 +300,7 @@ void RunRecorder::samplesAppended(int arm, int first, int count) {
 
 void RunRecorder::warmupAppended(int arm) {
     if (!ensureBegun()) return;
-    const auto& ns = result_().arms[std::size_t(arm)].warmup_ns;
+    const auto& ns = source().arms[std::size_t(arm)].warmup_ns;
     auto& stored = warmupStored_[std::size_t(arm)];
     post([arm, ns, first = stored, batch = warmupBatch_[std::size_t(arm)]](
              RunStore& store, const RecordedRun& ids) {
@@ -309,17 +311,17 @@ void RunRecorder::warmupAppended(int arm) {
 
 void RunRecorder::metricsAppended(int arm) {
     if (!ensureBegun()) return;
-    const auto& m = result_().arms[std::size_t(arm)].metrics;
+    const auto& m = source().arms[std::size_t(arm)].metrics;
     if (m.empty()) return;
     post([arm, tick = m.back()](RunStore& store, const RecordedRun& ids) {
         return store.appendMetric(ids.armIds[std::size_t(arm)], tick);
     });
 }
 
-void RunRecorder::armFinished(int arm) {
+void RunRecorder::armFinished(int arm, double elapsedMs) {
     if (!ensureBegun()) return;
     const auto a = std::size_t(arm);
-    const auto& live = result_().arms[a];
+    const auto& live = source().arms[a];
     dirty_[a] = false;
     post([a, row = results::armSettings(live)](RunStore& store, const RecordedRun& ids) {
         return store.updateArm(ids.armIds[a], row);
@@ -328,17 +330,19 @@ void RunRecorder::armFinished(int arm) {
     syncServing(a);
     // Failures the orchestrator decided (crash, timeout, exit) have no worker error event.
     if (live.error && !workerErrorSeen_[a])
-        postEvent(arm, {{"type", "error"},
-                        {"code", live.error->code},
-                        {"message", live.error->message},
-                        {"status", live.status},
-                        {"source", "orchestrator"}});
+        postEvent(arm, elapsedMs,
+                  {{"type", "error"},
+                   {"code", live.error->code},
+                   {"message", live.error->message},
+                   {"status", live.status},
+                   {"source", "orchestrator"}});
 }
 
 // The finished run goes to the writer, with the samples it has already written: its verdict
 // (the bootstraps) and lesson are computed there, off the caller's thread, which copies no
 // samples (a copy of 400 000 held the UI thread ~50 ms; SampleSeries copies share chunks).
 void RunRecorder::runFinished() {
+    sourceRunning_ = false;
     if (!recording_ || !hasSource()) return;
     for (std::size_t i = 0; i < storedServing_.size(); ++i) syncServing(i);
     for (std::size_t i = 0; i < profileStored_.size(); ++i) syncProfile(i);
@@ -348,12 +352,12 @@ void RunRecorder::runFinished() {
     // it already compared the arms, the writer's back to the caller's run (compareArms checks
     // the key, i.e. that they were computed on as many samples).
     auto memo = std::make_shared<std::optional<results::RunResult::ComparisonMemo>>(
-        result_().comparison_memo);
+        source().comparison_memo);
     // The samples posted: the live series shared (its chunks are not copied), or its first
     // `posted` samples where the recording began after some had come.
     std::vector<results::SampleSeries> written;
-    for (std::size_t i = 0; i < result_().arms.size(); ++i) {
-        const auto& live = result_().arms[i].samples;
+    for (std::size_t i = 0; i < source().arms.size(); ++i) {
+        const auto& live = source().arms[i].samples;
         const std::size_t n = i < posted_.size() ? posted_[i] : 0;
         if (n == live.size()) {
             written.push_back(live);
@@ -363,7 +367,7 @@ void RunRecorder::runFinished() {
         }
     }
     post(
-        [run = runWithoutSamples(result_()), written = std::move(written),
+        [run = runWithoutSamples(source()), written = std::move(written),
          serving = servingWritten_, lost = lostWrite_,
          memo](RunStore& store, const RecordedRun& rec) mutable {
             for (std::size_t i = 0; i < run.arms.size() && i < written.size(); ++i)
@@ -377,7 +381,7 @@ void RunRecorder::runFinished() {
             return ok;
         },
         [this, ids, memo](bool ok, const QString& error) {
-            if (*memo && !result_().comparison_memo) result_().comparison_memo = *memo;
+            if (*memo && hasSource() && !source().comparison_memo) source().comparison_memo = *memo;
             if (ok && ids->id != 0) emit runStored(ids->id);
             // What the run's end stored instead ("run 3 is stored as not complete: arm A: ...")
             // is said even after an earlier failure was: it is the last word on the run.

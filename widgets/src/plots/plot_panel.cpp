@@ -134,11 +134,9 @@ void PlotPanel::attach(const session::ExperimentRunner* runner) {
     connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
     connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
     // A serving level's batches (every ~50 ms) and its end: the queue of the level being served.
-    connect(runner, &R::armEvent, this, [this](int, const nlohmann::json& event) {
-        if (!serving_) return;
-        const auto type = event.find("type");
-        if (type != event.end() && type->is_string() &&
-            (*type == "serve_batches" || *type == "block_done"))
+    connect(runner, &R::armEvent, this, [this](int, const protocol::Event& event) {
+        if (serving_ && (std::holds_alternative<protocol::ServeBatches>(event) ||
+                         std::holds_alternative<protocol::BlockDone>(event)))
             markDirty({QueueLength});
     });
     connect(runner, &R::armPhaseChanged, this,

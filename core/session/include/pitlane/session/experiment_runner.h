@@ -5,7 +5,10 @@
 // warmed up, then measured in interleaved blocks A B A B ... so drift hits every arm; the
 // measured blocks are shared out among the rounds. Shared by pitlane-cli and the window.
 // QtCore only.
+#include "pitlane/protocol/events.h"
+#include "pitlane/results/run_feed.h"
 #include "pitlane/results/run_result.h"
+#include "pitlane/session/protocol_check.h"
 #include "pitlane/session/remote_launch.h"
 #include "pitlane/session/round_plan.h"
 #include "pitlane/spec/preset.h"
@@ -22,21 +25,11 @@
 #include <memory>
 #include <vector>
 
-namespace pitlane::protocol {
-struct Hello;
-struct Loaded;
-struct Applied;
-struct Metrics;
-struct BlockDone;
-struct ServeBatches;
-struct Profile;
-struct Warning;
-struct Bye;
-}  // namespace pitlane::protocol
-
 namespace pitlane::session {
 
 class WorkerProcess;
+struct FoldSource;   // event_fold.h
+struct FoldEffects;  // event_fold.h
 
 // Cancelled: stopped by the user (Stop, Esc, Ctrl+C) before it had measured all it was asked.
 enum class ArmPhase {
@@ -82,10 +75,18 @@ public:
     int doneIters(int arm) const;
     int totalIters(int arm) const;
     double elapsedMs() const { return clock_.isValid() ? double(clock_.elapsed()) : 0.0; }
+    // `feed` hears of the run under way and every later one (results/run_feed.h), before this
+    // object's signals are emitted; not owned: a feed destroyed first is dropped, and a feed
+    // outliving this object is told sourceClosed().
+    void addFeed(results::RunFeed* feed);
+    void removeFeed(results::RunFeed* feed);
 
 signals:
     void armPhaseChanged(int arm, pitlane::session::ArmPhase phase);
-    void armEvent(int arm, const nlohmann::json& event);
+    // A worker's event, decoded (protocol/events.h), once it is folded into result(). Events that
+    // do not decode, and unknown types, are not announced (a warning is logged, or the arm fails
+    // with protocol_violation: worker_events.cpp).
+    void armEvent(int arm, const pitlane::protocol::Event& event);
     // New measured samples were appended to result().arms[arm].samples[first, first + count).
     void samplesAppended(int arm, int first, int count);
     void warmupAppended(int arm);
@@ -109,15 +110,9 @@ private:
         bool sent = false;      // the current task was sent to this worker
         bool taskDone = false;  // ... and it finished it
         int servingIndex = -1;  // its level being served: in result().arms[arm].serving
-        // What it was last told to do: every event it sends must fit (worker_events.cpp), else
+        // What it was last told to do: every event it sends must fit (protocol_check.h), else
         // the arm fails with protocol_violation.
-        struct Told {
-            int kind = -1;  // Task::Kind; -1: nothing yet
-            int block = -2, iters = 0, batchSize = 0;
-            int samples = 0;    // samples received for it so far
-            bool open = false;  // not yet answered (block_done, applied, profile)
-        } told;
-        int hellos = 0;
+        WorkerTold told;
     };
     struct ArmState {
         std::vector<WorkerState> workers;  // this round's: `workers` knob, K concurrent processes
@@ -127,27 +122,18 @@ private:
         int doneIters = 0, totalIters = 0;
     };
 
-    // worker_events.cpp: one handler per typed protocol event.
+    // worker_events.cpp: each event decoded, checked (protocol_check.h), folded into the arm's
+    // result (event_fold.h), then what the fold asks is done (apply).
     void onEvent(int arm, int worker, const nlohmann::json& ev);
-    // "" when `ev` fits what the worker was told, else what is wrong; counts its samples.
-    std::string protocolViolation(WorkerState& ws, const nlohmann::json& ev);
-    static void tell(WorkerState& ws, const Task& t);
+    // The decoded event, or nullopt when it is not to be handled (unknown type, or it did not
+    // decode: logged, or the arm failed).
+    std::optional<protocol::Event> decodeFrom(int arm, int worker, const nlohmann::json& ev);
     // Fails the arm with protocol_violation, its samples discarded (they may have been forged).
     void failProtocol(int arm, const std::string& why);
-    void handle(int arm, int worker, const protocol::Hello& e);
-    void handle(int arm, int worker, const protocol::Loaded& e);
-    void handle(int arm, int worker, const protocol::Applied& e);
-    void handle(int arm, int worker, const protocol::Samples& e);
-    void handle(int arm, int worker, const protocol::Metrics& e);
-    void handle(int arm, int worker, const protocol::BlockDone& e);
+    FoldSource sourceOf(int arm, int worker);
+    void apply(int arm, int worker, const FoldEffects& fx);
     // serving_tasks.cpp: the batches of the level being served.
     void handle(int arm, int worker, const protocol::ServeBatches& e);
-    // The profile task's answer (run.profile_iters): the first worker's kept in ArmResult::profile.
-    void handle(int arm, int worker, const protocol::Profile& e);
-    void handle(int arm, int worker, const protocol::Warning& e);
-    void handle(int arm, int worker, const protocol::Error& e);
-    void handle(int arm, int worker, const protocol::Bye& e);
-    results::ProcessInfo& processOf(int arm, int worker);
     void onExited(int arm, int worker, int code, bool crashed);
     void startRound(int round);
     std::vector<WorkerState> spawnWorkers(int arm, int round);
@@ -195,6 +181,15 @@ private:
     bool allHello(int arm) const;
     int startupTimeoutMs() const;
 
+    // Calls `f` on every feed still alive (addFeed).
+    template <class F>
+    void toFeeds(F&& f) {
+        for (const auto& weak : feeds_)
+            if (const auto feed = weak.lock()) f(**feed);
+    }
+    void announceArmFinished(int arm);  // feeds, then armFinished
+
+    std::vector<std::weak_ptr<results::RunFeed*>> feeds_;
     RunnerOptions options_;
     results::RunResult result_;
     std::vector<ArmState> arms_;
@@ -234,3 +229,4 @@ private:
 }  // namespace pitlane::session
 
 Q_DECLARE_METATYPE(pitlane::session::ArmPhase)
+Q_DECLARE_METATYPE(pitlane::protocol::Event)

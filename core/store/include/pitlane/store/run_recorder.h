@@ -9,13 +9,13 @@
 // The writes go through a HistoryWriter: inline on a store the caller owns (pitlane-cli), or on
 // a thread of its own (the window), where they are copies of what the run reported, committed in
 // batches, and the stored verdict and lesson are computed there too.
-// The store sits below the session: it knows results::RunResult, never the runner's type;
-// attach() wires any object with the runner's signals and accessors to the feed methods.
+// The store sits below the session: it knows results::RunResult and is fed through
+// results::RunFeed (session::ExperimentRunner::addFeed), never the runner's type.
+#include "pitlane/results/run_feed.h"
 #include "pitlane/store/history_writer.h"
 #include "pitlane/store/run_store.h"
 
 #include <QObject>
-#include <QPointer>
 
 #include <functional>
 #include <memory>
@@ -23,7 +23,7 @@
 
 namespace pitlane::store {
 
-class RunRecorder : public QObject {
+class RunRecorder : public QObject, public results::RunFeed {
     Q_OBJECT
 public:
     // `store` must be open and outlive the recorder. `source` goes to the history list
@@ -37,12 +37,6 @@ public:
     void drain() { writer_->drain(); }
     bool writesOnThread() const { return writer_->onThread(); }
 
-    // Follows every run `runner` starts from now on (connect before runner->start()). Runner:
-    // result(), isRunning(), elapsedMs() and the signals armPhaseChanged(int, ...),
-    // armEvent(int, json), samplesAppended(int, int, int), warmupAppended(int),
-    // metricsAppended(int), armFinished(int), finished() (session::ExperimentRunner).
-    template <class Runner>
-    void attach(Runner* runner);
     // 0 before the first run's rows are committed (runStarted).
     qint64 runId() const { return runId_; }
     // What storeError last said about the current (or last) run; "" when no write failed. A write on the thread is heard of once it has reached this thread: drain() and
@@ -52,17 +46,18 @@ public:
     // runStored) before it returns: what a script asks before it quits.
     void flush();
 
-    // The feed, in the order a run produces it. The run's live state is read from `result()` of
-    // the source given to setSource (valid while `owner` lives).
-    void setSource(QObject* owner, std::function<const results::RunResult&()> result,
-                   std::function<bool()> running, std::function<double()> elapsedMs);
-    void armChanged(int arm);  // a phase changed (the first call of a run opens its rows)
-    void event(int arm, const nlohmann::json& event);
-    void samplesAppended(int arm, int first, int count);
-    void warmupAppended(int arm);
-    void metricsAppended(int arm);
-    void armFinished(int arm);
-    void runFinished();
+    // The feed (results/run_feed.h), in the order a run produces it: add the recorder to the
+    // runner before runner->start(). The experiment row is opened at the run's first phase
+    // change (or event), once the files are checked.
+    void runBegins(const results::RunResult& live) override;
+    void armPhaseChanged(int arm) override;
+    void armEvent(int arm, const protocol::Event& event, double elapsedMs) override;
+    void samplesAppended(int arm, int first, int count) override;
+    void warmupAppended(int arm) override;
+    void metricsAppended(int arm) override;
+    void armFinished(int arm, double elapsedMs) override;
+    void runFinished() override;
+    void sourceClosed() override;
 
 signals:
     void runStarted(qint64 id);  // the experiment row is committed
@@ -89,15 +84,14 @@ private:
     void post(std::function<bool(RunStore&, const RecordedRun&)> write,
               HistoryWriter::Done done = {});
     void failed(const QString& error);
-    void postEvent(int arm, nlohmann::json event);
+    void postEvent(int arm, double tMs, nlohmann::json event);
 
     std::unique_ptr<HistoryWriter> writer_;
     QString source_;
-    bool hasSource() const { return !owner_.isNull() && result_; }
-    QPointer<QObject> owner_;
-    std::function<const results::RunResult&()> result_;
-    std::function<bool()> running_;
-    std::function<double()> elapsedMs_;
+    bool hasSource() const { return live_ != nullptr; }
+    const results::RunResult& source() const { return *live_; }
+    const results::RunResult* live_ = nullptr;  // the run being fed (runBegins .. sourceClosed)
+    bool sourceRunning_ = false;                 // between runBegins and runFinished
     std::shared_ptr<RecordedRun> run_;  // filled by the writer when the rows are committed
     // The first write of the run that failed, set and read on the writer's side only.
     std::shared_ptr<QString> lostWrite_ = std::make_shared<QString>();
@@ -125,19 +119,5 @@ private:
     std::vector<std::vector<StoredLevel>> storedServing_;  // per arm, per level
     std::vector<bool> profileStored_;                       // per arm
 };
-
-template <class Runner>
-void RunRecorder::attach(Runner* runner) {
-    setSource(
-        runner, [runner]() -> const results::RunResult& { return runner->result(); },
-        [runner] { return runner->isRunning(); }, [runner] { return runner->elapsedMs(); });
-    connect(runner, &Runner::armPhaseChanged, this, &RunRecorder::armChanged);
-    connect(runner, &Runner::armEvent, this, &RunRecorder::event);
-    connect(runner, &Runner::samplesAppended, this, &RunRecorder::samplesAppended);
-    connect(runner, &Runner::warmupAppended, this, &RunRecorder::warmupAppended);
-    connect(runner, &Runner::metricsAppended, this, &RunRecorder::metricsAppended);
-    connect(runner, &Runner::armFinished, this, &RunRecorder::armFinished);
-    connect(runner, &Runner::finished, this, &RunRecorder::runFinished);
-}
 
 }  // namespace pitlane::store
