@@ -182,10 +182,10 @@ void ExperimentRunner::handle(int arm, int worker, const protocol::Loaded& e) {
 void ExperimentRunner::handle(int arm, int worker, const protocol::Applied& e) {
     auto& a = result_.arms[arm];
     if (arms_[arm].round == 0) {
-        a.worker_applied[worker] = e.fields;
-        if (worker == 0) a.applied = e.fields;
+        a.worker_applied[worker] = e;
+        if (worker == 0) a.applied = e;
     } else {
-        checkApplied(arm, worker, e.fields);
+        checkApplied(arm, worker, protocol::appliedFields(e));
     }
     const Task* task = activeFor(arm);
     if (task && task->kind == Task::Configure) taskDoneBy(arm, worker);
