@@ -68,7 +68,7 @@ void addSlice(const QString& dir, const json& s, Merge& g) {
     g.run.wall_s += r.wall_s;
     for (auto& arm : r.arms) {
         arm.name = label + "/" + arm.name;
-        g.armsJson.push_back({{"name", arm.name}, {"knobs", arm.knobs}});
+        g.armsJson.push_back({{"name", arm.name}, {"knobs", results::knobsJson(arm)}});
         g.run.arms.push_back(std::move(arm));
     }
 }

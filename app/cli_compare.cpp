@@ -80,10 +80,10 @@ struct EnvironmentReport {
 EnvironmentReport environmentReport(const results::ArmResult& x, const results::ArmResult& y) {
     EnvironmentReport e;
     e.differ = results::environmentDifferences(x, y);
-    const auto xa = x.applied.value("allocator", json()), ya = y.applied.value("allocator", json());
+    const auto& xa = x.applied.allocator;
+    const auto& ya = y.applied.allocator;
     if (xa != ya)
-        e.differ.push_back({"allocator (applied)", xa.is_null() ? "absent" : xa.dump(),
-                            ya.is_null() ? "absent" : ya.dump()});
+        e.differ.push_back({"allocator (applied)", xa ? json(*xa).dump() : "absent", ya ? json(*ya).dump() : "absent"});
     const auto load = results::compareLoadAverage(x, y);
     if (load.compared && load.differs)
         e.differ.push_back({"load_average", load.first, load.other});
@@ -98,7 +98,7 @@ EnvironmentReport environmentReport(const results::ArmResult& x, const results::
         const bool differs = std::any_of(e.differ.begin(), e.differ.end(), [&](const auto& d) {
             return d.key == key || d.key == key + " (applied)";
         });
-        const bool known = key == "allocator" ? !xa.is_null() || !ya.is_null()
+        const bool known = key == "allocator" ? xa.has_value() || ya.has_value()
                                               : x.environment.contains(key) || y.environment.contains(key);
         if (!differs && known) e.same.push_back(key);
     }

@@ -155,7 +155,7 @@ void RunController::onArmEvent(int arm, const protocol::Event& event) {
 void RunController::refreshApplied() {
     std::vector<std::pair<std::string, json>> arms;
     for (const auto& a : shown_.result().arms)
-        arms.emplace_back(a.name, a.applied.empty() ? json() : a.applied);
+        arms.emplace_back(a.name, a.applied.empty() ? json() : protocol::appliedFields(a.applied));
     views_.applied->setArms(arms);
 }
 

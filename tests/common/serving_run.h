@@ -60,7 +60,7 @@ inline results::RunResult handBuiltServingRun() {
     for (int a = 0; a < 2; ++a) {
         results::ArmResult arm;
         arm.name = a == 0 ? "b1" : "b4";
-        arm.knobs = run.preset_json["arms"][a]["knobs"];
+        results::setKnobsFromJson(arm, run.preset_json["arms"][a]["knobs"]);
         arm.status = results::kOk;
         arm.loaded = {{"parameters", 399370},
                       {"file_size_bytes", 1602000},
@@ -68,7 +68,8 @@ inline results::RunResult handBuiltServingRun() {
                       {"first_forward_ms", 105.0 + a},
                       {"input", {{{"dtype", "float32"}, {"shape", {1, 784}}}}}};
         arm.environment = {{"cpu", "AMD EPYC"}, {"cores", 2}, {"libtorch", "1.13.1"}};
-        arm.applied = {{"intra_op_threads", 1}, {"blas", "openblas"}};
+        arm.applied.intra_op_threads = 1;
+        arm.applied.blas = "openblas";
         arm.peak_rss_bytes = 168 << 20;
         for (int process = 0; process < 2; ++process) {
             for (int level = 0; level < 2; ++level) {

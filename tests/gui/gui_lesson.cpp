@@ -80,7 +80,7 @@ results::RunResult storedRun(const json& preset) {
     results::ArmResult a;
     a.name = "A";
     a.status = results::kOk;
-    a.applied = {{"grad", "enabled"}};
+    a.applied.grad = "enabled";
     for (int i = 0; i < 10; ++i) a.samples.push_back({0, i, 1, 0, 1'000'000 + 100 * i, 0});
     run.arms.push_back(a);
     return run;

@@ -46,7 +46,7 @@ results::RunResult threeProcessRun() {
         results::ArmResult arm;
         arm.name = a == 0 ? "A" : "B";
         arm.status = results::kOk;
-        arm.applied = {{"allocator", "system"}};
+        arm.applied.allocator = "system";
         int iter = 0;
         for (int r = 0; r < 3; ++r) {
             results::ProcessInfo p;

@@ -88,7 +88,7 @@ TEST(Processes, EveryArmIsMeasuredInFreshProcessesInOrderBalancedRounds) {
         // (the data it mapped before the sandbox's memory limit, a few MiB apart) is no setting.
         for (const auto& w : a.warnings)
             EXPECT_EQ(w.find("differs between processes"), std::string::npos) << w;
-        ASSERT_TRUE(a.applied["sandbox"].contains("data_at_start_bytes")) << a.applied["sandbox"].dump();
+        ASSERT_TRUE(a.applied.extraField("sandbox").contains("data_at_start_bytes")) << a.applied.extraField("sandbox").dump();
     }
     EXPECT_EQ(allPids.size(), 6u) << "no process is reused";
 

@@ -73,8 +73,8 @@ results::ArmResult runOneArm(const json& knobs, const std::string& model = "mlp"
 TEST(Sandbox, OnByDefaultAndReadBackFromInsideTheWorker) {
     const auto a = runOneArm({{"intra_op_threads", 1}});
     ASSERT_EQ(a.status, "ok") << (a.error ? a.error->message : "");
-    const json& sb = a.applied["sandbox"];
-    ASSERT_TRUE(sb.is_object()) << a.applied.dump();
+    const json& sb = a.applied.extraField("sandbox");
+    ASSERT_TRUE(sb.is_object()) << pitlane::protocol::appliedFields(a.applied).dump();
     EXPECT_EQ(sb["enabled"], true);
     EXPECT_EQ(sb["threads_at_start"], 1) << "Landlock must be applied before any thread exists";
     const json& rb = sb["read_back"];
@@ -109,7 +109,7 @@ TEST(Sandbox, OnByDefaultAndReadBackFromInsideTheWorker) {
 TEST(Sandbox, OffIsOneKnobAndShownInTheReadBack) {
     const auto a = runOneArm({{"intra_op_threads", 1}, {"sandbox", "off"}});
     ASSERT_EQ(a.status, "ok") << (a.error ? a.error->message : "");
-    const json& sb = a.applied["sandbox"];
+    const json& sb = a.applied.extraField("sandbox");
     EXPECT_EQ(sb["enabled"], false);
     EXPECT_EQ(sb["read_back"]["socket_inet"], "allowed");
     EXPECT_EQ(sb["read_back"]["write_outside"], "allowed");
@@ -117,7 +117,7 @@ TEST(Sandbox, OffIsOneKnobAndShownInTheReadBack) {
     for (const char* probe : {"exec", "connect_unix_path", "read_etc"})
         EXPECT_FALSE(refused(sb["read_back"][probe])) << probe << ": " << sb.dump();
     EXPECT_TRUE(sb["memory_limit_bytes"].is_null());
-    EXPECT_EQ(a.knobs["sandbox"], "off");
+    EXPECT_EQ(a.knobs.sandbox, "off");
 }
 
 // Scripts `source` (a module class Model taking one str) once per (name, argument), in one
@@ -223,7 +223,7 @@ TEST(Sandbox, AnAllocationAboveTheMemoryLimitIsOutOfMemory) {
 
     const auto roomy = runOneArm({{"intra_op_threads", 1}, {"memory_limit_mb", 4096}}, hog);
     EXPECT_EQ(roomy.status, "ok") << (roomy.error ? roomy.error->message : "");
-    const json& sb = roomy.applied["sandbox"];
+    const json& sb = roomy.applied.extraField("sandbox");
     EXPECT_EQ(sb["memory_limit_bytes"], std::int64_t(4096) << 20);
     EXPECT_EQ(sb["read_back"]["rlimit_data_bytes"],
               (std::int64_t(4096) << 20) + sb.value("data_at_start_bytes", std::int64_t(0)));
@@ -237,7 +237,7 @@ TEST(Sandbox, WorkersRunAtOnceShareTheMachinesMemory) {
     ASSERT_EQ(a.worker_applied.size(), 2u);
     std::int64_t sum = 0;
     for (const auto& applied : a.worker_applied) {
-        const json& sb = applied["sandbox"];
+        const json& sb = applied.extraField("sandbox");
         EXPECT_EQ(sb["memory_limit_bytes"], budgetShareMiB(2) << 20) << sb.dump();
         sum += sb.value("memory_limit_bytes", std::int64_t(0));
     }
@@ -250,7 +250,7 @@ TEST(Sandbox, WorkersRunAtOnceShareTheMachinesMemory) {
     // A knob above the share is lowered to it, and the arm says so.
     const auto big = runOneArm({{"intra_op_threads", 1}, {"workers", 2}, {"memory_limit_mb", 1 << 20}});
     ASSERT_EQ(big.status, "ok") << (big.error ? big.error->message : "");
-    EXPECT_EQ(big.applied["sandbox"]["memory_limit_bytes"], budgetShareMiB(2) << 20);
+    EXPECT_EQ(big.applied.extraField("sandbox")["memory_limit_bytes"], budgetShareMiB(2) << 20);
     bool said = false;
     for (const auto& w : big.warnings) said |= w.find("memory_limit_mb 1048576 lowered to") != std::string::npos;
     EXPECT_TRUE(said) << json(big.warnings).dump();

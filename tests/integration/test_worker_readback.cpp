@@ -244,9 +244,10 @@ TEST(WorkerReadback, RunnerMeasuresItersPerArmInInterleavedBlocks) {
         EXPECT_GT(arm.peak_rss_bytes, 0);
         EXPECT_FALSE(arm.metrics.empty()) << "a metrics tick at least every 100 ms";
     }
-    EXPECT_EQ(run.arms[0].applied["grad"], "enabled");
-    EXPECT_EQ(run.arms[1].applied["grad"], "inference_mode");
-    EXPECT_EQ(run.arms[1].applied["jit_state"]["frozen"], true);
+    EXPECT_EQ(run.arms[0].applied.grad.value_or(""), "enabled");
+    EXPECT_EQ(run.arms[1].applied.grad.value_or(""), "inference_mode");
+    ASSERT_TRUE(run.arms[1].applied.jit_state.has_value());
+    EXPECT_EQ(run.arms[1].applied.jit_state->frozen, std::optional<bool>(true));
     EXPECT_TRUE(run.allOk());
 }
 

@@ -35,7 +35,7 @@ TEST(KnobRunner, BatchSizeSweepGivesOnePointPerSizeAndLatencyGrowsWithBatch) {
     ASSERT_EQ(result.arms.size(), 1u);
     const auto& a = result.arms[0];
     ASSERT_EQ(a.status, R::kOk) << why(a);
-    EXPECT_EQ(a.applied["batch_size"], json::array({1, 64}));
+    EXPECT_EQ(a.applied.extraField("batch_size"), json::array({1, 64}));
 
     // Every sample says which size it measured: 20 per size.
     std::map<int, int> perSize;
@@ -78,8 +78,8 @@ TEST(KnobRunner, VaryingInputShapesAlternatePerIteration) {
     ASSERT_EQ(result.arms.size(), 1u);
     const auto& a = result.arms[0];
     ASSERT_EQ(a.status, R::kOk) << why(a);
-    EXPECT_EQ(a.applied["input_variants"], 2);
-    EXPECT_EQ(a.applied["input_shapes"], json::array({{1, 8, 64}}));  // the first variant's
+    EXPECT_EQ(a.applied.input_variants.value_or(0), 2);
+    EXPECT_EQ(a.applied.extraField("input_shapes"), json::array({{1, 8, 64}}));  // the first variant's
     ASSERT_EQ(a.samples.size(), 40u);
 
     // Iteration i of a block uses shape i % 2: split by parity within the block.
@@ -167,9 +167,9 @@ TEST(KnobRunner, TrainStepIsSlowerThanInferenceAndKeepsMoreTensorMemory) {
     const auto &inf = result.arms[0], &train = result.arms[1];
     ASSERT_EQ(inf.status, R::kOk) << why(inf);
     ASSERT_EQ(train.status, R::kOk) << why(train);
-    EXPECT_EQ(inf.applied["workload"], "inference");
-    EXPECT_EQ(train.applied["workload"], "train_step");
-    EXPECT_EQ(train.applied["workload_state"]["parameters_updated"], 6);
+    EXPECT_EQ(inf.applied.workload.value_or(""), "inference");
+    EXPECT_EQ(train.applied.workload.value_or(""), "train_step");
+    EXPECT_EQ(train.applied.extraField("workload_state")["parameters_updated"], 6);
     ASSERT_EQ(inf.samples.size(), 40u);
     ASSERT_EQ(train.samples.size(), 40u);
     const double mInf = median(inf.latencies()), mTrain = median(train.latencies());

@@ -14,16 +14,17 @@ inline pitlane::results::ArmResult sampleArm(const std::string& name, int index,
     a.status = results::kOk;
     a.batch_sizes = batchSizes;
     a.batch_size = batchSizes.front();
-    a.knobs = {{"grad", index ? "inference_mode" : "enabled"}, {"intra_op_threads", 1}};
-    if (batchSizes.size() > 1) a.knobs["batch_size"] = batchSizes;
-    a.applied = {{"grad", index ? "inference_mode" : "enabled"},
+    nlohmann::json knobs = {{"grad", index ? "inference_mode" : "enabled"}, {"intra_op_threads", 1}};
+    if (batchSizes.size() > 1) knobs["batch_size"] = batchSizes;
+    results::setKnobsFromJson(a, knobs);
+    a.applied = protocol::appliedFromFields(nlohmann::json::object({{"grad", index ? "inference_mode" : "enabled"},
                  {"intra_op_threads", 1},
                  {"allocator", "system"},
                  {"blas", "openblas"},
                  {"parallel_info", "ATen/Parallel:\n\tat::get_num_threads() : 1\n\tOpenMP 201511"},
                  {"cudnn", {{"enabled", true}, {"benchmark", false}}},
                  {"flush_denormal_state", {{"denormal_times_one", 1.0000002153053333e-39}}},
-                 {"allocator_path", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}};
+                 {"allocator_path", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}}));
     a.environment = {{"cpu", "AMD EPYC 7B13"}, {"cores", 2},         {"libtorch", "1.13.1"},
                      {"kernel", "Linux 6.1"},   {"pid", 100 + index}};
     a.loaded = {{"parameters", 11689512},

@@ -38,7 +38,7 @@ results::RunResult lessonRun() {
         results::ArmResult a;
         a.name = arm ? "B" : "A";
         a.status = results::kOk;
-        a.applied = {{"grad", arm ? "inference_mode" : "enabled"}};
+        a.applied.grad = arm ? "inference_mode" : "enabled";
         int iter = 0;
         for (int p = 0; p < 4; ++p) {
             results::ProcessInfo info;

@@ -18,7 +18,7 @@ R::ArmResult arm(std::vector<int> batchSizes = {1}, int workers = 1) {
     a.batch_sizes = batchSizes;
     a.workers = workers;
     a.worker_pids.assign(std::size_t(workers), 0);
-    a.worker_applied.assign(std::size_t(workers), nlohmann::json::object());
+    a.worker_applied.assign(std::size_t(workers), pitlane::protocol::Applied{});
     for (int w = 0; w < workers; ++w) {
         a.processes.emplace_back();
         a.processes.back().worker = w;
@@ -175,14 +175,16 @@ TEST(EventFold, HelloLoadedAndAppliedFillTheFirstRoundAndCheckLaterOnes) {
     EXPECT_DOUBLE_EQ(a.processes[0].load_ms, 12);
     EXPECT_EQ(a.loaded, loaded.fields);
     P::Applied applied;
-    applied.fields = {{"intra_op_threads", 1}};
+    applied.intra_op_threads = 1;
     auto fx = S::foldEvent(a, {0, 0, 0, &configure, 0}, applied);
     EXPECT_TRUE(fx.taskDone);
     EXPECT_FALSE(fx.checkApplied);
-    EXPECT_EQ(a.applied, applied.fields);
+    EXPECT_EQ(a.applied, applied);
+    EXPECT_EQ(a.worker_applied[0], applied);
     fx = S::foldEvent(a, {0, 1, 0, &configure, 0}, applied);
     ASSERT_TRUE(fx.checkApplied) << "a later round's read-back is checked against the first's";
-    EXPECT_EQ(*fx.checkApplied, applied.fields);
+    EXPECT_EQ(*fx.checkApplied, P::appliedFields(applied));
+    EXPECT_EQ((*fx.checkApplied)["intra_op_threads"], 1);
 }
 
 TEST(EventFold, AnErrorWithoutAMessageTakesTheFirstLineOfItsDetail) {

@@ -65,6 +65,8 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
     EXPECT_EQ(loaded.name, live.name);
     EXPECT_EQ(loaded.status, live.status);
     EXPECT_EQ(loaded.knobs, live.knobs);
+    EXPECT_EQ(loaded.knobs_written, live.knobs_written);
+    EXPECT_EQ(results::knobsJson(loaded), results::knobsJson(live));
     EXPECT_EQ(loaded.applied, live.applied);
     EXPECT_EQ(loaded.environment, live.environment);
     EXPECT_EQ(loaded.loaded, live.loaded);

@@ -509,6 +509,28 @@ TEST(Schema, AHistoryWrittenBeforeTheRecordTablesOpensAndReadsBack) {
             EXPECT_GT(p.load_ms, 0);
         }
     }
+    // Its knobs, stored as JSON text by that build, read as typed knobs and write back as stored.
+    EXPECT_EQ(run->arms[0].knobs.grad, "enabled");
+    EXPECT_EQ(run->arms[1].knobs.grad, "no_grad");
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(run->arms[i].knobs.intra_op_threads, std::optional<int>(1));
+        const auto stored = nlohmann::json::parse(
+            rawValue(path, QStringLiteral("SELECT knobs FROM arms ORDER BY id LIMIT 1 OFFSET %1").arg(i))
+                .toString()
+                .toStdString());
+        EXPECT_EQ(pitlane::results::knobsJson(run->arms[i]).dump(), stored.dump());
+        EXPECT_TRUE(run->arms[i].knobs_written.verbatim.empty());
+        // The applied read-back, as that build's worker sent it: typed, and written back as stored.
+        const auto applied = nlohmann::json::parse(
+            rawValue(path, QStringLiteral("SELECT applied FROM arms ORDER BY id LIMIT 1 OFFSET %1").arg(i))
+                .toString()
+                .toStdString());
+        EXPECT_EQ(pitlane::protocol::appliedFields(run->arms[i].applied).dump(), applied.dump());
+        EXPECT_EQ(run->arms[i].applied.blas, std::optional<std::string>("mkl"));
+        ASSERT_TRUE(run->arms[i].applied.jit_state.has_value());
+        EXPECT_EQ(run->arms[i].applied.jit_state->profiling_executor, std::optional<bool>(true));
+        EXPECT_FALSE(run->arms[i].applied.extra.contains("grad")) << "typed, not kept as sent";
+    }
     // The counters added since (voluntary_switches) have their column, and the old rows read as
     // not counted.
     EXPECT_EQ(rawValue(path, QStringLiteral("SELECT count(*) FROM processes WHERE "

@@ -21,9 +21,9 @@ json op(const std::string& name, double selfUs) {
 ArmResult arm(const std::string& name, json knobs, json applied, double ms = 10.0, int n = 20) {
     ArmResult a;
     a.name = name;
-    a.knobs = std::move(knobs);
+    setKnobsFromJson(a, knobs);
     a.status = kOk;
-    a.applied = std::move(applied);
+    a.applied = protocol::appliedFromFields(applied);
     a.environment = {{"allowed_cores", {0, 1}}, {"cpu_flags", {"avx2", "avx512f"}}};
     for (int i = 0; i < n; ++i) a.samples.push_back({i / 10, i, 1, 0, std::int64_t(ms * 1e6) + i, 0});
     ProcessInfo p;
@@ -90,7 +90,7 @@ TEST(Advice, FusionShareIsTheProfiledShareOfConvBatchNormAndActivations) {
     EXPECT_EQ(rules(v, 0).at(1), "train_mode_layers");
     // Below the threshold: 24 % of the time in those operators is not advice.
     a.profile["ops"] = {op("aten::mkldnn_convolution", 24000), op("aten::addmm", 76000)};
-    a.applied["mode"] = "eval";
+    a.applied.mode = "eval";
     EXPECT_EQ(find(advise(runOf({a})), "fuse_for_inference"), nullptr);
     a.profile["ops"] = {op("aten::mkldnn_convolution", 25000), op("aten::addmm", 75000)};
     EXPECT_NE(find(advise(runOf({a})), "fuse_for_inference"), nullptr);
@@ -106,7 +106,7 @@ TEST(Advice, TrainModeWithoutBatchNormOrDropoutChangesNothing) {
     ASSERT_NE(t, nullptr);
     EXPECT_FALSE(t->measured);
     // A training workload is meant to be in train mode.
-    a.applied["workload"] = "train_step";
+    a.applied.workload = "train_step";
     EXPECT_EQ(find(advise(runOf({a})), "train_mode_layers"), nullptr);
 }
 
@@ -118,7 +118,8 @@ TEST(Advice, AutogradOnlyWhereTheOutputRequiresGrad) {
     ASSERT_NE(g, nullptr);
     EXPECT_EQ(g->arm_knobs, json({{"grad", "inference_mode"}}));
     // A frozen module's output does not require grad: autograd records nothing.
-    a.applied["grad_state"]["output_requires_grad"] = false;
+    if (!a.applied.grad_state) a.applied.grad_state.emplace();
+    a.applied.grad_state->output_requires_grad = false;
     EXPECT_EQ(find(advise(runOf({a})), "autograd_in_inference"), nullptr);
 }
 
@@ -158,7 +159,7 @@ TEST(Advice, PageFaultShareFromProcessesThatFaultAgainstThoseThatDoNot) {
     EXPECT_TRUE(f->measured);
     EXPECT_NEAR(f->share, 1.0 - 10.0 / 15.0, 1e-12);
     // jemalloc is not told to use jemalloc.
-    a.applied["allocator"] = "jemalloc";
+    a.applied.allocator = "jemalloc";
     EXPECT_EQ(find(advise(runOf({a})), "page_faults"), nullptr);
 }
 
@@ -220,7 +221,7 @@ TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
     a.processes[0].cpu_wall_ms = 200;  // half a core of two: 25 % use, throughput advice
     a.profile = {{"iters", 1}, {"ops", {op("aten::mkldnn_convolution", 8000), op("aten::native_batch_norm", 1000)}}};
     RunResult r = runOf({a});
-    r.preset_json = {{"name", "p"}, {"model", "resnet18"}, {"arms", {{{"name", "A"}, {"knobs", a.knobs}}}}};
+    r.preset_json = {{"name", "p"}, {"model", "resnet18"}, {"arms", {{{"name", "A"}, {"knobs", knobsJson(a)}}}}};
     const auto v = advise(r);
     std::vector<AdviceTier> tiers;
     for (const auto& x : v) tiers.push_back(x.tier);
@@ -275,7 +276,7 @@ TEST(Advice, ReferenceBlasShareIsTheProfiledTimeOfBlasOperators) {
     EXPECT_FALSE(prior->measured);
     // MKL (the wheel's, static in libtorch_cpu) or OpenBLAS: nothing to say.
     for (const char* blas : {"mkl", "openblas"}) {
-        a.applied["blas"] = blas;
+        a.applied.blas = blas;
         EXPECT_EQ(find(advise(runOf({a})), "reference_blas"), nullptr) << blas;
     }
 }
@@ -287,7 +288,7 @@ TEST(Advice, BatchOneOnFewerThreadsThanCoresIsNotTheBatchsFault) {
     a.processes[0].cpu_ms = 100;
     a.processes[0].cpu_wall_ms = 200;  // one core of two busy: 50 % use
     EXPECT_EQ(find(advise(runOf({a})), "batch_one_idle_cores"), nullptr);
-    a.applied["intra_op_threads"] = 2;
+    a.applied.intra_op_threads = 2;
     const Advice* b = find(advise(runOf({a})), "batch_one_idle_cores");
     ASSERT_NE(b, nullptr);
     EXPECT_DOUBLE_EQ(b->value, 0.25);
@@ -321,9 +322,9 @@ TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
     EXPECT_TRUE(t.measured);
     EXPECT_NE(t.evidence.find("3 worker processes"), std::string::npos) << t.evidence;
     EXPECT_NE(t.evidence.find("apart) while each ran 2 intra-op threads on 2 allowed cores"), std::string::npos) << t.evidence;
-    a.applied["intra_op_threads"] = 1;
+    a.applied.intra_op_threads = 1;
     EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
-    a.applied["intra_op_threads"] = 2;
+    a.applied.intra_op_threads = 2;
     for (std::size_t i = 0; i < a.samples.size(); ++i)  // they agree
         a.samples.setLatency(i, std::int64_t(1e6) + a.samples[i].iter % 10);
     EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);

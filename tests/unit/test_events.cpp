@@ -98,8 +98,46 @@ TEST(Events, EncodersInvertDecoders) {
     P::Bye bye;
     bye.peak_rss_bytes = 77;
     EXPECT_EQ(P::byeFromJson(P::toJson(bye)).peak_rss_bytes, 77);
-    const auto applied = P::appliedFromJson(P::toJson(P::Applied{{{"mode", "eval"}}}));
-    EXPECT_EQ(applied.fields, json({{"mode", "eval"}}));
+    P::Applied sent;
+    sent.mode = "eval";
+    const auto applied = P::appliedFromJson(P::toJson(sent));
+    EXPECT_EQ(applied.mode, std::optional<std::string>("eval"));
+    EXPECT_EQ(P::appliedFields(applied), json({{"mode", "eval"}}));
+    EXPECT_EQ(applied, sent);
+}
+
+// The applied event (issue 30): typed by its table; what the table does not type, or would not
+// write back exactly as sent, is kept as sent, so its fields come back unchanged.
+TEST(Events, AppliedIsTypedAndKeepsEveryFieldAsSent) {
+    const json fields = json::parse(R"({"affinity":[0,1],"affinity_policy":"none","affinity_uniform":true,
+        "allocator":"system","allocator_conf":{},"batch_size":[1,64],"blas":"mkl","cuda_graph":false,
+        "cudnn":{"allow_tf32":true,"benchmark":false,"enabled":true},"device":"cpu",
+        "grad":"no_grad","grad_state":{"grad_mode_enabled":false,"output_requires_grad":false},
+        "intra_op_threads":1,"inter_op_threads":"two","jit":"none",
+        "jit_state":{"frozen":false,"profiling_executor":true,"remaining_parameters":399370,"new_key":1},
+        "max_wait_ms":1.5,"precision_state":{"output_dtype":"float32"},"process_threads":2,
+        "sandbox":{"enabled":true},"workload":"inference","future_field":[1,"x"]})");
+    json event = fields;
+    event.update(P::makeEvent(P::kApplied));
+    const auto a = P::appliedFromJson(event);
+    EXPECT_EQ(a.grad, std::optional<std::string>("no_grad"));
+    EXPECT_EQ(a.intra_op_threads, std::optional<int>(1));
+    EXPECT_EQ(a.affinity, std::optional<std::vector<int>>(std::vector<int>{0, 1}));
+    ASSERT_TRUE(a.cudnn && a.grad_state && a.jit_state);
+    EXPECT_EQ(a.cudnn->benchmark, std::optional<bool>(false));
+    EXPECT_EQ(a.cudnn->deterministic, std::nullopt) << "absent stays absent";
+    EXPECT_EQ(a.grad_state->output_requires_grad, std::optional<bool>(false));
+    EXPECT_EQ(a.jit_state->profiling_executor, std::optional<bool>(true));
+    EXPECT_EQ(a.inter_op_threads, std::nullopt) << "a field of the wrong type is not typed";
+    EXPECT_EQ(a.extraField("inter_op_threads"), "two");
+    EXPECT_EQ(a.extraField("max_wait_ms"), 1.5) << "typed as an int, kept as sent";
+    EXPECT_EQ(a.extraField("jit_state"), fields["jit_state"]) << "a nested key this build does not know";
+    EXPECT_FALSE(a.extra.contains("grad")) << "typed fields written back as sent are not kept twice";
+    EXPECT_EQ(a.extraField("future_field"), fields["future_field"]);
+    EXPECT_EQ(P::appliedFields(a).dump(), fields.dump());
+    EXPECT_EQ(P::appliedFromFields(P::appliedFields(a)), a);
+    EXPECT_TRUE(P::Applied{}.empty());
+    EXPECT_TRUE(P::appliedFromFields(json("not an object")).empty());
 }
 
 // Every worker event is a struct of the variant (issue 30): serve_batches, profile and a serving

@@ -144,3 +144,30 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
     }
     EXPECT_EQ(covered.size(), knobTable().size()) << "a knob without a round-trip value here";
 }
+
+// An arm's knobs as written (results::ArmResult): typed, with which were written, and written back
+// exactly, even what this build does not know or refuses (a run stored by another build).
+TEST(KnobTable, WrittenKnobsReadTypedAndWriteBackAsWritten) {
+    const json written = {{"grad", "no_grad"},       {"intra_op_threads", 2}, {"affinity", json({0, 1})},
+                          {"batch_size", json({4})}, {"retired_knob", 7},     {"jit", "warp_speed"}};
+    pitlane::spec::WrittenKnobs w;
+    const auto k = pitlane::spec::readWrittenKnobs(written, &w);
+    EXPECT_EQ(k.grad, "no_grad");
+    EXPECT_EQ(k.intra_op_threads, std::optional<int>(2));
+    EXPECT_EQ(k.affinity, "list");
+    EXPECT_EQ(k.affinity_cores, std::vector<int>({0, 1}));
+    EXPECT_EQ(k.batch_size, std::vector<int>({4}));
+    EXPECT_EQ(k.jit, "none") << "a refused value leaves the default";
+    EXPECT_EQ(w.names, std::vector<std::string>({"grad", "intra_op_threads", "affinity"}));
+    EXPECT_EQ(w.verbatim, json({{"batch_size", json({4})}, {"retired_knob", 7}, {"jit", "warp_speed"}}));
+    EXPECT_TRUE(w.contains("jit"));
+    EXPECT_FALSE(w.contains("mode"));
+    EXPECT_EQ(pitlane::spec::writtenKnobsJson(k, w).dump(), written.dump());
+    // A knob changed in the struct is written back with its new value.
+    auto changed = k;
+    changed.grad = "inference_mode";
+    EXPECT_EQ(pitlane::spec::writtenKnobsJson(changed, w)["grad"], "inference_mode");
+    EXPECT_NE(changed, k);
+    EXPECT_EQ(pitlane::spec::readWrittenKnobs(json(), &w), pitlane::spec::Knobs());
+    EXPECT_TRUE(w.names.empty() && w.verbatim.empty());
+}

@@ -85,7 +85,8 @@ TEST(Lesson, MetricsAppliedFieldsAndSweeps) {
     auto a = arm("a", 1e6, 0.05, 9), b = arm("b", 1e6, 0.05, 10);
     a.peak_rss_bytes = 300 << 20;
     b.peak_rss_bytes = 100 << 20;
-    b.applied = {{"grad_state", {{"output_is_inference", true}}}};
+    b.applied.grad_state = pitlane::protocol::GradState{};
+    b.applied.grad_state->output_is_inference = true;
     // b also swept batch 8: 8 items per 2 ms is 4x the items/s of batch 1 at 1 ms.
     for (int i = 0; i < 20; ++i) b.samples.push_back({0, 0, 8, 0, 2000000, 0});
     const auto r = run({a, b}, json::array({

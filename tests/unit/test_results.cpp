@@ -26,9 +26,10 @@ R::RunResult makeRun() {
 
     R::ArmResult a;
     a.name = "A";
-    a.knobs = {{"grad", "enabled"}};
+    R::setKnobsFromJson(a, {{"grad", "enabled"}});
     a.status = R::kOk;
-    a.applied = {{"grad", "enabled"}, {"intra_op_threads", 1}, {"affinity", {0, 1}}};
+    a.applied = pitlane::protocol::appliedFromFields(
+        json::object({{"grad", "enabled"}, {"intra_op_threads", 1}, {"affinity", {0, 1}}, {"blas_state", {{"x", 1}}}}));
     a.environment = {{"libtorch", "1.13.1"}, {"cores", 2}};
     a.loaded = {{"load_ms", 12.5}, {"first_forward_ms", 3.25}, {"parameters", 399370}};
     a.warmup_ns = {900000, 800000};
@@ -38,7 +39,7 @@ R::RunResult makeRun() {
 
     R::ArmResult b;
     b.name = "B";
-    b.knobs = {{"grad", "inference_mode"}};
+    R::setKnobsFromJson(b, {{"grad", "inference_mode"}});
     b.status = R::kKilled;
     b.error = pitlane::protocol::Error{"killed", "worker died by signal 9 (Killed)", {}};
     for (int i = 0; i < 14; ++i)
@@ -118,6 +119,8 @@ TEST(ResultsJson, RoundTripKeepsSamplesBlocksStatusAndError) {
         EXPECT_EQ(b.name, a.name);
         EXPECT_EQ(b.status, a.status);
         EXPECT_EQ(b.knobs, a.knobs);
+        EXPECT_EQ(b.knobs_written, a.knobs_written);
+        EXPECT_EQ(R::knobsJson(b), R::knobsJson(a));
         EXPECT_EQ(b.applied, a.applied);
         EXPECT_EQ(b.environment, a.environment);
         EXPECT_EQ(latencies(b), latencies(a));
@@ -277,7 +280,7 @@ R::ArmResult replicatedArm(int slow, double factor, std::int64_t slowFaults) {
     R::ArmResult a;
     a.name = "A";
     a.status = R::kOk;
-    a.applied = {{"allocator", "system"}};
+    a.applied.allocator = "system";
     int iter = 0;
     for (int p = 0; p < 3; ++p) {
         R::ProcessInfo info;
@@ -352,19 +355,19 @@ TEST(Processes, DisagreementWithoutAFaultDifferenceSaysSo) {
 // one thread is not told to.
 TEST(Processes, DisagreementOnSeveralThreadsNamesOneThreadFirst) {
     auto arm = replicatedArm(1, 1.5, 1);
-    arm.applied["intra_op_threads"] = 8;
+    arm.applied.intra_op_threads = 8;
     auto w = R::processWarnings(arm);
     ASSERT_EQ(w.size(), 1u);
     const auto todo = w[0].find("What to do: set the knob intra_op_threads to 1 first (this arm ran 8 intra-op threads");
     EXPECT_NE(todo, std::string::npos) << w[0];
     EXPECT_NE(w[0].find("processes 1.50x apart), then look for other load"), std::string::npos) << w[0];
-    arm.applied["intra_op_threads"] = 1;
+    arm.applied.intra_op_threads = 1;
     w = R::processWarnings(arm);
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ(w[0].find("intra_op_threads"), std::string::npos) << w[0];
     // With the fault explanation too, the threads still come first.
     auto faulting = replicatedArm(2, 4.0, 60);
-    faulting.applied["intra_op_threads"] = 2;
+    faulting.applied.intra_op_threads = 2;
     w = R::processWarnings(faulting);
     EXPECT_NE(w[0].find("What to do: set the knob intra_op_threads to 1 first"), std::string::npos) << w[0];
     EXPECT_NE(w[0].find("then add an arm with the knob allocator"), std::string::npos) << w[0];

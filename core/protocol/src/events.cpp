@@ -50,7 +50,7 @@ Loaded loadedFromJson(const json& j) {
     return e;
 }
 
-Applied appliedFromJson(const json& j) { return {withoutEnvelope(j)}; }
+Applied appliedFromJson(const json& j) { return appliedFromFields(withoutEnvelope(j)); }
 
 Metrics metricsFromJson(const json& j) {
     Metrics e = decoded<Metrics>(j);
@@ -115,7 +115,7 @@ json toJson(const Loaded& e) {
 
 json toJson(const Applied& e) {
     json j = makeEvent(kApplied);
-    j.update(e.fields);
+    j.update(appliedFields(e));
     return j;
 }
 

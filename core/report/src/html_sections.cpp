@@ -180,7 +180,7 @@ QString inputsText(const results::ArmResult& arm) {
 }
 
 QString knobsSection(const RunResult& run, Flavor flavor) {
-    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.knobs; });
+    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return results::knobsJson(a); });
     int differing = 0;
     QString table = keyValueTable(run, t, flavor, QStringLiteral("diff"), {},
                                   QStringLiteral("default"), &differing);
@@ -195,7 +195,7 @@ QString knobsSection(const RunResult& run, Flavor flavor) {
 }
 
 QString appliedSection(const RunResult& run, Flavor flavor) {
-    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return a.applied; });
+    const SettingsTable t = collectSettings(run, [](const results::ArmResult& a) { return protocol::appliedFields(a.applied); });
     if (t.keys.empty())
         return QStringLiteral(
             "<h2>Applied settings</h2>\n<p>No arm reported its applied settings "
@@ -331,8 +331,8 @@ QString appliedText(const RunResult& run, const char* key) {
     QStringList perArm;
     QSet<QString> values;
     for (const auto& a : run.arms)
-        if (a.applied.is_object() && a.applied.contains(key)) {
-            const QString v = valueText(a.applied[key]);
+        if (const json fields = protocol::appliedFields(a.applied); fields.contains(key)) {
+            const QString v = valueText(fields[key]);
             perArm << QString::fromStdString(a.name) + QLatin1Char(' ') + v;
             values.insert(v);
         }

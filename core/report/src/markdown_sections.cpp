@@ -122,10 +122,10 @@ std::string settingsMarkdown(const RunResult& run) {
     if (run.arms.empty()) return {};
     int differing = 0;
     std::string s = "\n## Knobs\n\n";
-    s += settingsTable(run, collectSettings(run, [](const results::ArmResult& a) { return a.knobs; }),
+    s += settingsTable(run, collectSettings(run, [](const results::ArmResult& a) { return results::knobsJson(a); }),
                        "knob", "_default_", &differing);
     const SettingsTable applied =
-        collectSettings(run, [](const results::ArmResult& a) { return a.applied; });
+        collectSettings(run, [](const results::ArmResult& a) { return protocol::appliedFields(a.applied); });
     if (applied.keys.empty())
         return s + "\n_No arm reported its applied settings (it failed before configuring)._\n";
     const std::string table = settingsTable(run, applied, "setting", "-", &differing);

@@ -61,8 +61,8 @@ std::string loadSentence(const RunResult& run) {
 }
 
 std::string batcherText(const results::ArmResult& a) {
-    const int maxBatch = a.knobs.value("max_batch", 1);
-    const double wait = a.knobs.value("max_wait_ms", 0.0);
+    const int maxBatch = a.knobs.max_batch;
+    const double wait = a.knobs.max_wait_ms;
     return "max_batch " + std::to_string(maxBatch) + ", max_wait " + num3(wait) + " ms";
 }
 

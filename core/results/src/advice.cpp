@@ -50,23 +50,20 @@ ArmCtx context(const RunResult& run, std::size_t i) {
     }
 
     // Threads and cores: every worker's read-back settings.
-    std::vector<json> applied = a.worker_applied;
-    if (applied.empty() && a.applied.is_object()) applied.push_back(a.applied);
+    std::vector<protocol::Applied> applied = a.worker_applied;
+    if (applied.empty()) applied.push_back(a.applied);
     c.workers = std::max<int>(1, std::max<int>(int(applied.size()), a.workers));
-    c.intra_threads = intOf(a.applied, "intra_op_threads", 1);
+    c.intra_threads = a.applied.intra_op_threads.value_or(1);
     std::set<int> cores;
     // A list of cores asked for and read back for the worker's threads: those cores. The
     // read-back is the union over every thread of the process, so one thread that escaped the pin
     // (affinity_uniform false, e.g. an allocator's background thread) would otherwise count every
     // core of the machine as the arm's.
-    const json& asked = a.knobs.is_object() && a.knobs.contains("affinity") ? a.knobs["affinity"] : json();
     for (const auto& ap : applied) {
-        c.threads += intOf(ap, "intra_op_threads", 1);
-        const bool listed = asked.is_array() && ap.value("affinity_policy", std::string()) == "list";
-        const json& mask = listed ? asked : ap.value("affinity", json::array());
-        if (mask.is_array())
-            for (const auto& core : mask)
-                if (core.is_number_integer()) cores.insert(core.get<int>());
+        c.threads += ap.intra_op_threads.value_or(1);
+        const bool listed = a.knobs.affinity == "list" && ap.affinity_policy == "list";
+        const std::vector<int> mask = listed ? a.knobs.affinity_cores : ap.affinity.value_or(std::vector<int>{});
+        cores.insert(mask.begin(), mask.end());
     }
     if (int(applied.size()) < c.workers) c.threads += (c.workers - int(applied.size())) * c.intra_threads;
     if (cores.empty() && a.environment.contains("allowed_cores") && a.environment["allowed_cores"].is_array())
@@ -107,7 +104,7 @@ bool measuredSomething(const ArmResult& a) {
 // reason in `action`) when the result is not a valid arm.
 void applyChange(const RunResult& run, Advice& adv) {
     if (adv.change.empty()) return;
-    json knobs = run.arms[adv.arm].knobs.is_object() ? run.arms[adv.arm].knobs : json::object();
+    json knobs = knobsJson(run.arms[adv.arm]);
     for (auto it = adv.change.begin(); it != adv.change.end(); ++it) knobs[it.key()] = it.value();
     try {
         spec::parseKnobs(knobs, "advice", "knobs");

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the advisor's rules (advice_rules.cpp, advice_rules_more.cpp): reading the
-// read-back JSON, formatting figures, the operator profile's groups, making an Advice.
+// cold costs' JSON (the read-back and the knobs are typed: protocol::Applied, spec::Knobs),
+// formatting figures, the operator profile's groups, making an Advice.
 #include "advice_rules.h"
 
 #include <algorithm>
@@ -20,14 +21,8 @@ inline std::string fmt(const char* f, double v) {
 inline std::string pct(double share) { return fmt("%.0f %%", 100.0 * share); }
 inline std::string ms(double v) { return fmt(v >= 10 ? "%.1f ms" : "%.2f ms", v); }
 
-inline std::string str(const json& j, const char* key, const std::string& def = "") {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : def;
-}
 inline double num(const json& j, const char* key, double def = -1) {
     return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : def;
-}
-inline bool flag(const json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
 }
 
 // Operators of the profile, in ms per profiled iteration.
@@ -95,6 +90,12 @@ inline Advice make(const ArmCtx& c, const char* rule, AdviceTier tier, std::stri
     return a;
 }
 
-inline bool inference(const ArmCtx& c) { return str(c.applied(), "workload", "inference") == "inference"; }
+// TorchScript's profiling executor was on (read back).
+inline bool profilingExecutor(const ArmCtx& c) {
+    const auto& js = c.applied().jit_state;
+    return js && js->profiling_executor.value_or(false);
+}
+
+inline bool inference(const ArmCtx& c) { return c.applied().workload.value_or("inference") == "inference"; }
 
 }  // namespace pitlane::results::advice_detail

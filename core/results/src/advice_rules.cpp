@@ -22,7 +22,7 @@ namespace {
 // ATen's fallback instead of oneDNN): freezing folds batch-norm into the convolutions and
 // optimize_for_inference fuses them on oneDNN with prepacked weights.
 void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || !c.hasProfile() || str(c.applied(), "jit") == "freeze_optimize") return;
+    if (!inference(c) || !c.hasProfile() || c.applied().jit == "freeze_optimize") return;
     const auto fusable = opsMatching(c, [](const std::string& n) {
         return isConv(n) || isBatchNorm(n) || isActivation(n);
     });
@@ -42,7 +42,7 @@ void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
     if (slow.total > 0)
         a.evidence += "; " + ms(slow.total) + " of it in aten::_slow_conv2d_forward, ATen's fallback that does not use oneDNN";
     a.evidence += ". torch.jit.freeze folds batch-norm into the convolutions; optimize_for_inference runs them fused on oneDNN with prepacked weights";
-    if (str(c.applied(), "mode") != "eval") a.change["mode"] = "eval";  // freezing needs eval
+    if (c.applied().mode != "eval") a.change["mode"] = "eval";  // freezing needs eval
     a.change["jit"] = "freeze_optimize";
     out.push_back(std::move(a));
 }
@@ -50,7 +50,7 @@ void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
 // Train mode: batch-norm computes batch statistics and updates its running ones, dropout draws a
 // mask, on every inference call.
 void trainModeLayers(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || str(c.applied(), "mode") != "train") return;
+    if (!inference(c) || c.applied().mode != "train") return;
     auto a = make(c, "train_mode_layers", AdviceTier::Latency, "Put the model in eval mode");
     a.change["mode"] = "eval";
     a.metric = "profile_share";
@@ -74,9 +74,9 @@ void trainModeLayers(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Autograd records a graph on every inference call and keeps activations alive for it.
 void autogradInInference(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || str(c.applied(), "grad") != "enabled") return;
-    const auto gs = c.applied().value("grad_state", json::object());
-    if (gs.is_object() && gs.contains("output_requires_grad") && !flag(gs, "output_requires_grad")) return;
+    if (!inference(c) || c.applied().grad != "enabled") return;
+    const auto& gs = c.applied().grad_state;
+    if (gs && gs->output_requires_grad == false) return;
     auto a = make(c, "autograd_in_inference", AdviceTier::Latency,
                   "Turn autograd off for inference (grad = inference_mode)");
     a.change["grad"] = "inference_mode";
@@ -106,7 +106,7 @@ void threadsOversubscribed(const ArmCtx& c, std::vector<Advice>& out) {
     if (c.involuntary_per_iter >= 0)
         a.evidence += fmt("; %.1f involuntary context switches per iteration", c.involuntary_per_iter);
     a.change["intra_op_threads"] = std::max(1, c.allowed_cores / std::max(1, c.workers));
-    if (c.workers > 1 && str(c.applied(), "affinity_policy", "none") == "none") a.change["affinity"] = "compact";
+    if (c.workers > 1 && c.applied().affinity_policy.value_or("none") == "none") a.change["affinity"] = "compact";
     out.push_back(std::move(a));
 }
 
@@ -147,7 +147,7 @@ void processesDisagreeOnThreads(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Unpinned threads moved between cores or preempted: caches go cold, barriers wait.
 void unpinnedMigrations(const ArmCtx& c, std::vector<Advice>& out) {
-    if (str(c.applied(), "affinity_policy", "none") != "none") return;
+    if (c.applied().affinity_policy.value_or("none") != "none") return;
     // Migrations, not preemptions, are what pinning removes: a busy machine preempts pinned
     // threads too, so involuntary switches are only reported alongside.
     if (c.migrations_per_iter < kAdviceMigrationsPerIter) return;
@@ -166,11 +166,11 @@ void unpinnedMigrations(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Netlib's reference BLAS: 10-20x slower matrix products than an optimized one.
 void referenceBlas(const ArmCtx& c, std::vector<Advice>& out) {
-    if (str(c.applied(), "blas") != "reference") return;
+    if (c.applied().blas != "reference") return;
     auto a = make(c, "reference_blas", AdviceTier::Latency, "Use an optimized BLAS instead of the reference BLAS");
     a.metric = "profile_share";
     a.threshold = kAdviceBlasShare;
-    a.evidence = "the worker loaded the reference BLAS (" + str(c.applied(), "blas_path") + ")";
+    a.evidence = "the worker loaded the reference BLAS (" + c.applied().blas_path.value_or("") + ")";
     if (c.hasProfile()) {
         const auto blas = opsMatching(c, isBlas);
         a.value = a.share = blas.total / c.profile_total_ms;
@@ -190,7 +190,7 @@ void referenceBlas(const ArmCtx& c, std::vector<Advice>& out) {
 // glibc malloc hands big blocks back to the kernel and faults them in again every iteration.
 void pageFaults(const ArmCtx& c, std::vector<Advice>& out) {
     const double faults = minorFaultsPerIter(c.arm());
-    if (faults < kFaultsPerIterWarn || str(c.applied(), "allocator", "system") != "system") return;
+    if (faults < kFaultsPerIterWarn || c.applied().allocator.value_or("system") != "system") return;
     auto a = make(c, "page_faults", AdviceTier::Latency, "Use jemalloc (allocator = jemalloc)");
     a.change["allocator"] = "jemalloc";
     a.metric = "minor_faults_per_iter";

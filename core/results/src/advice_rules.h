@@ -12,7 +12,7 @@ struct ArmCtx {
     const RunResult* run = nullptr;
     std::size_t index = 0;
     const ArmResult& arm() const { return run->arms[index]; }
-    const json& applied() const { return arm().applied; }
+    const protocol::Applied& applied() const { return arm().applied; }
     const json& environment() const { return arm().environment; }
 
     double median_ns = 0;                    // at the arm's first batch size

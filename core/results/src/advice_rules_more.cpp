@@ -13,29 +13,29 @@ namespace pitlane::results::advice_detail {
 
 namespace {
 
-// A sibling arm: the same requested knobs but `key` at `value` (a missing knob = its default).
+// A sibling arm: the same requested knobs but `key` at `value`.
 const ArmResult* sibling(const RunResult& run, std::size_t self, const char* key, const char* value) {
-    json mine = run.arms[self].knobs;
-    mine.erase(key);
+    const spec::KnobInfo* knob = spec::findKnob(key);
+    if (!knob) return nullptr;
+    spec::Knobs mine = run.arms[self].knobs;
+    knob->set(mine, json(value));
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         if (i == self || run.arms[i].samples.empty()) continue;
-        json theirs = run.arms[i].knobs;
-        const auto v = theirs.contains(key) ? theirs[key] : json(value);
-        if (v != json(value)) continue;
-        theirs.erase(key);
-        if (theirs == mine) return &run.arms[i];
+        if (knob->get(run.arms[i].knobs) == json(value) && spec::sameKnobs(run.arms[i].knobs, mine))
+            return &run.arms[i];
     }
     return nullptr;
 }
 
 // bf16 / half / channels_last measured slower than fp32 / contiguous; or bf16 on a CPU without
 // native bf16 instructions.
-void slowerFormat(const ArmCtx& c, const char* key, const char* good, std::vector<Advice>& out) {
-    const std::string mine = str(c.applied(), key, good);
+void slowerFormat(const ArmCtx& c, const char* key, const std::optional<std::string>& applied, const char* good,
+                  std::vector<Advice>& out) {
+    const std::string mine = applied.value_or(good);
     if (mine == good || c.median_ns <= 0) return;
     const bool bf16 = mine.find("bf16") != std::string::npos;
     const auto flags = c.environment().value("cpu_flags", json::array());
-    const bool cpu = str(c.applied(), "device", "cpu") == "cpu";
+    const bool cpu = c.applied().device.value_or("cpu") == "cpu";
     const bool knownFlags = flags.is_array() && !flags.empty();
     bool nativeBf16 = false;
     for (const auto& f : flags)
@@ -88,12 +88,12 @@ void hostCopies(const ArmCtx& c, std::vector<Advice>& out) {
     a.evidence = ms(copies.total) + " of " + ms(c.profile_total_ms) + " per profiled iteration (" + pct(share) +
                  ") in copy and conversion operators (" + copies.names() + ")";
     const auto& ap = c.applied();
-    const std::string precision = str(ap, "precision", "fp32");
-    if (flag(ap, "input_on_host")) {
+    const std::string precision = ap.precision.value_or("fp32");
+    if (ap.input_on_host.value_or(false)) {
         a.title = "Create the input on the device (input_on_host = false)";
         a.change["input_on_host"] = false;
         a.evidence += ": the input is copied to the device every iteration";
-    } else if (flag(ap, "host_sync_each_iter")) {
+    } else if (ap.host_sync_each_iter.value_or(false)) {
         a.title = "Stop copying the output to the host every iteration (host_sync_each_iter = false)";
         a.change["host_sync_each_iter"] = false;
     } else if (precision.rfind("autocast", 0) == 0) {
@@ -104,7 +104,7 @@ void hostCopies(const ArmCtx& c, std::vector<Advice>& out) {
         a.title = "Try fp32: autocast casts weights and activations every call";
         a.change["precision"] = "fp32";
         a.evidence += ": autocast " + precision + " casts every weight and activation on every call";
-    } else if (str(ap, "memory_format") == "channels_last") {
+    } else if (ap.memory_format == "channels_last") {
         a.title = "Try the contiguous memory format";
         a.change["memory_format"] = "contiguous";
     } else {
@@ -143,9 +143,8 @@ void batchOneLowCoreUse(const ArmCtx& c, std::vector<Advice>& out) {
 
 // The profiling executor profiles the first calls, then optimizes: a first call far above steady.
 void coldStartProfiling(const ArmCtx& c, std::vector<Advice>& out) {
-    const auto js = c.applied().value("jit_state", json::object());
     const double first = num(c.arm().loaded, "first_forward_ms");
-    if (!flag(js, "profiling_executor") || str(c.applied(), "jit", "none") != "none" || first <= 0 ||
+    if (!profilingExecutor(c) || c.applied().jit.value_or("none") != "none" || first <= 0 ||
         c.median_ns <= 0)
         return;
     const double ratio = first * 1e6 / c.median_ns;
@@ -166,7 +165,7 @@ void coldStartProfiling(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Each new input shape pays again: the profiling executor re-specialises, cuDNN autotunes.
 void variableShapes(const ArmCtx& c, std::vector<Advice>& out) {
-    const int variants = int(num(c.applied(), "input_variants", 1));
+    const int variants = c.applied().input_variants.value_or(1);
     const auto& warm = c.arm().warmup_ns;
     if (variants < 2 || warm.size() < std::size_t(variants)) return;
     // Steady median per variant: within a block the worker cycles the variants from 0.
@@ -195,11 +194,11 @@ void variableShapes(const ArmCtx& c, std::vector<Advice>& out) {
     a.measured = true;
     a.evidence = std::to_string(variants) + " input shapes: the first call with a new shape took up to " +
                  fmt("%.1fx", worst) + " that shape's steady median";
-    const auto cudnn = c.applied().value("cudnn", json::object());
-    if (str(c.applied(), "device", "cpu") != "cpu" && flag(cudnn, "benchmark")) {
+    const auto& cudnn = c.applied().cudnn;
+    if (c.applied().device.value_or("cpu") != "cpu" && cudnn && cudnn->benchmark.value_or(false)) {
         a.change["cudnn_benchmark"] = false;
         a.evidence += ", with cudnn.benchmark autotuning each new shape";
-    } else if (flag(c.applied().value("jit_state", json::object()), "profiling_executor")) {
+    } else if (profilingExecutor(c)) {
         a.change["profiling_executor"] = false;
         a.evidence += ", with TorchScript's profiling executor guarding its graph on the shapes it saw";
     }
@@ -210,8 +209,8 @@ void variableShapes(const ArmCtx& c, std::vector<Advice>& out) {
 }  // namespace
 
 void formatAndStartupRules(const ArmCtx& c, std::vector<Advice>& out) {
-    slowerFormat(c, "precision", "fp32", out);
-    slowerFormat(c, "memory_format", "contiguous", out);
+    slowerFormat(c, "precision", c.applied().precision, "fp32", out);
+    slowerFormat(c, "memory_format", c.applied().memory_format, "contiguous", out);
     hostCopies(c, out);
     batchOneLowCoreUse(c, out);
     coldStartProfiling(c, out);

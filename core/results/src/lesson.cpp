@@ -106,7 +106,7 @@ void checkMetric(const ArmResult& x, const ArmResult& y, LessonCheck& c) {
 
 void checkApplied(const ArmResult& x, LessonCheck& c) {
     const std::string field = c.spec.value("field", std::string());
-    const json got = appliedField(x.applied, field);
+    const json got = appliedField(protocol::appliedFields(x.applied), field);
     c.measured = x.name + " read back " + field + " = " + (got.is_null() ? "(absent)" : got.dump());
     c.status = got == c.spec["equals"] ? kReproduced : kNotReproduced;
 }

@@ -158,7 +158,7 @@ json workersJson(const ArmResult& a) {
     for (int w = 0; w < a.workers; ++w) {
         json wj = {{"worker", w},
                    {"summary", summaryJson(stats::summarize(a.latencies(a.batch_size, w), a.batch_size), 0)}};
-        if (w < int(a.worker_applied.size())) wj["applied"] = stripEnvelope(a.worker_applied[w]);
+        if (w < int(a.worker_applied.size())) wj["applied"] = stripEnvelope(protocol::appliedFields(a.worker_applied[w]));
         if (w < int(a.worker_pids.size())) wj["pid"] = a.worker_pids[w];
         workers.push_back(wj);
     }
@@ -186,8 +186,8 @@ json armJson(const ArmResult& a) {
     json arm;
     arm["name"] = a.name;
     arm["status"] = a.status;
-    arm["knobs"] = a.knobs;
-    arm["applied"] = stripEnvelope(a.applied);
+    arm["knobs"] = knobsJson(a);
+    arm["applied"] = stripEnvelope(protocol::appliedFields(a.applied));
     arm["environment"] = a.environment;
     if (!a.host.empty()) arm["host"] = a.host;  // remote arms only (additive)
     arm["cold"] = coldJson(a);
@@ -322,7 +322,7 @@ void readSweepAndWorkers(const json& ja, ArmResult& a) {
     }
     if (ja.contains("workers")) {
         a.workers = int(ja["workers"].size());
-        for (const auto& w : ja["workers"]) a.worker_applied.push_back(w.value("applied", json::object()));
+        for (const auto& w : ja["workers"]) a.worker_applied.push_back(protocol::appliedFromFields(w.value("applied", json::object())));
     }
 }
 
@@ -336,8 +336,7 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
     ArmResult a;
     a.name = as(need(ja, "name", where), where, "name", std::string());
     a.status = as(need(ja, "status", where), where, "status", std::string());
-    a.knobs = ja.value("knobs", json::object());
-    a.applied = ja.value("applied", json::object());
+    a.applied = protocol::appliedFromFields(ja.value("applied", json::object()));
     a.environment = ja.value("environment", json::object());
     a.host = ja.value("host", std::string());
     a.batch_size = ja.value("batch_size", 1);
@@ -349,6 +348,9 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
     if (ja.contains("model") && ja["model"].is_string()) a.model = ja["model"].get<std::string>();
     a.model_sha256 = ja.value("model_sha256", std::string());
     a.model_format = ja.value("model_format", std::string());
+    if (ja.contains("knobs") && !ja["knobs"].is_object())
+        throw std::runtime_error(where + ": field \"knobs\" must be an object of knobs");
+    setKnobsFromJson(a, ja.value("knobs", json::object()));
     a.warmup_ns = cold.value("warmup_ns", std::vector<std::int64_t>{});
     readSamples(ja, where, a);
     readProcesses(ja, where, a);

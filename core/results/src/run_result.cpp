@@ -229,10 +229,18 @@ bool RunResult::allOk() const {
                                         [](const ArmResult& a) { return a.status == kOk; });
 }
 
+json knobsJson(const ArmResult& a) { return spec::writtenKnobsJson(a.knobs, a.knobs_written); }
+
+void setKnobsFromJson(ArmResult& a, const json& knobs) {
+    a.knobs = spec::readWrittenKnobs(knobs, &a.knobs_written);
+    spec::applyFormatDefaults(a.knobs, knobs, a.model_format);
+}
+
 ArmResult armSettings(const ArmResult& a) {
     ArmResult r;
     r.name = a.name;
     r.knobs = a.knobs;
+    r.knobs_written = a.knobs_written;
     r.batch_size = a.batch_size;
     r.status = a.status;
     r.error = a.error;

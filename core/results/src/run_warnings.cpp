@@ -20,7 +20,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
 
 std::vector<std::string> processWarnings(const ArmResult& arm) {
     std::vector<std::string> out;
-    const bool systemAllocator = arm.applied.value("allocator", std::string("system")) == "system";
+    const bool systemAllocator = arm.applied.allocator.value_or("system") == "system";
     const std::string tryAllocator =
         systemAllocator
             ? "add an arm with the knob allocator \"jemalloc\" or \"tcmalloc\" and compare (an "
@@ -46,10 +46,7 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
             w += "). The CI counts processes as its units, so it stays wide while they disagree.";
             // Issue 27: torch's default threads (every core) on a shared machine made processes
             // 100x apart; one thread per arm fixed it. That comes first when it applies.
-            const auto threads = arm.applied.find("intra_op_threads");
-            const int intra = threads != arm.applied.end() && threads->is_number_integer()
-                                  ? threads->get<int>()
-                                  : 0;
+            const int intra = arm.applied.intra_op_threads.value_or(0);
             const std::string first =
                 intra > 1 ? fmt("set the knob intra_op_threads to 1 first (this arm ran %.0f "
                                 "intra-op threads: threads that wait for each other under other "
@@ -168,7 +165,7 @@ std::vector<std::string> runWarnings(const RunResult& run) {
                         std::to_string(a.warmup_ns.size()) +
                         " iterations (its last iterations are more than 10% off the measured "
                         "median): raise run.warmup_iters");
-        if (a.applied.value("blas", std::string()) == "reference")
+        if (a.applied.blas == "reference")
             w.push_back(a.name + ": libtorch runs on the reference BLAS (install libopenblas0-openmp)");
     }
     // Environment drift: every manifest field but those that name the process.

@@ -122,8 +122,8 @@ static std::string servingRunTable(std::ostringstream& os, const RunResult& run)
     os << "Serving: " << sv.arrival << " arrivals, " << sv.duration_ms << " ms per level"
        << (sv.slo_p99_ms > 0 ? ", SLO p99 <= " + num(sv.slo_p99_ms, "%g") + " ms" : std::string()) << "\n";
     for (const auto& a : run.arms)
-        os << "  " << a.name << ": max_batch " << a.knobs.value("max_batch", 1) << ", max_wait_ms "
-           << a.knobs.value("max_wait_ms", 0) << ", status " << a.status << "\n";
+        os << "  " << a.name << ": max_batch " << a.knobs.max_batch << ", max_wait_ms "
+           << a.knobs.max_wait_ms << ", status " << a.status << "\n";
     os << "\n" << servingTable(run);
     return endOfTable(os, run);
 }

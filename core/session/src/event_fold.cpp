@@ -61,10 +61,10 @@ struct Folder {
     }
     void operator()(const protocol::Applied& e) {
         if (firstRound()) {
-            if (std::size_t(from.worker) < a.worker_applied.size()) a.worker_applied[std::size_t(from.worker)] = e.fields;
-            if (from.worker == 0) a.applied = e.fields;
+            if (std::size_t(from.worker) < a.worker_applied.size()) a.worker_applied[std::size_t(from.worker)] = e;
+            if (from.worker == 0) a.applied = e;
         } else {
-            fx.checkApplied = e.fields;
+            fx.checkApplied = protocol::appliedFields(e);
         }
         fx.taskDone = taskIs(Task::Configure);
     }

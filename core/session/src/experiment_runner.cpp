@@ -101,11 +101,12 @@ void ExperimentRunner::addArmResults(const spec::Preset& preset) {
     for (const auto& spec : preset.arms) {
         R::ArmResult a;
         a.name = spec.name;
-        a.knobs = spec.knobs_json;
+        a.knobs = spec.knobs;
+        spec::readWrittenKnobs(spec.knobs_json, &a.knobs_written);
         a.batch_size = spec.knobs.batch_size.front();
         a.batch_sizes = spec.knobs.batch_size;
         a.workers = spec.knobs.workers;
-        a.worker_applied.assign(std::size_t(spec.knobs.workers), json::object());
+        a.worker_applied.assign(std::size_t(spec.knobs.workers), protocol::Applied{});
         a.worker_pids.assign(std::size_t(spec.knobs.workers), 0);
         a.host = spec.host;
         result_.arms.push_back(std::move(a));
@@ -450,7 +451,7 @@ void ExperimentRunner::onExited(int arm, int worker, int code, bool crashed) {
 void ExperimentRunner::checkApplied(int arm, int worker, const json& applied) {
     auto& a = result_.arms[std::size_t(arm)];
     if (worker >= int(a.worker_applied.size())) return;
-    const json& ref = a.worker_applied[std::size_t(worker)];
+    const json ref = protocol::appliedFields(a.worker_applied[std::size_t(worker)]);
     if (!ref.is_object() || !applied.is_object()) return;
     // Fields that name the process rather than a setting.
     static const std::set<std::string> perProcess = {"pid", "process_threads", "parallel_info",

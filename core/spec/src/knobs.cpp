@@ -253,6 +253,40 @@ json knobsToJson(const Knobs& k) {
     return j;
 }
 
+bool WrittenKnobs::contains(const std::string& name) const {
+    return std::find(names.begin(), names.end(), name) != names.end() || verbatim.contains(name);
+}
+
+Knobs readWrittenKnobs(const json& j, WrittenKnobs* written) {
+    Knobs k;
+    WrittenKnobs w;
+    if (j.is_object()) {
+        std::vector<SpecError> refused;  // read leniently: what is refused stays verbatim
+        k = parseKnobs(j, "<stored>", "knobs", refused);
+        for (const auto& knob : knobTable()) {
+            if (!j.contains(knob.name)) continue;
+            if (knob.get(k) == j[knob.name])
+                w.names.push_back(knob.name);
+            else
+                w.verbatim[knob.name] = j[knob.name];
+        }
+        for (const auto& [key, v] : j.items())
+            if (!findKnob(key)) w.verbatim[key] = v;
+    }
+    if (written) *written = std::move(w);
+    return k;
+}
+
+json writtenKnobsJson(const Knobs& k, const WrittenKnobs& w) {
+    json j = json::object();
+    for (const auto& name : w.names)
+        if (const KnobInfo* knob = findKnob(name)) j[name] = knob->get(k);
+    for (const auto& [key, v] : w.verbatim.items()) j[key] = v;
+    return j;
+}
+
+bool sameKnobs(const Knobs& a, const Knobs& b) { return knobsToJson(a) == knobsToJson(b); }
+
 std::string knobValuesText(const KnobInfo& knob) {
     const auto range = [&knob] {
         return "integer " + std::to_string(knob.min) + ".." + std::to_string(knob.max);

@@ -63,7 +63,9 @@ void fillSweepAndWorkers(results::ArmResult& a, const QSqlQuery& q) {
     if (a.batch_sizes.empty()) a.batch_sizes = {a.batch_size};
     a.workers = std::max(1, q.value(13).toInt());
     const json applied = parseJsonText(q.value(14).toString(), json::array());
-    a.worker_applied = applied.is_array() ? applied.get<std::vector<json>>() : std::vector<json>{};
+    a.worker_applied.clear();
+    if (applied.is_array())
+        for (const auto& w : applied) a.worker_applied.push_back(protocol::appliedFromFields(w));
     if (a.worker_applied.empty()) a.worker_applied = {a.applied};
     const json pids = parseJsonText(q.value(15).toString(), json::array());
     a.worker_pids.clear();
@@ -118,9 +120,8 @@ void markInterrupted(results::ArmResult& a) {
 results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
     results::ArmResult a;
     a.name = arms.value(1).toString().toStdString();
-    a.knobs = parseJsonText(arms.value(2).toString());
     a.batch_size = arms.value(3).toInt();
-    a.applied = parseJsonText(arms.value(4).toString());
+    a.applied = protocol::appliedFromFields(parseJsonText(arms.value(4).toString()));
     a.environment = parseJsonText(arms.value(5).toString());
     a.loaded = parseJsonText(arms.value(6).toString());
     a.status = arms.value(7).toString().toStdString();
@@ -132,6 +133,7 @@ results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
     a.model = arms.value(17).toString().toStdString();
     a.model_sha256 = arms.value(18).toString().toStdString();
     a.model_format = arms.value(19).toString().toStdString();
+    results::setKnobsFromJson(a, parseJsonText(arms.value(2).toString()));  // knobs, as stored
     fillSweepAndWorkers(a, arms);
     if (!runFinished && a.status == results::kPending) markInterrupted(a);
     return a;

@@ -85,9 +85,9 @@ struct Inserter {
             "pid = ?, batch_sizes = ?, workers = ?, worker_applied = ?, worker_pids = ?, "
             "sweep_failures = ?, model = ?, model_sha256 = ?, model_format = ? WHERE id = ?"));
         q.addBindValue(text(a.name));
-        q.addBindValue(jsonText(a.knobs));
+        q.addBindValue(jsonText(results::knobsJson(a)));
         q.addBindValue(a.batch_size);
-        q.addBindValue(jsonText(a.applied));
+        q.addBindValue(jsonText(protocol::appliedFields(a.applied)));
         q.addBindValue(jsonText(a.environment));
         q.addBindValue(jsonText(a.loaded));
         q.addBindValue(text(a.status));

@@ -4,6 +4,7 @@
 // ignore unknown fields; a missing field takes the default written here; a field of the wrong
 // JSON type makes the decoder throw std::exception (the reader counts and reports it, the event
 // is ignored). Encoders are the decoders' inverse (tests, and anything that writes events).
+#include "pitlane/protocol/applied.h"
 #include "pitlane/protocol/loop_counters.h"
 #include "pitlane/protocol/protocol.h"
 #include "pitlane/protocol/record.h"
@@ -39,12 +40,6 @@ inline auto fieldsOf(const Loaded*) {
                            field("parameters", &Loaded::parameters),
                            field("file_size_bytes", &Loaded::file_size_bytes));
 }
-
-// The read-back of every knob: kept as JSON (its fields are listed in ARCHITECTURE.md and read
-// by name where they are checked).
-struct Applied {
-    json fields = json::object();  // without "v" and "type"
-};
 
 struct Metrics {
     std::int64_t rss_bytes = 0, peak_rss_bytes = 0;

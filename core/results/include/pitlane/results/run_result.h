@@ -7,6 +7,7 @@
 #include "pitlane/protocol/record.h"
 #include "pitlane/results/sample_series.h"
 #include "pitlane/results/serving_result.h"
+#include "pitlane/spec/knob_table.h"
 #include "pitlane/spec/preset.h"
 #include "pitlane/stats/stats.h"
 
@@ -98,7 +99,11 @@ MetricTick metricTick(const protocol::Metrics& e, double tMs, int worker, int pr
 
 struct ArmResult {
     std::string name;
-    json knobs = json::object();  // as requested
+    // As requested: the arm's knobs (spec::Knobs, with its model format's defaults where it
+    // wrote nothing) and which of them it wrote (the results JSON's arms[].knobs lists those
+    // alone, as written: knobsJson).
+    spec::Knobs knobs;
+    spec::WrittenKnobs knobs_written;
     int batch_size = 1;
     std::string status = kPending;
     std::optional<protocol::Error> error;
@@ -110,7 +115,7 @@ struct ArmResult {
     std::string model;
     std::string model_sha256;
     std::string model_format;
-    json applied = json::object();      // the applied event, without v/type
+    protocol::Applied applied;          // the applied event of its first worker (typed read-back)
     json loaded = json::object();       // the loaded event, without v/type
     SampleSeries samples;                    // measured (compact: 8 bytes a sample)
     std::vector<std::int64_t> warmup_ns;     // warmup iterations
@@ -121,7 +126,7 @@ struct ArmResult {
     std::vector<int> batch_sizes = {1};             // the sweep (one entry: no sweep)
     std::map<int, protocol::Error> sweep_failures;  // batch size -> why that point failed
     int workers = 1;                                // concurrent worker processes
-    std::vector<json> worker_applied;               // applied event of each worker
+    std::vector<protocol::Applied> worker_applied;  // applied event of each worker
     std::vector<long> worker_pids;
     std::vector<ProcessInfo> processes;             // every worker process, in start order
     // A serving run (preset.serving): every level each worker served, in the order measured.
@@ -194,6 +199,13 @@ struct RunResult {
 
     bool allOk() const;
 };
+
+// The arm's knobs as written (the results JSON's arms[].knobs, the history's arms.knobs, the
+// reports' knob tables).
+json knobsJson(const ArmResult& arm);
+// Sets arm.knobs and arm.knobs_written from knobs as written (a results JSON, the history, a
+// preset's arm): read leniently (spec::readWrittenKnobs), with the arm's model format's defaults.
+void setKnobsFromJson(ArmResult& arm, const json& knobs);
 
 // An arm's model as the table, the reports and the window show it: "resnet18.pt2 (aoti,
 // sha256 1a2b3c4d)"; "" when the arm has no model recorded.

@@ -58,6 +58,28 @@ json validateKnob(const KnobInfo& knob, const json& v, const std::string& where,
 // "a, b, c" / "integer 1..4096" / "cpu, cuda:N": the accepted values in words.
 std::string knobValuesText(const KnobInfo& knob);
 
+// An arm's knobs as requested, told apart from the defaults (results::ArmResult): the knobs the
+// arm wrote, so that the results JSON, the history and the advice list those alone, as written.
+struct WrittenKnobs {
+    std::vector<std::string> names;  // written knobs the table writes back as written
+    // Written entries the table does not write back as written: an unknown knob or a value this
+    // build refuses (a run stored by another build), a one-size batch_size list ([4]).
+    json verbatim = json::object();
+    bool operator==(const WrittenKnobs& o) const { return names == o.names && verbatim == o.verbatim; }
+    bool operator!=(const WrittenKnobs& o) const { return !(*this == o); }
+    bool contains(const std::string& name) const;
+};
+// Knobs read leniently from stored JSON (a results JSON, the history, a preset's arm): each known
+// knob with a valid value is set; `written` says which were written and keeps every other entry.
+// Never throws: a combination of knobs today's rules refuse is kept as it was measured.
+Knobs readWrittenKnobs(const json& j, WrittenKnobs* written);
+// `k`'s knobs in w.names (as the table writes them), then w.verbatim: the knobs as written.
+json writtenKnobsJson(const Knobs& k, const WrittenKnobs& w);
+// Whether two sets of knobs are equal (every row of the table).
+bool sameKnobs(const Knobs& a, const Knobs& b);
+inline bool operator==(const Knobs& a, const Knobs& b) { return sameKnobs(a, b); }
+inline bool operator!=(const Knobs& a, const Knobs& b) { return !sameKnobs(a, b); }
+
 // The generated section of docs/KNOBS.md: a Markdown table, one row per knob.
 std::string knobTableMarkdown();
 
