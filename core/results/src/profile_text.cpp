@@ -102,26 +102,25 @@ std::string profileTable(const RunResult& run, std::size_t rows) {
     return os.str();
 }
 
-std::string profileTraceJson(const ArmResult& arm) {
-    const json& p = arm.profile;
-    if (!p.is_object() || !p.contains("trace") || !p["trace"].is_object()) return {};
-    const json& in = p["trace"].value("traceEvents", json::array());
-    if (!in.is_array()) return {};
-    // The trace as the worker's profiler wrote it (Kineto's, since issue 25: CPU operators,
-    // user annotations, on CUDA the kernels, memcpys and their flow arrows; the legacy profiler's
-    // of a stored older run), with the worker's process named after the arm. Complete events are
-    // put in order of start, the longer first at equal starts (a parent before its children, as
-    // viewers nest them); everything else is kept as it came, in its order, before them. Kineto
-    // names the process by the executable ("pitlane-worker"): that one process_name / labels
-    // event is replaced.
+namespace {
+long intOf(const json& e, const char* key, long dflt) {
+    const auto it = e.find(key);
+    return it != e.end() && it->is_number_integer() ? it->get<long>() : dflt;
+}
+
+// A trace's events sorted out: its complete events (spans) in order of start, the longer first
+// at equal starts; the rest as they came; the threads its spans ran on and those it names; the
+// worker's pid (that of its CPU spans, else `pid`).
+struct TraceParts {
     std::vector<const json*> spans, other;
     std::set<std::pair<long, long>> threads, namedThreads;
-    long pid = arm.pid;
+    long pid = 0;
+};
+
+TraceParts traceParts(const json& in, long pid) {
+    TraceParts t;
+    t.pid = pid;
     bool pidFromSpans = false;
-    auto intOf = [](const json& e, const char* key, long dflt) {
-        const auto it = e.find(key);
-        return it != e.end() && it->is_number_integer() ? it->get<long>() : dflt;
-    };
     for (const auto& e : in) {
         if (!e.is_object()) continue;
         const auto ph = e.find("ph");
@@ -136,22 +135,40 @@ std::string profileTraceJson(const ArmResult& arm) {
             const std::string cat = e.value("cat", std::string());
             if (!pidFromSpans && intOf(e, "pid", -1) >= 0 &&
                 (cat.empty() || cat == "cpu_op" || cat == "iteration" || cat == "user_annotation")) {
-                pid = intOf(e, "pid", pid);
+                t.pid = intOf(e, "pid", t.pid);
                 pidFromSpans = true;
             }
             if (tid != e.end() && tid->is_number_integer() && intOf(e, "pid", -1) >= 0)
-                threads.insert({intOf(e, "pid", 0), tid->get<long>()});
-            spans.push_back(&e);
+                t.threads.insert({intOf(e, "pid", 0), tid->get<long>()});
+            t.spans.push_back(&e);
             continue;
         }
         if (*ph == "M" && e.value("name", std::string()) == "thread_name")
-            namedThreads.insert({intOf(e, "pid", 0), intOf(e, "tid", 0)});
-        other.push_back(&e);
+            t.namedThreads.insert({intOf(e, "pid", 0), intOf(e, "tid", 0)});
+        t.other.push_back(&e);
     }
-    std::stable_sort(spans.begin(), spans.end(), [](const json* a, const json* b) {
+    std::stable_sort(t.spans.begin(), t.spans.end(), [](const json* a, const json* b) {
         return std::make_tuple((*a)["ts"].get<double>(), -(*a)["dur"].get<double>()) <
                std::make_tuple((*b)["ts"].get<double>(), -(*b)["dur"].get<double>());
     });
+    return t;
+}
+}  // namespace
+
+std::string profileTraceJson(const ArmResult& arm) {
+    const json& p = arm.profile;
+    if (!p.is_object() || !p.contains("trace") || !p["trace"].is_object()) return {};
+    const json& in = p["trace"].value("traceEvents", json::array());
+    if (!in.is_array()) return {};
+    // The trace as the worker's profiler wrote it (Kineto's, since issue 25: CPU operators,
+    // user annotations, on CUDA the kernels, memcpys and their flow arrows; the legacy profiler's
+    // of a stored older run), with the worker's process named after the arm. Complete events are
+    // put in order of start, the longer first at equal starts (a parent before its children, as
+    // viewers nest them); everything else is kept as it came, in its order, before them. Kineto
+    // names the process by the executable ("pitlane-worker"): that one process_name / labels
+    // event is replaced.
+    const TraceParts t = traceParts(in, arm.pid);
+    const long pid = t.pid;
     const int iters = p.value("iters", 0);
     const std::string labels =
         "batch size " + std::to_string(p.value("batch_size", arm.batch_size)) + ", " +
@@ -169,21 +186,21 @@ std::string profileTraceJson(const ArmResult& arm) {
                       {"pid", pid},
                       {"tid", 0},
                       {"args", {{"labels", labels}}}});
-    for (const json* e : other) {
+    for (const json* e : t.other) {
         const std::string name = (*e).value("name", std::string());
         if ((*e)["ph"] == "M" && (name == "process_name" || name == "process_labels") &&
             intOf(*e, "pid", -1) == pid)
             continue;
         events.push_back(*e);
     }
-    for (const auto& [tpid, tid] : threads)
-        if (!namedThreads.count({tpid, tid}))
+    for (const auto& [tpid, tid] : t.threads)
+        if (!t.namedThreads.count({tpid, tid}))
             events.push_back({{"name", "thread_name"},
                               {"ph", "M"},
                               {"pid", tpid},
                               {"tid", tid},
                               {"args", {{"name", "libtorch thread " + std::to_string(tid)}}}});
-    for (const json* e : spans) events.push_back(*e);
+    for (const json* e : t.spans) events.push_back(*e);
     json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
     // Kineto's top-level fields (schemaVersion, deviceProperties, baseTimeNanoseconds, ...) stay.
     for (const auto& [key, value] : p["trace"].items())
