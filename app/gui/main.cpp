@@ -56,6 +56,45 @@ int finishScriptedRun(pitlane::app::MainWindow& window, const pitlane::app::Comm
     return exitCode;
 }
 
+// --open-run's measurement (bench/long_run.sh): the time from the request to the verdict, and the
+// longest gap of a 10 ms heartbeat until a second after it (what the views do once the verdict
+// is shown counts as well).
+class ReopenProbe {
+public:
+    void start(QApplication& app, pitlane::app::MainWindow& window, qint64 runId, bool quitWhenDone) {
+        heartbeat_.setInterval(10);
+        QObject::connect(&heartbeat_, &QTimer::timeout, &app, [this] { beat(); });
+        if (auto* verdict = window.findChild<pitlane::widgets::VerdictCalculator*>())
+            QObject::connect(verdict, &pitlane::widgets::VerdictCalculator::ready, &app,
+                             [this, &app, quitWhenDone](const auto&, bool final) {
+                                 if (!final || !clock_.isValid() || verdictAt_ >= 0) return;
+                                 verdictAt_ = clock_.elapsed();
+                                 QTimer::singleShot(1000, &app, [this, &app, quitWhenDone] {
+                                     beat();
+                                     std::cerr << "pitlane: reopen " << verdictAt_ / 1000.0
+                                               << " s to the verdict, longest event-loop gap "
+                                               << longestGap_ << " ms (until 1 s after it)\n";
+                                     if (quitWhenDone) app.exit(0);
+                                 });
+                             });
+        QTimer::singleShot(0, &window, [this, &app, &window, runId, quitWhenDone] {
+            clock_.start();
+            heartbeat_.start();
+            if (!window.showStoredRun(runId) && quitWhenDone) app.exit(1);
+        });
+    }
+
+private:
+    void beat() {
+        const qint64 now = clock_.elapsed();
+        longestGap_ = std::max(longestGap_, now - lastBeat_);
+        lastBeat_ = now;
+    }
+    QElapsedTimer clock_;
+    QTimer heartbeat_;
+    qint64 lastBeat_ = 0, longestGap_ = 0, verdictAt_ = -1;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,39 +149,8 @@ int main(int argc, char** argv) {
             if (probing) probe.start();
         });
     }
-    // --open-run: a stored run shown as a user's click in the history would (bench/long_run.sh:
-    // the time to its verdict, and the longest gap of a 10 ms heartbeat meanwhile).
-    QElapsedTimer reopenClock;
-    QTimer heartbeat;
-    qint64 lastBeat = 0, longestGap = 0;
-    if (cli.openRun > 0 && !cli.run) {
-        heartbeat.setInterval(10);
-        QObject::connect(&heartbeat, &QTimer::timeout, &app, [&] {
-            const qint64 now = reopenClock.elapsed();
-            longestGap = std::max(longestGap, now - lastBeat);
-            lastBeat = now;
-        });
-        if (auto* verdict = window.findChild<pitlane::widgets::VerdictCalculator*>())
-            QObject::connect(verdict, &pitlane::widgets::VerdictCalculator::ready, &app,
-                             [&](const auto&, bool final) {
-                                 if (!final || !reopenClock.isValid()) return;
-                                 // The heartbeat goes on for a second after the verdict: what
-                                 // the views do once it is shown counts as well.
-                                 const qint64 verdictAt = reopenClock.elapsed();
-                                 QTimer::singleShot(1000, &app, [&, verdictAt] {
-                                     const qint64 now = reopenClock.elapsed();
-                                     longestGap = std::max(longestGap, now - lastBeat);
-                                     std::cerr << "pitlane: reopen " << verdictAt / 1000.0
-                                               << " s to the verdict, longest event-loop gap "
-                                               << longestGap << " ms (until 1 s after it)\n";
-                                     if (cli.quitWhenDone) app.exit(0);
-                                 });
-                             });
-        QTimer::singleShot(0, &window, [&] {
-            reopenClock.start();
-            heartbeat.start();
-            if (!window.showStoredRun(cli.openRun) && cli.quitWhenDone) app.exit(1);
-        });
-    }
+    // --open-run: a stored run shown as a user's click in the history would.
+    ReopenProbe reopen;
+    if (cli.openRun > 0 && !cli.run) reopen.start(app, window, cli.openRun, cli.quitWhenDone);
     return app.exec();
 }
