@@ -148,8 +148,7 @@ private slots:
             QCOMPARE(changed.count(), 1);
             QCOMPARE(form.knobsJson()["allocator"], json("tcmalloc"));
             // What the form writes is a valid preset knob.
-            QCOMPARE(spec::parseKnobs(form.knobsJson(), "<test>", "knobs").allocator,
-                     std::string("tcmalloc"));
+            QVERIFY(spec::parseKnobs(form.knobsJson(), "<test>", "knobs").allocator == spec::Allocator::Tcmalloc);
         }
         // A library that is not there: its entry is disabled and says what to install.
         qputenv("PITLANE_JEMALLOC", "/nonexistent/libjemalloc.so.2");

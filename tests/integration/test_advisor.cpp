@@ -125,7 +125,9 @@ TEST(Advisor, SettingsMetricsAndProfileRulesFireWhereTheEvidenceIs) {
     // bf16 autocast at batch 1 on 64 px: its casts are a large share (measured here 29 %).
     const auto bf16 = rulesFor(r, "bf16");
     EXPECT_TRUE(has(bf16, "copies")) << joined(bf16);
-    if (const json* c = adviceOf(r, "bf16", "copies")) EXPECT_EQ((*c)["change"], json({{"precision", "fp32"}}));
+    if (const json* c = adviceOf(r, "bf16", "copies")) {
+        EXPECT_EQ((*c)["change"], json({{"precision", "fp32"}}));
+    }
 
     // glibc with a 64 KiB mmap threshold: ~1280 faults per iteration (docs/KNOBS.md); jemalloc
     // arms none.

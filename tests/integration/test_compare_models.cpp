@@ -192,7 +192,7 @@ TEST_F(CompareModels, APackageOrTwoModelsOpenAsAReadyAB) {
     const std::string pt2 = modelDir() + "/tiny_probe.pt2", pt = modelDir() + "/tiny_probe.pt";
     auto bare = pitlane::spec::presetForModel(pt2, modelDir());
     ASSERT_EQ(bare.arms.size(), 2u);
-    EXPECT_EQ(bare.arms[0].knobs.grad, "inference_mode");
+    EXPECT_EQ(bare.arms[0].knobs.grad, pitlane::spec::Grad::InferenceMode);
     EXPECT_EQ(bare.arms[0].name, "1 thread");
     EXPECT_EQ(bare.arms[0].knobs.intra_op_threads.value_or(0), 1);
     EXPECT_EQ(bare.arms[1].knobs.intra_op_threads.value_or(0), 2);

@@ -117,7 +117,7 @@ TEST(Sandbox, OffIsOneKnobAndShownInTheReadBack) {
     for (const char* probe : {"exec", "connect_unix_path", "read_etc"})
         EXPECT_FALSE(refused(sb["read_back"][probe])) << probe << ": " << sb.dump();
     EXPECT_TRUE(sb["memory_limit_bytes"].is_null());
-    EXPECT_EQ(a.knobs.sandbox, "off");
+    EXPECT_EQ(a.knobs.sandbox, pitlane::spec::Sandbox::Off);
 }
 
 // Scripts `source` (a module class Model taking one str) once per (name, argument), in one

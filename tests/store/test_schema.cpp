@@ -510,8 +510,8 @@ TEST(Schema, AHistoryWrittenBeforeTheRecordTablesOpensAndReadsBack) {
         }
     }
     // Its knobs, stored as JSON text by that build, read as typed knobs and write back as stored.
-    EXPECT_EQ(run->arms[0].knobs.grad, "enabled");
-    EXPECT_EQ(run->arms[1].knobs.grad, "no_grad");
+    EXPECT_EQ(run->arms[0].knobs.grad, pitlane::spec::Grad::Enabled);
+    EXPECT_EQ(run->arms[1].knobs.grad, pitlane::spec::Grad::NoGrad);
     for (std::size_t i = 0; i < 2; ++i) {
         EXPECT_EQ(run->arms[i].knobs.intra_op_threads, std::optional<int>(1));
         const auto stored = nlohmann::json::parse(

@@ -231,7 +231,9 @@ TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
     EXPECT_DOUBLE_EQ(use->value, 0.25);
     EXPECT_EQ(v.back().rule, "cold_start_profiling_executor");
     for (std::size_t i = 1; i < v.size(); ++i)
-        if (v[i].tier == v[i - 1].tier) EXPECT_GE(v[i - 1].share, v[i].share) << v[i].rule;
+        if (v[i].tier == v[i - 1].tier) {
+            EXPECT_GE(v[i - 1].share, v[i].share) << v[i].rule;
+        }
     // The preset with suggested arms: the first advice per arm, named after the change.
     const json p = presetWithSuggestedArms(r, v);
     ASSERT_EQ(p["arms"].size(), 2u);

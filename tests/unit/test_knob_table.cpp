@@ -152,12 +152,12 @@ TEST(KnobTable, WrittenKnobsReadTypedAndWriteBackAsWritten) {
                           {"batch_size", json({4})}, {"retired_knob", 7},     {"jit", "warp_speed"}};
     pitlane::spec::WrittenKnobs w;
     const auto k = pitlane::spec::readWrittenKnobs(written, &w);
-    EXPECT_EQ(k.grad, "no_grad");
+    EXPECT_EQ(k.grad, pitlane::spec::Grad::NoGrad);
     EXPECT_EQ(k.intra_op_threads, std::optional<int>(2));
-    EXPECT_EQ(k.affinity, "list");
+    EXPECT_EQ(k.affinity, pitlane::spec::Affinity::List);
     EXPECT_EQ(k.affinity_cores, std::vector<int>({0, 1}));
     EXPECT_EQ(k.batch_size, std::vector<int>({4}));
-    EXPECT_EQ(k.jit, "none") << "a refused value leaves the default";
+    EXPECT_EQ(k.jit, pitlane::spec::Jit::None) << "a refused value leaves the default";
     EXPECT_EQ(w.names, std::vector<std::string>({"grad", "intra_op_threads", "affinity"}));
     EXPECT_EQ(w.verbatim, json({{"batch_size", json({4})}, {"retired_knob", 7}, {"jit", "warp_speed"}}));
     EXPECT_TRUE(w.contains("jit"));
@@ -165,9 +165,63 @@ TEST(KnobTable, WrittenKnobsReadTypedAndWriteBackAsWritten) {
     EXPECT_EQ(pitlane::spec::writtenKnobsJson(k, w).dump(), written.dump());
     // A knob changed in the struct is written back with its new value.
     auto changed = k;
-    changed.grad = "inference_mode";
+    changed.grad = pitlane::spec::Grad::InferenceMode;
     EXPECT_EQ(pitlane::spec::writtenKnobsJson(changed, w)["grad"], "inference_mode");
     EXPECT_NE(changed, k);
     EXPECT_EQ(pitlane::spec::readWrittenKnobs(json(), &w), pitlane::spec::Knobs());
     EXPECT_TRUE(w.names.empty() && w.verbatim.empty());
+}
+
+// The choice knobs are enums whose names are the table's choices, in the row's order: every
+// value of each enum has its row's name, each name reads back as its value, and the JSON of a
+// value is its name.
+template <class E>
+void expectEnumIsRow(const std::vector<std::string>& expected) {
+    namespace S = pitlane::spec;
+    const auto* row = findKnob(S::ChoiceKnob<E>::knob);
+    ASSERT_NE(row, nullptr);
+    std::vector<std::string> names;
+    for (int i = 0; i < S::ChoiceKnob<E>::count; ++i) {
+        const E e = static_cast<E>(i);
+        names.push_back(S::choiceName(e));
+        EXPECT_EQ(S::choiceFromName<E>(names.back()), std::optional<E>(e));
+        EXPECT_EQ(json(e), json(names.back()));
+        EXPECT_EQ(json(names.back()).get<E>(), e);
+        std::ostringstream os;
+        os << e;
+        EXPECT_EQ(os.str(), names.back());
+    }
+    EXPECT_EQ(names, expected);
+    std::vector<std::string> offered = row->choices;
+    if (row->kind == KnobKind::ChoiceOrCores) offered.push_back("list");
+    EXPECT_EQ(names, offered) << "the enum's values are the row's choices, in order";
+    EXPECT_EQ(S::choiceFromName<E>("sometimes"), std::nullopt);
+    EXPECT_THROW(json("sometimes").get<E>(), std::invalid_argument);
+}
+
+TEST(KnobTable, ChoiceEnumsAreTheRowsChoices) {
+    namespace S = pitlane::spec;
+    expectEnumIsRow<S::Mode>({"train", "eval"});
+    expectEnumIsRow<S::Grad>({"enabled", "no_grad", "inference_mode"});
+    expectEnumIsRow<S::Jit>({"none", "freeze", "freeze_optimize"});
+    expectEnumIsRow<S::Precision>({"fp32", "autocast_bf16", "autocast_fp16", "half"});
+    expectEnumIsRow<S::MemoryFormat>({"contiguous", "channels_last"});
+    expectEnumIsRow<S::Allocator>({"system", "jemalloc", "tcmalloc"});
+    expectEnumIsRow<S::Sandbox>({"on", "off"});
+    expectEnumIsRow<S::Workload>({"inference", "train_step"});
+    expectEnumIsRow<S::Affinity>({"none", "compact", "spread", "list"});
+    // Every choice row has its enum here.
+    int choiceRows = 0;
+    for (const auto& k : knobTable()) choiceRows += k.kind == KnobKind::Choice || k.kind == KnobKind::ChoiceOrCores;
+    EXPECT_EQ(choiceRows, 9);
+}
+
+// A read-back (protocol::Applied holds the worker's words) by its knob's enum.
+TEST(KnobTable, ReadBacksReadAsTheirEnum) {
+    namespace S = pitlane::spec;
+    EXPECT_EQ(S::readBackOf<S::Grad>(std::string("no_grad")), S::Grad::NoGrad);
+    EXPECT_EQ(S::readBackOf<S::Grad>(std::nullopt), std::nullopt);
+    EXPECT_EQ(S::readBackOf(std::nullopt, S::Allocator::System), S::Allocator::System) << "absent: the fallback";
+    EXPECT_EQ(S::readBackOf(std::string("mimalloc"), S::Allocator::System), std::nullopt) << "unknown: nothing";
+    EXPECT_EQ(S::readBackOf<S::Affinity>(std::string("list")), S::Affinity::List);
 }

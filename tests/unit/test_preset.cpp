@@ -69,8 +69,8 @@ TEST_F(PresetTest, MinimalBundledPresetResolvesModelAndSidecarInput) {
     EXPECT_EQ(p.name, "mlp");  // defaults to the model
     ASSERT_EQ(p.arms.size(), 2u);
     EXPECT_EQ(p.arms[1].name, "B");
-    EXPECT_EQ(p.arms[1].knobs.grad, "enabled");
-    EXPECT_EQ(p.arms[1].knobs.mode, "eval");
+    EXPECT_EQ(p.arms[1].knobs.grad, pitlane::spec::Grad::Enabled);
+    EXPECT_EQ(p.arms[1].knobs.mode, pitlane::spec::Mode::Eval);
     EXPECT_EQ(p.run.iters, 20);
     EXPECT_EQ(p.run.block_iters, 10);
 }
@@ -190,13 +190,13 @@ TEST_F(PresetTest, AllocatorKnobNamesTheFieldAndTheAcceptedValues) {
     ok["arms"][0]["knobs"]["allocator"] = "jemalloc";
     ok["arms"][1]["knobs"]["allocator"] = "tcmalloc";
     const Preset p = parsePreset(ok, presetFile, modelDir);
-    EXPECT_EQ(p.arms[0].knobs.allocator, "jemalloc");
-    EXPECT_EQ(p.arms[1].knobs.allocator, "tcmalloc");
-    EXPECT_EQ(pitlane::spec::Knobs{}.allocator, "system");
+    EXPECT_EQ(p.arms[0].knobs.allocator, pitlane::spec::Allocator::Jemalloc);
+    EXPECT_EQ(p.arms[1].knobs.allocator, pitlane::spec::Allocator::Tcmalloc);
+    EXPECT_EQ(pitlane::spec::Knobs{}.allocator, pitlane::spec::Allocator::System);
     // Round trip through what the orchestrator sends to the worker.
     const auto again = pitlane::spec::parseKnobs(pitlane::spec::knobsToJson(p.arms[1].knobs),
                                                  "<configure>", "knobs");
-    EXPECT_EQ(again.allocator, "tcmalloc");
+    EXPECT_EQ(again.allocator, pitlane::spec::Allocator::Tcmalloc);
     EXPECT_EQ(pitlane::spec::knobsToJson(pitlane::spec::Knobs{}).value("allocator", ""),
               "system");
 }
@@ -230,8 +230,8 @@ TEST_F(PresetTest, TrainStepWorkloadNeedsGradEnabledAndAnUnfrozenModule) {
     ok["arms"][1]["knobs"] = {{"workload", "train_step"}, {"grad", "enabled"}, {"mode", "train"},
                               {"precision", "autocast_bf16"}};
     const Preset p = parsePreset(ok, presetFile, modelDir);
-    EXPECT_EQ(p.arms[1].knobs.workload, "train_step");
-    EXPECT_EQ(p.arms[0].knobs.workload, "inference");  // the default
+    EXPECT_EQ(p.arms[1].knobs.workload, pitlane::spec::Workload::TrainStep);
+    EXPECT_EQ(p.arms[0].knobs.workload, pitlane::spec::Workload::Inference);  // the default
     // Inference under no_grad / freeze stays fine.
     ok["arms"][1]["knobs"] = {{"workload", "inference"}, {"grad", "no_grad"}, {"jit", "freeze"}};
     EXPECT_NO_THROW(parsePreset(ok, presetFile, modelDir));
@@ -331,11 +331,11 @@ TEST_F(PresetTest, EveryGoodKnobValueIsAccepted) {
                              {"allocator", "jemalloc"}};
     const auto p = parsePreset(j, presetFile, modelDir);
     const auto& k = p.arms[1].knobs;
-    EXPECT_EQ(k.allocator, "jemalloc");
+    EXPECT_EQ(k.allocator, pitlane::spec::Allocator::Jemalloc);
     EXPECT_EQ(k.device, "cuda:1");
     EXPECT_EQ(k.batch_size, (std::vector<int>{1, 8}));
     EXPECT_TRUE(k.batchSweep());
-    EXPECT_EQ(k.affinity, "list");
+    EXPECT_EQ(k.affinity, pitlane::spec::Affinity::List);
     EXPECT_EQ(k.affinity_cores, (std::vector<int>{0, 1}));
     EXPECT_EQ(k.intra_op_threads, 2);
     ASSERT_TRUE(k.cudnn_benchmark.has_value());

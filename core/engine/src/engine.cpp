@@ -111,8 +111,8 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
                 t = torch::randint(0, 100, shape, torch::TensorOptions().dtype(dtype));
             else
                 t = torch::randn(shape).to(dtype);
-            if (knobs.precision == "half" && t.is_floating_point()) t = t.to(at::kHalf);
-            if (knobs.memory_format == "channels_last" && t.dim() == 4)
+            if (knobs.precision == spec::Precision::Half && t.is_floating_point()) t = t.to(at::kHalf);
+            if (knobs.memory_format == spec::MemoryFormat::ChannelsLast && t.dim() == 4)
                 t = t.contiguous(at::MemoryFormat::ChannelsLast);
             if (onHost && device.is_cuda()) t = t.pin_memory();
             out[v].push_back(t.to(target));
@@ -318,9 +318,9 @@ void Engine::Impl::readBackWorkload(json& a, const ConfigureState& s) {
     a["workload"] = trained ? "train_step" : "inference";
     w["tensor_peak_bytes"] = tensorCounters().peak.load();
     a["workload_state"] = w;
-    if (a["workload"] != knobs.workload)
+    if (a["workload"] != choiceName(knobs.workload))
         sink.warning("workload_not_applied",
-                     "workload \"" + knobs.workload + "\" requested, but the first iteration read "
+                     "workload \"" + choiceName(knobs.workload) + "\" requested, but the first iteration read "
                      "back as \"" + a["workload"].get<std::string>() + "\" (" + w.dump() + ")");
 }
 
@@ -380,9 +380,9 @@ bool Engine::Impl::checkSandbox(ConfigureState& s) {
     const bool on = s.sandbox.is_object() && s.sandbox.value("enabled", false);
     const json limit = s.sandbox.is_object() ? s.sandbox.value("memory_limit_bytes", json()) : json();
     std::string why;
-    if (on != (knobs.sandbox == "on"))
+    if (on != (knobs.sandbox == spec::Sandbox::On))
         why = "the worker was started with the sandbox " + std::string(on ? "on" : "off") +
-              " but the arm asks \"" + knobs.sandbox + "\" (start it with --sandbox " + knobs.sandbox + ")";
+              " but the arm asks \"" + choiceName(knobs.sandbox) + "\" (start it with --sandbox " + choiceName(knobs.sandbox) + ")";
     // A limit below the knob is the session's memory budget: its share when several workers
     // run at once (the arm carries that warning); above it, or none, is another configuration.
     else if (knobs.memory_limit_mb &&
@@ -391,7 +391,7 @@ bool Engine::Impl::checkSandbox(ConfigureState& s) {
               " but the worker's limit is " + (limit.is_number() ? limit.dump() + " bytes" : std::string("none")) +
               " (start it with --memory-limit-mb " + std::to_string(*knobs.memory_limit_mb) + ")";
     if (!why.empty()) {
-        const std::string knob = on != (knobs.sandbox == "on") ? "sandbox" : "memory_limit_mb";
+        const std::string knob = on != (knobs.sandbox == spec::Sandbox::On) ? "sandbox" : "memory_limit_mb";
         sink.error(code::kBadKnob, "knob " + knob + ": " + why, {{"knob", knob}, {"field", "knobs." + knob}});
         return false;
     }

@@ -9,15 +9,15 @@ using namespace detail;
 namespace {
 
 // Read-back of the JIT: what freeze really did to the forward graph, and the executor / fuser.
-void readBackJit(json& a, torch::jit::Module& module, const std::string& jitKnob) {
+void readBackJit(json& a, torch::jit::Module& module, spec::Jit jitKnob) {
     int nodes = 0, getattr = 0, mkldnn = 0;
     countNodes(module.get_method("forward").graph()->block(), nodes, getattr, mkldnn);
     // Frozen means the weights became graph constants: no parameter is left on the module and the
     // (inlined) forward reads no attribute.
     std::int64_t remainingParams = 0;
     for (const auto& p : module.parameters()) remainingParams += p.numel();
-    const bool frozen = jitKnob != "none" && getattr == 0 && remainingParams == 0;
-    a["jit"] = !frozen ? "none" : (jitKnob == "freeze_optimize" ? "freeze_optimize" : "freeze");
+    const bool frozen = jitKnob != spec::Jit::None && getattr == 0 && remainingParams == 0;
+    a["jit"] = frozen ? jitKnob : spec::Jit::None;
     a["jit_state"] = {{"graph_nodes", nodes},
                       {"getattr_nodes", getattr},
                       {"mkldnn_nodes", mkldnn},
@@ -49,7 +49,7 @@ void readBackPrecision(json& a, const ConfigureState& s) {
 }
 
 // Read-back of the affinity: the union of every thread's mask, and whether all threads agree.
-void readBackAffinity(json& a, const std::string& policy, const ConfigureState& s) {
+void readBackAffinity(json& a, spec::Affinity policy, const ConfigureState& s) {
     std::set<int> unionMask;
     bool uniform = true;
     std::vector<int> first;
@@ -107,7 +107,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     else a["batch_size"] = k.batch_size;
     const auto& firstIn = inputs[bs0].front().front().toTensor();
     a["memory_format"] = firstIn.dim() == 4 && firstIn.is_contiguous(at::MemoryFormat::ChannelsLast) &&
-                                 k.memory_format == "channels_last"
+                                 k.memory_format == spec::MemoryFormat::ChannelsLast
                              ? "channels_last"
                              : "contiguous";
     a["input_shapes"] = json::array();

@@ -19,18 +19,18 @@ json gradReadback(const at::Tensor& out) {
 }
 
 // The bad_knob message when malloc comes from another library than the allocator knob names.
-std::string allocatorMismatch(const std::string& requested, const std::string& mappedName,
+std::string allocatorMismatch(spec::Allocator requested, const std::string& mappedName,
                               const std::string& path, const char* preload) {
     std::string msg =
-        "allocator \"" + requested + "\" requested, but malloc in this worker comes from " +
+        "allocator \"" + choiceName(requested) + "\" requested, but malloc in this worker comes from " +
         (path.empty() ? std::string("an unknown library") : path) + " (" + mappedName + "): ";
-    if (requested == "system")
+    if (requested == spec::Allocator::System)
         msg += "another allocator was preloaded from outside (LD_PRELOAD=" +
                std::string(preload ? preload : "") +
                "); unset LD_PRELOAD or set the allocator knob to what you preload";
     else
         msg += "the worker must be started with " +
-               std::string(requested == "jemalloc" ? "libjemalloc.so.2"
+               std::string(requested == spec::Allocator::Jemalloc ? "libjemalloc.so.2"
                                                    : "libtcmalloc_minimal.so.4") +
                " preloaded (LD_PRELOAD); pitlane does that when it starts the worker for "
                "this knob";
@@ -106,14 +106,14 @@ bool Engine::Impl::checkAllocator(ConfigureState& s) {
     const auto& k = knobs;
     s.allocator = mappedAllocator();
     const json& allocator = s.allocator;
-    if (allocator["name"] == k.allocator) return true;
+    if (allocator["name"] == choiceName(k.allocator)) return true;
     const std::string mappedName = allocator["name"];
     const std::string path = allocator["path"];
     const char* preload = std::getenv("LD_PRELOAD");
     sink.error(code::kBadKnob, allocatorMismatch(k.allocator, mappedName, path, preload),
                {{"knob", "allocator"},
                 {"field", "knobs.allocator"},
-                {"requested", k.allocator},
+                {"requested", choiceName(k.allocator)},
                 {"mapped", mappedName},
                 {"path", path},
                 {"ld_preload", preload ? preload : ""}});
@@ -164,7 +164,7 @@ bool Engine::Impl::applyAffinity(ConfigureState& s) {
     const int intra = s.intra = k.intra_op_threads.value_or(
         std::max(1, static_cast<int>(allowed.size()) / workerCount));
     std::vector<int> pin;
-    if (k.affinity == "list") {
+    if (k.affinity == spec::Affinity::List) {
         for (int c : k.affinity_cores)
             if (std::find(allowed.begin(), allowed.end(), c) == allowed.end()) {
                 std::ostringstream os;
@@ -180,8 +180,8 @@ bool Engine::Impl::applyAffinity(ConfigureState& s) {
             pin = std::vector<int>(pin.begin() + long(per * workerIndex),
                                    pin.begin() + long(per * (workerIndex + 1)));
         }
-    } else if (k.affinity == "compact" || k.affinity == "spread") {
-        const auto all = coresForPolicy(k.affinity, intra * workerCount, allowed);
+    } else if (k.affinity == spec::Affinity::Compact || k.affinity == spec::Affinity::Spread) {
+        const auto all = coresForPolicy(choiceName(k.affinity), intra * workerCount, allowed);
         if (int(all.size()) >= intra * workerCount)
             pin.assign(all.begin() + intra * workerIndex, all.begin() + intra * (workerIndex + 1));
         else
@@ -303,11 +303,11 @@ bool Engine::Impl::applyModePrecisionFormat(ConfigureState& s) {
         s.training = false;
         return true;
     }
-    module.train(k.mode == "train");
+    module.train(k.mode == spec::Mode::Train);
     s.training = module.is_training();
     try {
-        if (k.precision == "half") module.to(at::kHalf);
-        if (k.memory_format == "channels_last") {
+        if (k.precision == spec::Precision::Half) module.to(at::kHalf);
+        if (k.memory_format == spec::MemoryFormat::ChannelsLast) {
             torch::NoGradGuard ng;
             for (auto p : module.parameters())
                 if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
@@ -322,18 +322,18 @@ bool Engine::Impl::applyModePrecisionFormat(ConfigureState& s) {
 // 8. JIT freeze / optimize_for_inference.
 bool Engine::Impl::freezeOptimize(ConfigureState& s) {
     const auto& k = knobs;
-    if (k.jit == "none") return true;
+    if (k.jit == spec::Jit::None) return true;
     auto t0 = Clock::now();
     try {
         module = torch::jit::freeze(module);
         s.loaded["freeze_ms"] = msSince(t0);
-        if (k.jit == "freeze_optimize") {
+        if (k.jit == spec::Jit::FreezeOptimize) {
             t0 = Clock::now();
             module = torch::jit::optimize_for_inference(module);
             s.loaded["optimize_ms"] = msSince(t0);
         }
     } catch (const std::exception& e) {
-        sink.error(code::kJitFailed, "jit \"" + k.jit + "\" failed: " + torchReason(e),
+        sink.error(code::kJitFailed, "jit \"" + choiceName(k.jit) + "\" failed: " + torchReason(e),
                    {{"knob", "jit"}});
         return false;
     }
@@ -356,7 +356,7 @@ bool Engine::Impl::makeFirstInputs(const ConfigureState& s) {
     }
     bool any4d = false;
     for (const auto& in : inputSpecs) any4d |= in.shape.size() + (in.batch_dim ? 1 : 0) == 4;
-    if (k.memory_format == "channels_last" && !any4d)
+    if (k.memory_format == spec::MemoryFormat::ChannelsLast && !any4d)
         sink.warning("knob_not_applicable",
                      "memory_format channels_last applies to 4-D (NCHW) inputs only; this "
                      "model's input is not 4-D, so it stays contiguous");
@@ -397,7 +397,7 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
         const std::string errorCode = classifyForwardError(reason);
         sink.error(errorCode,
                    std::string(trainStepWorkload() ? "train step" : "forward") +
-                       " failed with input " + shapes.str() + "(precision " + k.precision +
+                       " failed with input " + shapes.str() + "(precision " + choiceName(k.precision) +
                        "): " + reason + oomNote(errorCode),
                    {{"torch", std::string(e.what()).substr(0, 4000)}});
         return false;
@@ -407,7 +407,7 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
                               {"dtype", dtypeName(s.out.scalar_type())}};
     }
     s.loaded["input"] = spec::inputsToJson(inputSpecs);
-    if (k.precision.rfind("autocast", 0) == 0) {
+    if (k.precision == spec::Precision::AutocastBf16 || k.precision == spec::Precision::AutocastFp16) {
         // After the first forward (its cold cost is measured without the observer).
         std::map<std::string, int> census;
         tCensus = &census;

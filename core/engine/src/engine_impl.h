@@ -145,9 +145,9 @@ inline void countNodes(torch::jit::Block* block, int& total, int& getattr, int& 
 // The grad-mode knob as an RAII scope around every forward (thread-local in torch).
 class GradScope {
 public:
-    explicit GradScope(const std::string& grad) {
-        if (grad == "no_grad") noGrad_ = std::make_unique<torch::NoGradGuard>();
-        if (grad == "inference_mode") inference_ = std::make_unique<c10::InferenceMode>(true);
+    explicit GradScope(spec::Grad grad) {
+        if (grad == spec::Grad::NoGrad) noGrad_ = std::make_unique<torch::NoGradGuard>();
+        if (grad == spec::Grad::InferenceMode) inference_ = std::make_unique<c10::InferenceMode>(true);
     }
 
 private:
@@ -186,9 +186,9 @@ inline void setAutocast(bool cuda, bool enabled, at::ScalarType dtype) {
 // either device; autocast_fp16 is CUDA only (validation refuses it on cpu).
 class AutocastScope {
 public:
-    AutocastScope(const std::string& precision, bool cudaDevice) {
-        if (precision == "autocast_bf16") enter(cudaDevice, at::kBFloat16);
-        else if (precision == "autocast_fp16") enter(true, at::kHalf);
+    AutocastScope(spec::Precision precision, bool cudaDevice) {
+        if (precision == spec::Precision::AutocastBf16) enter(cudaDevice, at::kBFloat16);
+        else if (precision == spec::Precision::AutocastFp16) enter(true, at::kHalf);
     }
     ~AutocastScope() {
         if (!active_) return;
@@ -299,7 +299,7 @@ struct Engine::Impl {
 
     std::vector<std::vector<c10::IValue>> makeInputs(int batch, bool onHost);
     c10::IValue forward(const std::vector<c10::IValue>& in);
-    bool trainStepWorkload() const { return knobs.workload == "train_step"; }
+    bool trainStepWorkload() const { return knobs.workload == spec::Workload::TrainStep; }
     // One training step (engine.cpp): forward under the precision's autocast, loss = mean of the
     // first output tensor in float32, backward outside autocast, p -= lr * p.grad under
     // NoGradGuard, grads set to None. Throws when the output has no grad path. `rb` (the first

@@ -198,7 +198,7 @@ bool Engine::profileBlock(const json& cmd) {
     try {
         GradScope g(d.knobs.grad);
         const bool train = d.trainStepWorkload();
-        AutocastScope ac(train ? std::string("fp32") : d.knobs.precision, cuda);
+        AutocastScope ac(train ? spec::Precision::Fp32 : d.knobs.precision, cuda);
         prof::prepareProfiler(config, activities);
         prof::enableProfiler(config, activities);
         try {

@@ -145,7 +145,7 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
         // train_step enters autocast around each step's forward only (trainStep): backward and
         // the update run outside it, and the cast-weight cache is dropped as the weights change.
         const bool train = trainStepWorkload();
-        AutocastScope ac(train ? std::string("fp32") : knobs.precision, device.is_cuda());
+        AutocastScope ac(train ? spec::Precision::Fp32 : knobs.precision, device.is_cuda());
         for (int i = 0;; ++i) {
             if (iters > 0 && i >= iters) break;
             if (stopRequested()) break;

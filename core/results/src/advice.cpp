@@ -61,7 +61,7 @@ ArmCtx context(const RunResult& run, std::size_t i) {
     // core of the machine as the arm's.
     for (const auto& ap : applied) {
         c.threads += ap.intra_op_threads.value_or(1);
-        const bool listed = a.knobs.affinity == "list" && ap.affinity_policy == "list";
+        const bool listed = a.knobs.affinity == spec::Affinity::List && spec::readBackOf<spec::Affinity>(ap.affinity_policy) == spec::Affinity::List;
         const std::vector<int> mask = listed ? a.knobs.affinity_cores : ap.affinity.value_or(std::vector<int>{});
         cores.insert(mask.begin(), mask.end());
     }

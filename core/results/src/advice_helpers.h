@@ -96,6 +96,8 @@ inline bool profilingExecutor(const ArmCtx& c) {
     return js && js->profiling_executor.value_or(false);
 }
 
-inline bool inference(const ArmCtx& c) { return c.applied().workload.value_or("inference") == "inference"; }
+inline bool inference(const ArmCtx& c) {
+    return spec::readBackOf(c.applied().workload, spec::Workload::Inference) == spec::Workload::Inference;
+}
 
 }  // namespace pitlane::results::advice_detail

@@ -16,13 +16,18 @@
 namespace pitlane::results::advice_detail {
 namespace {
 
+// The affinity read back as none, or not read back (a worker older than the read-back).
+bool unpinned(const std::optional<std::string>& policy) {
+    return spec::readBackOf(policy, spec::Affinity::None) == spec::Affinity::None;
+}
+
 // --- Latency: the time of one iteration -------------------------------------------------------
 
 // Convolution, batch-norm and activation operators run one by one (and convolutions possibly on
 // ATen's fallback instead of oneDNN): freezing folds batch-norm into the convolutions and
 // optimize_for_inference fuses them on oneDNN with prepacked weights.
 void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || !c.hasProfile() || c.applied().jit == "freeze_optimize") return;
+    if (!inference(c) || !c.hasProfile() || spec::readBackOf<spec::Jit>(c.applied().jit) == spec::Jit::FreezeOptimize) return;
     const auto fusable = opsMatching(c, [](const std::string& n) {
         return isConv(n) || isBatchNorm(n) || isActivation(n);
     });
@@ -42,7 +47,7 @@ void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
     if (slow.total > 0)
         a.evidence += "; " + ms(slow.total) + " of it in aten::_slow_conv2d_forward, ATen's fallback that does not use oneDNN";
     a.evidence += ". torch.jit.freeze folds batch-norm into the convolutions; optimize_for_inference runs them fused on oneDNN with prepacked weights";
-    if (c.applied().mode != "eval") a.change["mode"] = "eval";  // freezing needs eval
+    if (spec::readBackOf<spec::Mode>(c.applied().mode) != spec::Mode::Eval) a.change["mode"] = spec::Mode::Eval;  // freezing needs eval
     a.change["jit"] = "freeze_optimize";
     out.push_back(std::move(a));
 }
@@ -50,7 +55,7 @@ void fuseForInference(const ArmCtx& c, std::vector<Advice>& out) {
 // Train mode: batch-norm computes batch statistics and updates its running ones, dropout draws a
 // mask, on every inference call.
 void trainModeLayers(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || c.applied().mode != "train") return;
+    if (!inference(c) || spec::readBackOf<spec::Mode>(c.applied().mode) != spec::Mode::Train) return;
     auto a = make(c, "train_mode_layers", AdviceTier::Latency, "Put the model in eval mode");
     a.change["mode"] = "eval";
     a.metric = "profile_share";
@@ -74,7 +79,7 @@ void trainModeLayers(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Autograd records a graph on every inference call and keeps activations alive for it.
 void autogradInInference(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!inference(c) || c.applied().grad != "enabled") return;
+    if (!inference(c) || spec::readBackOf<spec::Grad>(c.applied().grad) != spec::Grad::Enabled) return;
     const auto& gs = c.applied().grad_state;
     if (gs && gs->output_requires_grad == false) return;
     auto a = make(c, "autograd_in_inference", AdviceTier::Latency,
@@ -106,7 +111,7 @@ void threadsOversubscribed(const ArmCtx& c, std::vector<Advice>& out) {
     if (c.involuntary_per_iter >= 0)
         a.evidence += fmt("; %.1f involuntary context switches per iteration", c.involuntary_per_iter);
     a.change["intra_op_threads"] = std::max(1, c.allowed_cores / std::max(1, c.workers));
-    if (c.workers > 1 && c.applied().affinity_policy.value_or("none") == "none") a.change["affinity"] = "compact";
+    if (c.workers > 1 && unpinned(c.applied().affinity_policy)) a.change["affinity"] = spec::Affinity::Compact;
     out.push_back(std::move(a));
 }
 
@@ -147,7 +152,7 @@ void processesDisagreeOnThreads(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Unpinned threads moved between cores or preempted: caches go cold, barriers wait.
 void unpinnedMigrations(const ArmCtx& c, std::vector<Advice>& out) {
-    if (c.applied().affinity_policy.value_or("none") != "none") return;
+    if (!unpinned(c.applied().affinity_policy)) return;
     // Migrations, not preemptions, are what pinning removes: a busy machine preempts pinned
     // threads too, so involuntary switches are only reported alongside.
     if (c.migrations_per_iter < kAdviceMigrationsPerIter) return;
@@ -190,7 +195,7 @@ void referenceBlas(const ArmCtx& c, std::vector<Advice>& out) {
 // glibc malloc hands big blocks back to the kernel and faults them in again every iteration.
 void pageFaults(const ArmCtx& c, std::vector<Advice>& out) {
     const double faults = minorFaultsPerIter(c.arm());
-    if (faults < kFaultsPerIterWarn || c.applied().allocator.value_or("system") != "system") return;
+    if (faults < kFaultsPerIterWarn || spec::readBackOf(c.applied().allocator, spec::Allocator::System) != spec::Allocator::System) return;
     auto a = make(c, "page_faults", AdviceTier::Latency, "Use jemalloc (allocator = jemalloc)");
     a.change["allocator"] = "jemalloc";
     a.metric = "minor_faults_per_iter";

@@ -29,11 +29,13 @@ const ArmResult* sibling(const RunResult& run, std::size_t self, const char* key
 
 // bf16 / half / channels_last measured slower than fp32 / contiguous; or bf16 on a CPU without
 // native bf16 instructions.
-void slowerFormat(const ArmCtx& c, const char* key, const std::optional<std::string>& applied, const char* good,
-                  std::vector<Advice>& out) {
-    const std::string mine = applied.value_or(good);
-    if (mine == good || c.median_ns <= 0) return;
-    const bool bf16 = mine.find("bf16") != std::string::npos;
+template <class E>
+void slowerFormat(const ArmCtx& c, const std::optional<std::string>& applied, E goodValue, std::vector<Advice>& out) {
+    if (spec::readBackOf(applied, goodValue) == goodValue || c.median_ns <= 0) return;
+    const char* key = spec::ChoiceKnob<E>::knob;
+    const std::string& good = spec::choiceName(goodValue);
+    const std::string mine = *applied;
+    const bool bf16 = spec::readBackOf<spec::Precision>(applied) == spec::Precision::AutocastBf16;
     const auto flags = c.environment().value("cpu_flags", json::array());
     const bool cpu = c.applied().device.value_or("cpu") == "cpu";
     const bool knownFlags = flags.is_array() && !flags.empty();
@@ -43,8 +45,8 @@ void slowerFormat(const ArmCtx& c, const char* key, const std::optional<std::str
     auto a = make(c, std::string(key) == "precision" ? "slower_than_fp32" : "slower_than_contiguous",
                   AdviceTier::Latency,
                   std::string("Go back to ") + key + " = " + good);
-    a.change[key] = good;
-    if (const auto* sib = sibling(*c.run, c.index, key, good)) {
+    a.change[key] = goodValue;
+    if (const auto* sib = sibling(*c.run, c.index, key, good.c_str())) {
         const double other = stats::median(sib->latencies(sib->batch_size));
         const double ratio = c.median_ns / other;
         if (!(ratio >= kAdviceSlowerRatio)) return;
@@ -88,7 +90,7 @@ void hostCopies(const ArmCtx& c, std::vector<Advice>& out) {
     a.evidence = ms(copies.total) + " of " + ms(c.profile_total_ms) + " per profiled iteration (" + pct(share) +
                  ") in copy and conversion operators (" + copies.names() + ")";
     const auto& ap = c.applied();
-    const std::string precision = ap.precision.value_or("fp32");
+    const auto precision = spec::readBackOf(ap.precision, spec::Precision::Fp32);
     if (ap.input_on_host.value_or(false)) {
         a.title = "Create the input on the device (input_on_host = false)";
         a.change["input_on_host"] = false;
@@ -96,17 +98,17 @@ void hostCopies(const ArmCtx& c, std::vector<Advice>& out) {
     } else if (ap.host_sync_each_iter.value_or(false)) {
         a.title = "Stop copying the output to the host every iteration (host_sync_each_iter = false)";
         a.change["host_sync_each_iter"] = false;
-    } else if (precision.rfind("autocast", 0) == 0) {
+    } else if (precision == spec::Precision::AutocastBf16 || precision == spec::Precision::AutocastFp16) {
         // The casts autocast makes every call; not worth undoing when the arm is measured faster
         // than its fp32 sibling.
         if (const auto* sib = sibling(*c.run, c.index, "precision", "fp32"))
             if (c.median_ns < stats::median(sib->latencies(sib->batch_size))) return;
         a.title = "Try fp32: autocast casts weights and activations every call";
-        a.change["precision"] = "fp32";
-        a.evidence += ": autocast " + precision + " casts every weight and activation on every call";
-    } else if (ap.memory_format == "channels_last") {
+        a.change["precision"] = spec::Precision::Fp32;
+        a.evidence += ": autocast " + *ap.precision + " casts every weight and activation on every call";
+    } else if (spec::readBackOf<spec::MemoryFormat>(ap.memory_format) == spec::MemoryFormat::ChannelsLast) {
         a.title = "Try the contiguous memory format";
-        a.change["memory_format"] = "contiguous";
+        a.change["memory_format"] = spec::MemoryFormat::Contiguous;
     } else {
         a.action = "the arm's trace (--trace) shows which calls copy; a model that converts its input on every "
                    "call (.to(), .contiguous()) should get it in the right form";
@@ -209,8 +211,8 @@ void variableShapes(const ArmCtx& c, std::vector<Advice>& out) {
 }  // namespace
 
 void formatAndStartupRules(const ArmCtx& c, std::vector<Advice>& out) {
-    slowerFormat(c, "precision", c.applied().precision, "fp32", out);
-    slowerFormat(c, "memory_format", c.applied().memory_format, "contiguous", out);
+    slowerFormat(c, c.applied().precision, spec::Precision::Fp32, out);
+    slowerFormat(c, c.applied().memory_format, spec::MemoryFormat::Contiguous, out);
     hostCopies(c, out);
     batchOneLowCoreUse(c, out);
     coldStartProfiling(c, out);

@@ -20,7 +20,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
 
 std::vector<std::string> processWarnings(const ArmResult& arm) {
     std::vector<std::string> out;
-    const bool systemAllocator = arm.applied.allocator.value_or("system") == "system";
+    const bool systemAllocator = spec::readBackOf(arm.applied.allocator, spec::Allocator::System) == spec::Allocator::System;
     const std::string tryAllocator =
         systemAllocator
             ? "add an arm with the knob allocator \"jemalloc\" or \"tcmalloc\" and compare (an "

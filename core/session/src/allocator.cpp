@@ -92,9 +92,9 @@ AllocatorLaunch locate(const Library& lib) {
 
 }  // namespace
 
-AllocatorLaunch allocatorLaunch(const std::string& allocator) {
-    if (allocator == "system") return {};
-    if (allocator == "jemalloc") {
+AllocatorLaunch allocatorLaunch(spec::Allocator allocator) {
+    if (allocator == spec::Allocator::System) return {};
+    if (allocator == spec::Allocator::Jemalloc) {
         AllocatorLaunch launch = locate(kJemalloc);
         // PyTorch's CPU launcher, torch/backends/xeon/run_cpu.py (set_memory_allocator, for
         // --enable-jemalloc; the same in Debian's 1.13 and in pytorch/pytorch main), sets
@@ -111,7 +111,11 @@ AllocatorLaunch allocatorLaunch(const std::string& allocator) {
                 "dirty_decay_ms:-1,muzzy_decay_ms:-1");
         return launch;
     }
-    if (allocator == "tcmalloc") return locate(kTcmalloc);
+    return locate(kTcmalloc);
+}
+
+AllocatorLaunch allocatorLaunch(const std::string& allocator) {
+    if (const auto known = spec::choiceFromName<spec::Allocator>(allocator)) return allocatorLaunch(*known);
     AllocatorLaunch bad;
     bad.error =
         QStringLiteral("unknown allocator \"%1\" (expected one of system, jemalloc, tcmalloc)")

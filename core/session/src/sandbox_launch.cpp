@@ -91,7 +91,7 @@ MemoryBudget memoryBudget(int workersAtOnce) {
 
 QStringList sandboxArguments(const spec::Knobs& knobs, const QString& scratch, const QStringList& readable,
                              const MemoryBudget& budget) {
-    const bool on = knobs.sandbox == "on";
+    const bool on = knobs.sandbox == spec::Sandbox::On;
     QStringList args{QStringLiteral("--sandbox"), on ? QStringLiteral("on") : QStringLiteral("off")};
     if (on && !scratch.isEmpty()) args << QStringLiteral("--scratch") << scratch;
     if (on)

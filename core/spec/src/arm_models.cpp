@@ -47,7 +47,7 @@ std::string modelLabel(const std::string& modelPath) { return fs::path(modelPath
 void applyFormatDefaults(Knobs& k, const json& knobsJson, const std::string& format) {
     // A package runs under c10::InferenceMode (what AOTInductor's runner expects): left out,
     // the grad knob is what the package gets, not torch's default.
-    if (format == kFormatAoti && !written(knobsJson, "grad")) k.grad = "inference_mode";
+    if (format == kFormatAoti && !written(knobsJson, "grad")) k.grad = Grad::InferenceMode;
 }
 
 std::string knobNotForFormat(const std::string& knob, const std::string& format) {
@@ -74,23 +74,23 @@ void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelForma
     auto refuse = [&](const char* knob, const std::string& reason) {
         errors.emplace_back(where, prefix + "." + knob, reason);
     };
-    if (k.mode != "eval") refuse("mode", pkg + "mode \"" + k.mode + "\" cannot apply (it was exported in eval mode; leave mode out or write \"eval\")");
-    if (written(knobsJson, "grad") && k.grad != "inference_mode")
-        refuse("grad", pkg + "it runs under inference_mode, so grad \"" + k.grad +
+    if (k.mode != Mode::Eval) refuse("mode", pkg + "mode \"" + choiceName(k.mode) + "\" cannot apply (it was exported in eval mode; leave mode out or write \"eval\")");
+    if (written(knobsJson, "grad") && k.grad != Grad::InferenceMode)
+        refuse("grad", pkg + "it runs under inference_mode, so grad \"" + choiceName(k.grad) +
                            "\" cannot apply (leave grad out: it is read back as inference_mode)");
-    if (k.jit != "none")
-        refuse("jit", pkg + "jit \"" + k.jit + "\" is a TorchScript pass (freeze / optimize_for_inference); AOTInductor already compiled and froze it");
-    if (k.precision != "fp32")
-        refuse("precision", pkg + "its dtypes were fixed when it was compiled, so precision \"" + k.precision +
+    if (k.jit != Jit::None)
+        refuse("jit", pkg + "jit \"" + choiceName(k.jit) + "\" is a TorchScript pass (freeze / optimize_for_inference); AOTInductor already compiled and froze it");
+    if (k.precision != Precision::Fp32)
+        refuse("precision", pkg + "its dtypes were fixed when it was compiled, so precision \"" + choiceName(k.precision) +
                                 "\" cannot apply (export a bf16 / fp16 model, or compile under autocast, instead)");
-    if (k.memory_format != "contiguous")
+    if (k.memory_format != MemoryFormat::Contiguous)
         refuse("memory_format", pkg + "its layouts were fixed when it was compiled, so memory_format \"" +
-                                    k.memory_format + "\" cannot apply");
+                                    choiceName(k.memory_format) + "\" cannot apply");
     if (written(knobsJson, "profiling_executor"))
         refuse("profiling_executor", pkg + "the TorchScript executor does not run it");
     if (written(knobsJson, "fuser")) refuse("fuser", pkg + "the TorchScript fuser does not run it");
-    if (k.workload != "inference")
-        refuse("workload", pkg + "it has no backward, so workload \"" + k.workload + "\" cannot run");
+    if (k.workload != Workload::Inference)
+        refuse("workload", pkg + "it has no backward, so workload \"" + choiceName(k.workload) + "\" cannot run");
     if (k.cuda_graph)
         refuse("cuda_graph", pkg + "cuda_graph captures a TorchScript forward; a package's launches are not captured");
     // What the package says about itself.

@@ -3,7 +3,10 @@
 #include "pitlane/spec/knob_table.h"
 #include "knob_limits.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
+#include <stdexcept>
 
 namespace pitlane::spec {
 
@@ -49,14 +52,14 @@ json getBatch(const Knobs& k) {
 void setAffinity(Knobs& k, const json& v) {
     k.affinity_cores.clear();
     if (v.is_array()) {
-        k.affinity = "list";
+        k.affinity = Affinity::List;
         k.affinity_cores = v.get<std::vector<int>>();
     } else {
-        k.affinity = v.get<std::string>();
+        k.affinity = v.get<Affinity>();
     }
 }
 json getAffinity(const Knobs& k) {
-    return k.affinity == "list" ? json(k.affinity_cores) : json(k.affinity);
+    return k.affinity == Affinity::List ? json(k.affinity_cores) : json(k.affinity);
 }
 
 const std::string kNeedsCuda = "Changes nothing without a CUDA device.";
@@ -209,6 +212,43 @@ const KnobInfo* findKnob(const std::string& name) {
         if (k.name == name) return &k;
     return nullptr;
 }
+
+namespace detail {
+
+namespace {
+// Each choice knob's names in enum order (knob_choices.h): the row's choices, and "list" after
+// affinity's placements.
+const std::vector<std::string>& choiceNames(const char* knob, int count) {
+    static const std::map<std::string, std::vector<std::string>> names = [] {
+        std::map<std::string, std::vector<std::string>> m;
+        for (const auto& k : knobTable())
+            if (k.kind == KnobKind::Choice || k.kind == KnobKind::ChoiceOrCores) m[k.name] = k.choices;
+        m["affinity"].push_back("list");
+        return m;
+    }();
+    const auto it = names.find(knob);
+    if (it == names.end() || int(it->second.size()) != count)
+        throw std::logic_error(std::string("knob_choices.h: the enum of knob \"") + knob +
+                               "\" does not match its row of the knob table");
+    return it->second;
+}
+}  // namespace
+
+const std::string& choiceName(const char* knob, int index, int count) {
+    const auto& n = choiceNames(knob, count);
+    if (index < 0 || index >= count)
+        throw std::logic_error(std::string("knob \"") + knob + "\": no value " + std::to_string(index));
+    return n[std::size_t(index)];
+}
+
+std::optional<int> choiceIndex(const char* knob, const std::string& name, int count) {
+    const auto& n = choiceNames(knob, count);
+    const auto it = std::find(n.begin(), n.end(), name);
+    if (it == n.end()) return std::nullopt;
+    return int(it - n.begin());
+}
+
+}  // namespace detail
 
 const std::vector<std::string>& knobGroups() {
     static const std::vector<std::string> groups = [] {

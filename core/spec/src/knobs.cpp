@@ -148,20 +148,20 @@ const std::vector<KnobRule>& knobRules() {
     static const std::vector<KnobRule> rules = {
         {{"jit", "mode"}, "jit",
          [](const Knobs& k) -> std::string {
-             if (k.jit == "none" || k.mode != "train") return {};
-             return "jit \"" + k.jit + "\" needs mode \"eval\" (torch::jit::freeze only freezes "
+             if (k.jit == Jit::None || k.mode != Mode::Train) return {};
+             return "jit \"" + choiceName(k.jit) + "\" needs mode \"eval\" (torch::jit::freeze only freezes "
                     "modules in eval mode)";
          }},
         {{"workload", "grad"}, "workload",
          [](const Knobs& k) -> std::string {
-             if (k.workload != "train_step" || k.grad == "enabled") return {};
-             return "workload \"train_step\" needs grad \"enabled\": under grad \"" + k.grad +
+             if (k.workload != Workload::TrainStep || k.grad == Grad::Enabled) return {};
+             return "workload \"train_step\" needs grad \"enabled\": under grad \"" + choiceName(k.grad) +
                     "\" autograd records no graph, so there is nothing to backpropagate";
          }},
         {{"workload", "jit"}, "workload",
          [](const Knobs& k) -> std::string {
-             if (k.workload != "train_step" || k.jit == "none") return {};
-             return "workload \"train_step\" needs jit \"none\": jit \"" + k.jit +
+             if (k.workload != Workload::TrainStep || k.jit == Jit::None) return {};
+             return "workload \"train_step\" needs jit \"none\": jit \"" + choiceName(k.jit) +
                     "\" freezes the weights into graph constants, so the module has no "
                     "parameters left to train";
          }},
@@ -190,7 +190,7 @@ const std::vector<KnobRule>& knobRules() {
          }},
         {{"precision", "device"}, "precision",
          [](const Knobs& k) -> std::string {
-             return k.precision == "autocast_fp16" && k.device == "cpu"
+             return k.precision == Precision::AutocastFp16 && k.device == "cpu"
                         ? "autocast_fp16 is a CUDA autocast; on the CPU use autocast_bf16"
                         : "";
          }},

@@ -172,9 +172,9 @@ void checkServingArms(const Preset& p, Errors& errs) {
         if (k.batch_size != std::vector<int>{1})
             errs.add(f + "batch_size", "in a serving preset the batcher forms the batches from single "
                                        "requests: leave batch_size at 1 and set max_batch");
-        if (k.workload != "inference")
+        if (k.workload != Workload::Inference)
             errs.add(f + "workload", "a serving preset serves inference requests: workload \"" +
-                                         k.workload + "\" cannot be served");
+                                         choiceName(k.workload) + "\" cannot be served");
         if (p.serving.arrival == "closed")
             for (int c : p.serving.clients)
                 if (c < k.workers)

@@ -7,7 +7,7 @@
 
 namespace pitlane::widgets {
 
-CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU utilization per core"), parent) {
+CpuUtilPlot::CpuUtilPlot(QWidget* parent) : TimePlot(tr("CPU per core"), parent) {
     // A process's dot can pass 100 (350 = three and a half cores busy): the legend's key says
     // so, and the tooltip (issue 27: an axis to 350 % with no word of why).
     yAxis->setLabel(tr("busy %"));
@@ -88,9 +88,9 @@ void CpuUtilPlot::ensureSeries(int cores) {
     series_.clear();
     cores_ = cores;
     const int n = cores <= kPerCoreLimit ? cores : 2;
-    setTitle(cores <= kPerCoreLimit
-                 ? tr("CPU utilization · %n core(s)", nullptr, cores)
-                 : tr("CPU · mean of %1 cores (thick), busiest (thin)").arg(cores));
+    // Short: the title shares its row with the legend, and a longer one was cut at 1366x768.
+    setTitle(cores <= kPerCoreLimit ? (cores == 1 ? tr("CPU · 1 core") : tr("CPU · %1 cores").arg(cores))
+                                    : tr("CPU · %1 cores: mean, busiest").arg(cores));
     for (int k = 0; k < n; ++k) {
         auto* g = addGraph();
         g->setName(cores <= kPerCoreLimit

@@ -4,6 +4,8 @@
 // allocator after it started; it only reads back what is mapped (engine/system.h,
 // mappedAllocator) and fails its configure with `bad_knob` when that is not what was asked.
 // QtCore only.
+#include "pitlane/spec/knob_choices.h"
+
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
@@ -22,7 +24,9 @@ struct AllocatorLaunch {
 // libjemalloc.so.2 (Debian package libjemalloc2), tcmalloc libtcmalloc_minimal.so.4 (Debian
 // package libtcmalloc-minimal4), looked up in /usr/lib/<multiarch>, /lib/<multiarch>, /usr/lib,
 // /usr/local/lib/<multiarch> and /usr/local/lib; $PITLANE_JEMALLOC / $PITLANE_TCMALLOC (a path)
-// replace that search. An unknown name gives an error.
+// replace that search.
+AllocatorLaunch allocatorLaunch(spec::Allocator allocator);
+// The same by the knob's name (the window's choices); an unknown name gives an error.
 AllocatorLaunch allocatorLaunch(const std::string& allocator);
 
 // `env` with `launch` applied: the library is put in front of an existing LD_PRELOAD (so its

@@ -5,7 +5,8 @@
 // builds one control per row, grouped and ordered as here, with the row's label, help and the
 // reason it is disabled), `pitlane-cli knobs` and the generated table of docs/KNOBS.md (a test
 // fails when the doc and the table differ). Adding a knob: a field in spec::Knobs, a row in
-// knob_table.cpp, its apply/read-back in core/engine, a test. No Qt, no torch.
+// knob_table.cpp (a choice knob: also its enum in knob_choices.h, values in the row's order),
+// its apply/read-back in core/engine, a test. No Qt, no torch.
 #include "pitlane/spec/preset.h"
 
 #include <string>

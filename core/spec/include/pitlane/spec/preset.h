@@ -1,6 +1,7 @@
 #pragma once
 // Presets and arm specs: parsing and validation with errors that name the file, the field and the
 // reason. No Qt, no torch: used by the CLI, the window and the worker alike.
+#include "pitlane/spec/knob_choices.h"
 #include "pitlane/spec/model_file.h"
 
 #include <nlohmann/json.hpp>
@@ -43,17 +44,18 @@ struct InputSpec {
 // Every knob of an arm (names fixed by CONTRACT.md). Optional = "leave torch's default".
 struct Knobs {
     std::string device = "cpu";  // "cpu" or "cuda:N"
-    std::string mode = "eval";
-    std::string grad = "enabled";
-    std::string jit = "none";
-    std::string precision = "fp32";
+    // The choice knobs are enums (knob_choices.h); choiceName gives the name presets use.
+    Mode mode = Mode::Eval;
+    Grad grad = Grad::Enabled;
+    Jit jit = Jit::None;
+    Precision precision = Precision::Fp32;
     std::vector<int> batch_size = {1};
     std::optional<int> intra_op_threads;  // default: number of allowed cores
     int inter_op_threads = 1;
-    std::string affinity = "none";   // none | compact | spread | list
-    std::vector<int> affinity_cores;  // when affinity == "list"
+    Affinity affinity = Affinity::None;  // none | compact | spread | List (the cores below)
+    std::vector<int> affinity_cores;     // when affinity == Affinity::List
     std::optional<bool> cudnn_enabled, cudnn_benchmark, cudnn_deterministic, allow_tf32;
-    std::string memory_format = "contiguous";
+    MemoryFormat memory_format = MemoryFormat::Contiguous;
     int workers = 1;
     bool host_sync_each_iter = false;
     bool input_on_host = false;
@@ -65,14 +67,14 @@ struct Knobs {
     // Heap allocator of the worker process: "system" (glibc malloc), "jemalloc", "tcmalloc".
     // Applied by the orchestrator (LD_PRELOAD when it starts the worker, session/allocator.h);
     // the worker reads back from /proc/self/maps what is really mapped.
-    std::string allocator = "system";
+    Allocator allocator = Allocator::System;
     // What one measured iteration is: "inference" (a forward) or "train_step" (forward, loss =
     // mean of the first output tensor, backward, SGD p -= 1e-3 * p.grad, grads set to None).
-    std::string workload = "inference";
+    Workload workload = Workload::Inference;
     // The worker's sandbox (engine/sandbox.h): "on" (writes only to the run's scratch folder, no
     // sockets but AF_UNIX, no new privileges, a memory limit) or "off". Applied when the worker
     // starts (its command line), read back into applied.sandbox.
-    std::string sandbox = "on";
+    Sandbox sandbox = Sandbox::On;
     // RLIMIT_DATA of the worker in MiB; absent: 75 % of physical memory with the sandbox on a
     // CPU device, none otherwise.
     std::optional<int> memory_limit_mb;
