@@ -1,6 +1,8 @@
 // session::protocolViolation (protocol_check.h) on fake event streams: what a worker was told,
-// then the events it sends, with no process.
+// then the events it sends, with no process; session::readEvent on malformed event lines.
 #include "pitlane/session/protocol_check.h"
+
+#include "pitlane/protocol/protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -123,6 +125,94 @@ TEST(ProtocolCheck, OnlyAnswersAndHelloMustDecode) {
     for (T t : {T::Hello, T::Loaded, T::Applied, T::Samples, T::BlockDone, T::ServeBatches, T::Profile})
         EXPECT_TRUE(S::answersCommand(t)) << int(t);
     for (T t : {T::Metrics, T::Warning, T::Error, T::Bye, T::Unknown}) EXPECT_FALSE(S::answersCommand(t)) << int(t);
+}
+
+// A line from worker 1's event channel as the runner reads it: WorkerProcess parses it
+// (protocol::decode; a line that is not an event is shown by protocol::printable, 200 bytes at
+// most), then readEvent decodes its fields.
+S::EventRead readLine(const std::string& line, bool checked = true) {
+    std::string why;
+    const auto ev = P::decode(line, P::Kind::Event, &why);
+    if (!ev) return {std::nullopt, S::malformedLineViolation(1, why, P::printable(line.substr(0, 200))), ""};
+    return S::readEvent(*ev, 1, checked);
+}
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+TEST(ReadEvent, AWellFormedLineDecodes) {
+    const auto r = readLine(
+        R"({"v":1,"type":"samples","block":2,"phase":"measure","first_iter":0,"batch_size":1,"latency_ns":[100,200]})");
+    ASSERT_TRUE(r.event);
+    ASSERT_TRUE(std::holds_alternative<P::Samples>(*r.event));
+    EXPECT_EQ(std::get<P::Samples>(*r.event).latency_ns, (std::vector<std::int64_t>{100, 200}));
+    EXPECT_EQ(r.violation, "");
+    EXPECT_EQ(r.warning, "");
+}
+
+TEST(ReadEvent, AnAnswerThatDoesNotDecodeBreaksTheProtocol) {
+    // A field of the wrong type.
+    auto r = readLine(R"({"v":1,"type":"samples","block":"three","phase":"measure","latency_ns":[1]})");
+    EXPECT_FALSE(r.event);
+    EXPECT_EQ(r.warning, "");
+    EXPECT_TRUE(startsWith(r.violation, "worker 1 broke the protocol: a \"samples\" event that does not decode ("))
+        << r.violation;
+    EXPECT_NE(r.violation.find("type must be number, but is string"), std::string::npos) << r.violation;
+    // A field a samples event requires, missing.
+    r = readLine(R"({"v":1,"type":"samples","block":0,"phase":"measure"})");
+    EXPECT_FALSE(r.event);
+    EXPECT_NE(r.violation.find("latency_ns"), std::string::npos) << r.violation;
+    r = readLine(R"({"v":1,"type":"hello","pid":"1234","protocol":1})");
+    EXPECT_FALSE(r.event);
+    EXPECT_TRUE(startsWith(r.violation, "worker 1 broke the protocol: a \"hello\" event that does not decode ("))
+        << r.violation;
+    r = readLine(R"({"v":1,"type":"block_done","block":0,"iters":[10]})");
+    EXPECT_TRUE(startsWith(r.violation, "worker 1 broke the protocol: a \"block_done\" event")) << r.violation;
+    // A hello's fields are optional: one left out keeps its default.
+    r = readLine(R"({"v":1,"type":"hello","protocol":1})");
+    ASSERT_TRUE(r.event);
+    EXPECT_TRUE(std::holds_alternative<P::Hello>(*r.event));
+    EXPECT_EQ(r.violation, "");
+}
+
+TEST(ReadEvent, OtherEventsThatDoNotDecodeAreIgnoredWithAWarning) {
+    auto r = readLine(R"({"v":1,"type":"metrics","rss_bytes":"a lot"})");
+    EXPECT_FALSE(r.event);
+    EXPECT_EQ(r.violation, "");
+    EXPECT_TRUE(startsWith(r.warning, "ignored a bad metrics event: [json.exception.type_error.302] type must be "
+                                      "number, but is string"))
+        << r.warning;
+    r = readLine(R"({"v":1,"type":"warning","code":7,"message":"m"})");
+    EXPECT_FALSE(r.event);
+    EXPECT_EQ(r.violation, "");
+    EXPECT_TRUE(startsWith(r.warning, "ignored a bad warning event: ")) << r.warning;
+    // Once the arm is over, even an answer that does not decode is only a warning.
+    r = readLine(R"({"v":1,"type":"samples","block":"three","phase":"measure","latency_ns":[1]})", false);
+    EXPECT_EQ(r.violation, "");
+    EXPECT_TRUE(startsWith(r.warning, "ignored a bad samples event: ")) << r.warning;
+    // A type this build does not know: ignored, silently.
+    r = readLine(R"({"v":1,"type":"telemetry","block":"x"})");
+    EXPECT_FALSE(r.event);
+    EXPECT_EQ(r.violation, "");
+    EXPECT_EQ(r.warning, "");
+}
+
+TEST(ReadEvent, ALineThatIsNotAnEventBreaksTheProtocol) {
+    EXPECT_EQ(readLine("Traceback (most recent call last):").violation,
+              "worker 1 broke the protocol: a line that is not an event (not valid JSON): Traceback (most recent "
+              "call last):");
+    EXPECT_EQ(readLine("[1, 2]").violation,
+              "worker 1 broke the protocol: a line that is not an event (not a JSON object): [1, 2]");
+    EXPECT_EQ(readLine(R"({"v":1,"block":0})").violation,
+              "worker 1 broke the protocol: a line that is not an event (missing string field \"type\"): "
+              "{\"v\":1,\"block\":0}");
+    EXPECT_EQ(readLine(R"({"v":2,"type":"hello"})").violation,
+              "worker 1 broke the protocol: a line that is not an event (protocol version 2 (this build speaks 1)): "
+              "{\"v\":2,\"type\":\"hello\"}");
+    // At most 120 characters of the line are quoted; control bytes show as '?'.
+    const auto r = readLine("\x1b[31m" + std::string(300, 'x'));
+    EXPECT_FALSE(r.event);
+    EXPECT_EQ(r.violation, "worker 1 broke the protocol: a line that is not an event (not valid JSON): ?[31m" +
+                               std::string(115, 'x'));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "pitlane/session/protocol_check.h"
 
+#include <QString>
+
 #include <algorithm>
 #include <array>
 #include <initializer_list>
@@ -111,6 +113,30 @@ bool answersCommand(protocol::EventType type) {
         case T::ServeBatches: case T::Profile: return true;
         default: return false;
     }
+}
+
+EventRead readEvent(const nlohmann::json& ev, int worker, bool checked) {
+    EventRead r;
+    try {
+        r.event = protocol::decodeEvent(ev);  // nullopt for a type this build does not know
+    } catch (const std::exception& e) {
+        if (checked && answersCommand(protocol::eventType(ev)))
+            r.violation = "worker " + std::to_string(worker) + " broke the protocol: a \"" +
+                          ev.value("type", std::string()) + "\" event that does not decode (" + e.what() + ")";
+        else
+            r.warning = badEventWarning(ev, e.what());
+    }
+    return r;
+}
+
+std::string badEventWarning(const nlohmann::json& ev, const std::string& why) {
+    return "ignored a bad " + ev.value("type", std::string()) + " event: " + why;
+}
+
+std::string malformedLineViolation(int worker, const std::string& why, const std::string& line) {
+    // 120 characters as QString counts them (UTF-16 units), as the message has always quoted.
+    return "worker " + std::to_string(worker) + " broke the protocol: a line that is not an event (" + why +
+           "): " + QString::fromStdString(line).left(120).toStdString();
 }
 
 }  // namespace pitlane::session

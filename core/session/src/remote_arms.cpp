@@ -1,14 +1,14 @@
 // Remote arms (issue 15), the runner's part: every remote host of the preset is prepared once,
 // before any worker starts — the worker there, the model in its cache (uploaded when missing),
 // a scratch folder (remote_launch.h). The ssh round trips (and an upload) run on a thread of
-// their own, never on the caller's (the window's UI thread); next() waits for them.
+// their own, never on the caller's (the window's UI thread); next() waits for them. Which hosts,
+// and what each arm makes of its host's preparation, are remote_prep.h's pure functions.
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/remote_prep.h"
 
 #include <QThread>
 
 #include <atomic>
-
-#include <algorithm>
 #include <memory>
 
 namespace pitlane::session {
@@ -17,10 +17,7 @@ namespace R = results;
 
 bool ExperimentRunner::prepareRemoteHosts() {
     const auto& preset = result_.preset;
-    std::vector<std::string> hosts;
-    for (const auto& a : preset.arms)
-        if (!a.host.empty() && std::find(hosts.begin(), hosts.end(), a.host) == hosts.end())
-            hosts.push_back(a.host);
+    const std::vector<std::string> hosts = remoteHosts(preset);
     if (hosts.empty()) return false;
     static int generation = 0;
     const int mine = ++generation == 0 ? ++generation : generation;
@@ -52,22 +49,13 @@ bool ExperimentRunner::prepareRemoteHosts() {
 void ExperimentRunner::remoteHostsPrepared(const std::vector<RemotePrep>& preps) {
     const auto& preset = result_.preset;
     for (const auto& prep : preps) remote_[prep.host.toStdString()] = prep;
-    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
-        const std::string& host = preset.arms[i].host;
-        if (host.empty() || !remote_.count(host)) continue;
-        const RemotePrep& prep = remote_.at(host);
-        if (!prep.error.isEmpty()) {
-            failArm(int(i), R::kFailed, prep.code.toStdString(), prep.error.toStdString());
-            continue;
-        }
-        emit logMessage(int(i), QStringLiteral("info"),
-                        prep.uploaded
-                            ? QStringLiteral("host %1: model uploaded to %2 (%3 bytes, sha256 checked) in %4 ms")
-                                  .arg(prep.host, prep.modelPath)
-                                  .arg(prep.uploadedBytes)
-                                  .arg(prep.ms, 0, 'f', 0)
-                            : QStringLiteral("host %1: model cached at %2 (sha256 checked)")
-                                  .arg(prep.host, prep.modelPath));
+    const auto outcomes = remoteArmOutcomes(preset, preps);
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        const auto& o = outcomes[i];
+        if (o.kind == RemoteArmOutcome::Failed)
+            failArm(int(i), R::kFailed, o.code.toStdString(), o.text.toStdString());
+        else if (o.kind == RemoteArmOutcome::Ready)
+            emit logMessage(int(i), QStringLiteral("info"), o.text);
     }
     if (stopping_) {
         finishIfDone();

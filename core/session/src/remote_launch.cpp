@@ -112,6 +112,19 @@ QString failure(const QString& host, const QString& command, const SshResult& r,
 
 }  // namespace
 
+PrepAnswer parsePrepAnswer(const QString& out) {
+    PrepAnswer a;
+    for (const QString& line : out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        if (line == QLatin1String("worker-ok")) a.workerOk = true;
+        else if (line.startsWith(QLatin1String("model-cached "))) {
+            a.cached = true;
+            a.modelPath = line.mid(13);
+        } else if (line.startsWith(QLatin1String("model-missing "))) a.modelPath = line.mid(14);
+        else if (line.startsWith(QLatin1String("scratch "))) a.scratch = line.mid(8);
+    }
+    return a;
+}
+
 RemotePrep prepareRemote(const QString& host, const QString& worker, const QString& localModel,
                          const QString& sha256, int timeoutMs) {
     RemotePrep prep;
@@ -141,16 +154,10 @@ RemotePrep prepareRemote(const QString& host, const QString& worker, const QStri
         prep.error = failure(host, check, r, QStringLiteral("cannot prepare the remote worker"));
         return prep;
     }
-    bool workerOk = false, cached = false;
-    for (const QString& line : r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-        if (line == QLatin1String("worker-ok")) workerOk = true;
-        else if (line.startsWith(QLatin1String("model-cached "))) {
-            cached = true;
-            prep.modelPath = line.mid(13);
-        } else if (line.startsWith(QLatin1String("model-missing "))) prep.modelPath = line.mid(14);
-        else if (line.startsWith(QLatin1String("scratch "))) prep.scratch = line.mid(8);
-    }
-    if (!workerOk) {
+    const PrepAnswer answer = parsePrepAnswer(r.out);
+    prep.modelPath = answer.modelPath;
+    prep.scratch = answer.scratch;
+    if (!answer.workerOk) {
         prep.code = QStringLiteral("remote_worker_missing");
         prep.error = QStringLiteral("the worker \"%1\" was not found on host %2 (not on its PATH, or not "
                                     "executable): install pitlane-worker there or set remote_worker to "
@@ -165,7 +172,7 @@ RemotePrep prepareRemote(const QString& host, const QString& worker, const QStri
                          .arg(host, r.out.trimmed().left(300), sshCommandLine(host, check));
         return prep;
     }
-    if (!cached) {
+    if (!answer.cached) {
         // Into a temporary file beside the cache entry, checked, then renamed: a cut upload or
         // two runs uploading at once never leave a damaged model under its checksum's name.
         const QString upload =

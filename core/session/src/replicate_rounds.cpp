@@ -256,10 +256,7 @@ void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int ro
     // trusted with the rest either.
     connect(proc, &WorkerProcess::malformedLine, this,
             [this, arm, w](const QString& line, const QString& why) {
-                failProtocol(arm, QStringLiteral("worker %1 broke the protocol: a line that is not an event (%2): %3")
-                                      .arg(w)
-                                      .arg(why, line.left(120))
-                                      .toStdString());
+                failProtocol(arm, malformedLineViolation(w, why.toStdString(), line.toStdString()));
             });
 }
 

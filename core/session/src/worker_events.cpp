@@ -12,8 +12,7 @@ namespace pitlane::session {
 namespace {
 
 QString badEventText(const nlohmann::json& ev, const std::exception& e) {
-    return QStringLiteral("ignored a bad %1 event: %2")
-        .arg(QString::fromStdString(ev.value("type", std::string())), QString::fromUtf8(e.what()));
+    return QString::fromStdString(badEventWarning(ev, e.what()));
 }
 
 }  // namespace
@@ -33,21 +32,14 @@ void ExperimentRunner::failProtocol(int arm, const std::string& why) {
 
 // An event that does not decode (a field of the wrong JSON type) is not handled: where it
 // would answer a command, the worker broke the protocol; a metrics, warning, error or bye event
-// is ignored with a warning (readers never crash on what they cannot read).
+// is ignored with a warning (readers never crash on what they cannot read). readEvent
+// (protocol_check.h) decides which.
 std::optional<protocol::Event> ExperimentRunner::decodeFrom(int arm, int worker, const json& ev) {
-    try {
-        return protocol::decodeEvent(ev);  // nullopt for a type this build does not know
-    } catch (const std::exception& e) {
-        const auto type = protocol::eventType(ev);
-        if (result_.arms[arm].status == R::kPending && answersCommand(type)) {
-            failProtocol(arm, "worker " + std::to_string(worker) + " broke the protocol: a \"" +
-                                  ev.value("type", std::string()) + "\" event that does not decode (" +
-                                  e.what() + ")");
-        } else {
-            emit logMessage(arm, QStringLiteral("warning"), badEventText(ev, e));
-        }
-        return std::nullopt;
-    }
+    EventRead decoded = readEvent(ev, worker, result_.arms[arm].status == R::kPending);
+    if (!decoded.violation.empty()) failProtocol(arm, decoded.violation);
+    if (!decoded.warning.empty())
+        emit logMessage(arm, QStringLiteral("warning"), QString::fromStdString(decoded.warning));
+    return std::move(decoded.event);
 }
 
 void ExperimentRunner::onEvent(int arm, int worker, const json& ev) {

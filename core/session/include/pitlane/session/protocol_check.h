@@ -7,6 +7,7 @@
 #include "pitlane/protocol/events.h"
 #include "pitlane/session/round_plan.h"
 
+#include <optional>
 #include <string>
 
 namespace pitlane::session {
@@ -31,5 +32,21 @@ std::string protocolViolation(WorkerTold& told, const protocol::Event& event);
 // profile) or opens the conversation (hello): one whose fields do not decode breaks the
 // protocol; others (metrics, warning, error, bye) that do not decode are ignored with a warning.
 bool answersCommand(protocol::EventType type);
+
+// What an event from worker `worker` (its JSON, as protocol::decode parsed the line) amounts to:
+// the decoded event; or, when its fields do not decode, a violation (it answers a command and
+// the arm is `checked`, i.e. still pending: the arm fails) or a warning (it is ignored). None of
+// the three for a type this build does not know: ignored.
+struct EventRead {
+    std::optional<protocol::Event> event;
+    std::string violation, warning;
+};
+EventRead readEvent(const nlohmann::json& ev, int worker, bool checked);
+// The warning for an event that is ignored because a field does not decode (`why`).
+std::string badEventWarning(const nlohmann::json& ev, const std::string& why);
+// The violation for a line on the event channel that is not an event: protocol::decode's `why`
+// (not JSON, no "type", ...) and the line as protocol::printable shows it (its first 120
+// characters are quoted).
+std::string malformedLineViolation(int worker, const std::string& why, const std::string& line);
 
 }  // namespace pitlane::session

@@ -34,6 +34,14 @@ struct RemotePrep {
     qint64 uploadedBytes = 0;
     double ms = 0;
 };
+// What a host answered the preparation's round trip with, one line each: "worker-ok" (else the
+// worker is missing), "model-cached PATH" or "model-missing PATH", "scratch DIR". A line not
+// said leaves its field empty (false); a repeated one, the last counts.
+struct PrepAnswer {
+    bool workerOk = false, cached = false;
+    QString modelPath, scratch;
+};
+PrepAnswer parsePrepAnswer(const QString& out);
 // Blocks (ssh round trips, and the upload): run once per host before any of its workers.
 RemotePrep prepareRemote(const QString& host, const QString& worker, const QString& localModel,
                          const QString& sha256, int timeoutMs = 120000);
