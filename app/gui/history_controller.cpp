@@ -265,7 +265,7 @@ void HistoryController::showFinished(results::RunResult run, qint64 runId, const
     showLesson(shown, runId);
     views_.resultsTabs->setCurrentIndex(0);
     views_.window->statusBar()->showMessage(
-        tr("Showing %1 (Run measures the setup again)").arg(heading));
+        tr("Showing %1 · History ▸ Load setup puts its preset in the setup, to run it again").arg(heading));
     emit actionsChanged();
 }
 

@@ -157,6 +157,7 @@ void MainWindow::createControllers() {
     connect(runCtl_, &RunController::cudaReported, this, &MainWindow::setCuda);
     connect(historyCtl_, &HistoryController::actionsChanged, this, &MainWindow::updateActions);
     connect(historyCtl_, &HistoryController::problem, this, &MainWindow::report);
+    connect(historyPanel(), &W::HistoryPanel::loadSetupRequested, this, &MainWindow::loadSetupOfRun);
     connect(exportCtl_, &ExportController::problem, this, &MainWindow::report);
     connect(profile_, &W::ProfileView::problem, this, &MainWindow::report);
 }

@@ -81,6 +81,10 @@ public:
     // Two model files as a ready A/B (File > Compare two models…, two files dropped): arm A the
     // first, arm B the second (spec::presetForModels).
     bool compareModels(const QString& first, const QString& second);
+    // History ▸ Load setup: the preset a stored run measured, in the setup (as an unsaved
+    // preset), so that Run measures it again. False, with the reason reported, when the run's
+    // preset cannot be read (not while a run is going).
+    bool loadSetupOfRun(qint64 runId);
     bool savePreset(const QString& path, QString* error = nullptr);
     // The setup of the last session, else the bundled default preset.
     void openStartupSetup();

@@ -6,6 +6,7 @@
 #include "recent_files.h"
 
 #include "pitlane/spec/preset.h"
+#include "pitlane/store/run_store.h"
 #include "pitlane/spec/model_preset.h"
 #include "pitlane/widgets/live/log_pane.h"
 #include "pitlane/widgets/setup/setup_panel.h"
@@ -175,6 +176,26 @@ void MainWindow::openStartupSetup() {
     }
     const QString def = defaultPresetPath();
     if (!def.isEmpty()) openPreset(def);
+}
+
+bool MainWindow::loadSetupOfRun(qint64 runId) {
+    if (isRunning()) return false;
+    const store::RunStore* store = history();
+    const auto preset = store ? store->runPreset(runId) : std::nullopt;
+    if (!preset) {
+        report(tr("Cannot load the setup"),
+               store ? store->lastError() : tr("No run history is open, so run #%1 cannot be read").arg(runId));
+        return false;
+    }
+    setup_->loadJson(*preset, QString());
+    setWindowModified(true);  // a preset no file holds yet
+    updateTitle();
+    statusBar()->showMessage(
+        tr("Setup: the preset of run #%1 (%2) — Run measures it again")
+            .arg(runId)
+            .arg(QString::fromStdString(preset->value("model", std::string()))),
+        8000);
+    return true;
 }
 
 void MainWindow::openPresetDialog() {

@@ -10,6 +10,7 @@
 #include "pitlane/widgets/results/applied_settings_model.h"
 #include "pitlane/widgets/results/comparison_table_model.h"
 #include "pitlane/widgets/history/cross_run_dialog.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 #include "pitlane/widgets/history/history_model.h"
 #include "pitlane/widgets/history/history_panel.h"
 #include "pitlane/widgets/plots/latency_distribution_plot.h"
@@ -216,6 +217,43 @@ private slots:
         if (!qEnvironmentVariableIsEmpty("PITLANE_SHOT_DIR"))  // to look at by hand
             QFile::copy(shot,
                         QDir(qEnvironmentVariable("PITLANE_SHOT_DIR")).filePath("reopened.png"));
+    }
+
+    // Reopening a run leaves the setup alone; History ▸ Load setup puts the run's own preset
+    // there (what Run then measures), read from the history file, without its samples.
+    void loadSetupPutsTheRunsPresetInTheSetup() {
+        QVERIFY(first_ && second_);
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(db_));
+        json other = testing::mlpPreset(25, 5);
+        other["name"] = "the user's own setup";
+        QVERIFY(w.openPreset(testing::writeJson(dir_, "other.json", other)));
+        QVERIFY(!w.isWindowModified());
+
+        w.historyPanel()->selectRun(second_);
+        QVERIFY(w.showStoredRun(second_));
+        QCOMPARE(w.setupPanel()->presetJson().value("name", std::string()), std::string("the user's own setup"));
+
+        QVERIFY(w.historyPanel()->loadSetupAction()->isEnabled());
+        w.historyPanel()->loadSetupAction()->trigger();
+        json setup = w.setupPanel()->presetJson();
+        QCOMPARE(setup.value("name", std::string()), std::string("second"));
+        QCOMPARE(setup["run"].value("iters", 0), 30);
+        QCOMPARE(setup["arms"][1]["knobs"].value("jit", std::string()), std::string("freeze"));
+        QVERIFY(setup["arms"][0]["knobs"].value("jit", std::string("none")) == "none");
+        QVERIFY2(w.setupPanel()->isValid(), qPrintable(w.setupPanel()->validationMessage()));
+        QVERIFY(w.isWindowModified());  // a preset no file holds yet
+
+        QVERIFY(w.loadSetupOfRun(first_));
+        setup = w.setupPanel()->presetJson();
+        QCOMPARE(setup.value("name", std::string()), std::string("gui test"));
+        QCOMPARE(setup["run"].value("iters", 0), 40);
+        QVERIFY(!setup["arms"][1]["knobs"].contains("jit"));
+
+        QVERIFY(!w.loadSetupOfRun(999999));  // reported; the setup stays
+        QCOMPARE(w.setupPanel()->presetJson().value("name", std::string()), std::string("gui test"));
+        QVERIFY2(w.logPane()->plainText().contains(QStringLiteral("no such run")), qPrintable(w.logPane()->plainText()));
     }
 
     void renameBaselineAndDeleteUpdateTheDatabase() {

@@ -239,6 +239,18 @@ private:
 
 }  // namespace
 
+std::optional<nlohmann::json> RunStore::runPreset(qint64 id) const {
+    const QString what = QStringLiteral("read the preset of run %1").arg(id);
+    QSqlQuery q(database(connection_));
+    q.prepare(QStringLiteral("SELECT preset FROM experiments WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec()) return fail(what, q.lastError().text()), std::nullopt;
+    if (!q.next()) return fail(what, QStringLiteral("no such run")), std::nullopt;
+    const json preset = parseJsonText(q.value(0).toString());
+    if (!preset.is_object()) return fail(what, QStringLiteral("the stored preset is not a JSON object")), std::nullopt;
+    return preset;
+}
+
 std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     QSqlDatabase db = database(connection_);
     const QString what = QStringLiteral("load run %1").arg(id);

@@ -57,7 +57,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
     top->setContentsMargins(0, 0, 0, 0);
     top->setSpacing(2);
     top->addWidget(summary_, 1);
-    for (QAction* a : {open_, compare_, rename_, baseline_, export_, delete_}) {
+    for (QAction* a : {open_, loadSetup_, compare_, rename_, baseline_, export_, delete_}) {
         auto* b = new QToolButton(this);
         b->setDefaultAction(a);
         b->setAutoRaise(true);
@@ -78,7 +78,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
             &HistoryPanel::updateActions);
     connect(view_, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
         QMenu menu(this);
-        menu.addActions({open_, compare_});
+        menu.addActions({open_, loadSetup_, compare_});
         menu.addSeparator();
         menu.addActions({rename_, baseline_, export_});
         menu.addSeparator();
@@ -102,6 +102,9 @@ void HistoryPanel::createActions() {
     };
     open_ = make(tr("Open"), tr("Show the run in the plots and tables (double-click, Enter)"),
                  "historyOpen");
+    loadSetup_ = make(tr("Load setup"),
+                      tr("Put the run's preset (model, input, arms, knobs) in the setup: Run then measures it again"),
+                      "historyLoadSetup");
     compare_ = make(tr("Compare…"),
                     tr("Compare an arm of one run with an arm of another (select two runs)"),
                     "historyCompare");
@@ -118,6 +121,9 @@ void HistoryPanel::createActions() {
     delete_->setShortcut(QKeySequence::Delete);
     connect(open_, &QAction::triggered, this, [this] {
         if (const qint64 id = currentRun()) emit openRequested(id);
+    });
+    connect(loadSetup_, &QAction::triggered, this, [this] {
+        if (const qint64 id = currentRun()) emit loadSetupRequested(id);
     });
     connect(compare_, &QAction::triggered, this, &HistoryPanel::askCompare);
     connect(rename_, &QAction::triggered, this, &HistoryPanel::askRename);
@@ -263,6 +269,7 @@ void HistoryPanel::updateActions() {
     const auto* info = model_->info(model_->rowOf(current));
     const bool have = store_ && info;
     open_->setEnabled(have && !liveRun_);
+    loadSetup_->setEnabled(have && !liveRun_);
     compare_->setEnabled(store_ && !liveRun_ && model_->rowCount() > 0);
     rename_->setEnabled(have);
     baseline_->setEnabled(have && info->complete());

@@ -125,6 +125,9 @@ public:
     // "processes") gets one process per worker (replicate 0, the worker's pid): one round of
     // workers is all such runs had.
     std::optional<results::RunResult> loadRun(qint64 id) const;
+    // The preset the run measured, as it was stored (its results JSON's "preset"), without
+    // reading its samples: the window's History ▸ Load setup.
+    std::optional<nlohmann::json> runPreset(qint64 id) const;
     bool deleteRun(qint64 id);
     bool renameRun(qint64 id, const QString& label);
     // At most one baseline per model: marking a run clears the flag on the model's other runs.

@@ -1,8 +1,9 @@
 #pragma once
 // The run history panel: the stored runs (HistoryModel) with what a user does with them: reopen
-// one into the plots and tables, compare an arm of one run with an arm of another, rename
+// one into the plots and tables, put its preset in the setup (to measure it again), compare an arm of one run with an arm of another, rename
 // (label), mark a baseline, export, delete (after asking). Rename, baseline and delete are done
-// here on the RunStore; reopening, comparing and exporting are the window's, asked by signals.
+// here on the RunStore; reopening, loading the setup, comparing and exporting are the window's,
+// asked by signals.
 #include "pitlane/widgets/history/cross_run_dialog.h"
 
 #include <QWidget>
@@ -46,6 +47,7 @@ public:
     bool deleteRun(qint64 id);
 
     QAction* openAction() const { return open_; }
+    QAction* loadSetupAction() const { return loadSetup_; }
     QAction* compareAction() const { return compare_; }
     QAction* renameAction() const { return rename_; }
     QAction* baselineAction() const { return baseline_; }
@@ -54,6 +56,7 @@ public:
 
 signals:
     void openRequested(qint64 runId);
+    void loadSetupRequested(qint64 runId);
     void compareChosen(const pitlane::widgets::CrossRunChoice& choice);
     void exportRequested(qint64 runId);
     void storeError(const QString& message);
@@ -74,7 +77,7 @@ private:
     HistoryModel* model_;
     QTableView* view_;
     QLabel* summary_;
-    QAction *open_, *compare_, *rename_, *baseline_, *export_, *delete_;
+    QAction *open_, *loadSetup_, *compare_, *rename_, *baseline_, *export_, *delete_;
     bool liveRun_ = false;
     qint64 recordingId_ = 0;
 };
