@@ -181,7 +181,8 @@ bool Engine::Impl::applyAffinity(ConfigureState& s) {
                                    pin.begin() + long(per * (workerIndex + 1)));
         }
     } else if (k.affinity == spec::Affinity::Compact || k.affinity == spec::Affinity::Spread) {
-        const auto all = coresForPolicy(choiceName(k.affinity), intra * workerCount, allowed);
+        const auto all = coresForPolicy(k.affinity == spec::Affinity::Compact ? Placement::Compact : Placement::Spread,
+                                        intra * workerCount, allowed);
         if (int(all.size()) >= intra * workerCount)
             pin.assign(all.begin() + intra * workerIndex, all.begin() + intra * (workerIndex + 1));
         else

@@ -80,12 +80,11 @@ std::vector<CoreInfo> topology(const std::vector<int>& cpus) {
     return out;
 }
 
-std::vector<int> coresForPolicy(const std::string& policy, int count,
-                                const std::vector<int>& allowed) {
+std::vector<int> coresForPolicy(Placement policy, int count, const std::vector<int>& allowed) {
     auto topo = topology(allowed);
     count = std::max(1, std::min<int>(count, static_cast<int>(allowed.size())));
     std::vector<int> chosen;
-    if (policy == "compact") {
+    if (policy == Placement::Compact) {
         std::stable_sort(topo.begin(), topo.end(), [](const CoreInfo& a, const CoreInfo& b) {
             return std::tie(a.package, a.core, a.cpu) < std::tie(b.package, b.core, b.cpu);
         });

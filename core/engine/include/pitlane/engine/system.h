@@ -20,10 +20,11 @@ struct CoreInfo {
 };
 std::vector<CoreInfo> topology(const std::vector<int>& cpus);
 
-// Cores for an affinity policy: "compact" fills physical cores one package at a time (SMT
-// siblings adjacent); "spread" alternates packages and puts SMT siblings last.
-std::vector<int> coresForPolicy(const std::string& policy, int count,
-                                const std::vector<int>& allowed);
+// Cores for an affinity placement (the affinity knob's compact / spread): Compact fills physical
+// cores one package at a time (SMT siblings adjacent); Spread alternates packages and puts SMT
+// siblings last.
+enum class Placement { Compact, Spread };
+std::vector<int> coresForPolicy(Placement policy, int count, const std::vector<int>& allowed);
 
 // Pins every existing thread of this process (threads created later inherit the mask).
 // Returns "" on success, else the reason.
