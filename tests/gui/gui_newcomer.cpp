@@ -198,6 +198,12 @@ private slots:
         QVERIFY2(note->text().contains(QStringLiteral("custom_cnn.pt")) &&
                      note->text().contains(QStringLiteral("3, 224, 224")),
                  qPrintable(note->text()));
+        // Said once, next to the field; the top line points there (validationMessage, the status
+        // bar's "Cannot run", keeps the whole reason).
+        auto* top = setup->findChild<QLabel*>(QStringLiteral("validationLabel"));
+        QCOMPARE(top->text(), QStringLiteral("✗ input: see the Input spec below"));
+        QVERIFY2(setup->validationMessage().contains(QStringLiteral("3, 224, 224")),
+                 qPrintable(setup->validationMessage()));
         QVERIFY2(input->placeholderText().contains(QStringLiteral("3x224x224")),
                  qPrintable(input->placeholderText()));
 

@@ -349,7 +349,7 @@ void SetupPanel::validate() {
         arms_->markInvalid(-1);
         rememberInput();
     } else {
-        validation_->setText(QStringLiteral("✗ %1").arg(b.error));
+        validation_->setText(QStringLiteral("✗ %1").arg(b.error));  // shortened below for the input
         validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
         const QRegularExpressionMatch m =
             QRegularExpression(QStringLiteral("^arms\\[(\\d+)\\]")).match(b.field);
@@ -359,7 +359,11 @@ void SetupPanel::validate() {
     const bool inputError = !valid && (b.field == QLatin1String("input") ||
                                        b.field.startsWith(QLatin1String("input[")) ||
                                        b.field.startsWith(QLatin1String("input.")));
+    error_ = valid ? QString() : b.error;
     if (inputError) {
+        // Said once, where it is fixed: the top line points there (a model without a sidecar
+        // otherwise showed its long explanation twice, pushing the arms below a 768-pixel screen).
+        validation_->setText(tr("✗ %1: see the Input spec below").arg(b.field));
         inputNote_->setText(QStringLiteral("✗ %1").arg(b.error));
         inputNote_->setStyleSheet(QStringLiteral("color: #d0453a"));
         inputNote_->show();
@@ -397,7 +401,7 @@ SetupPanel::~SetupPanel() {
 }
 
 QString SetupPanel::validationMessage() const {
-    return valid_ ? QString() : validation_->text().mid(2);  // without the leading "✗ "
+    return error_;
 }
 
 void SetupPanel::setCuda(const CudaAvailability& cuda) {

@@ -125,6 +125,7 @@ private:
     nlohmann::json raw_ = nlohmann::json::object();
     QString file_, modelDir_;
     bool valid_ = false;
+    QString error_;  // the whole first error ("" when valid): validationMessage()
     bool loading_ = false;
     bool nameTyped_ = false;  // the user typed the name since the last preset was loaded
 };
