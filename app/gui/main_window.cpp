@@ -189,6 +189,7 @@ QWidget* MainWindow::buildResultsTabs() {
     };
     connect(comparison_, &QAbstractItemModel::modelReset, comparisonView_, fitColumns);
     connect(comparison_, &QAbstractItemModel::dataChanged, comparisonView_, fitColumns);
+    fitColumns();  // before the first run too: the headers whole, not cut at 100 pixels
     auto* verdictLayout = new QVBoxLayout(verdictPage);
     verdictLayout->setContentsMargins(2, 2, 2, 2);
     verdictLayout->addWidget(lesson_);
