@@ -146,7 +146,7 @@ void batchOneLowCoreUse(const ArmCtx& c, std::vector<Advice>& out) {
 // The profiling executor profiles the first calls, then optimizes: a first call far above steady.
 void coldStartProfiling(const ArmCtx& c, std::vector<Advice>& out) {
     const double first = num(c.arm().loaded, "first_forward_ms");
-    if (!profilingExecutor(c) || c.applied().jit.value_or("none") != "none" || first <= 0 ||
+    if (!profilingExecutor(c) || spec::readBackOf(c.applied().jit, spec::Jit::None) != spec::Jit::None || first <= 0 ||
         c.median_ns <= 0)
         return;
     const double ratio = first * 1e6 / c.median_ns;
