@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <iostream>
 
 using namespace pitlane;
@@ -57,6 +58,9 @@ bool probeModels(const std::string& file, const spec::Preset& p) {
                 std::cout << ", output " << a.loaded["output"].value("shape", nlohmann::json::array()).dump()
                           << " " << a.loaded["output"].value("dtype", std::string());
             if (a.loaded.contains("load_ms")) std::cout << ")";
+            for (const auto& arm : p.arms)
+                if (arm.name == a.arm && arm.knobs.compile == spec::Compile::Aoti)
+                    std::cout << " — as exported, through NativeRT: Pitlane compiles it (compile aoti) when the run starts";
             std::cout << "\n";
         } else {
             std::cerr << file << ": arm " << a.arm << ": " << a.code << ": " << a.message << "\n";
@@ -66,25 +70,60 @@ bool probeModels(const std::string& file, const spec::Preset& p) {
     return ok;
 }
 
-// Exit 2 when any of the presets is invalid, or (without --no-load) an arm's model does not load
-// and run one forward.
+// A bare model file (MODEL.pt / MODEL.pt2) as `run MODEL` would measure it (the window's
+// default A/B, with --input when given); nullopt with the error printed when it is refused.
+std::optional<spec::Preset> modelPreset(const std::string& file, const QString& inputText) {
+    if (!QFileInfo(QString::fromStdString(file)).isFile()) {
+        std::cerr << file << ": no such file\n";
+        return std::nullopt;
+    }
+    nlohmann::json j = spec::newModelPresetJson(file);
+    const nlohmann::json input = spec::parseInputText(inputText.toStdString());
+    if (!input.is_null()) j["input"] = input;
+    try {
+        return spec::parsePreset(j, file, modelDir());
+    } catch (const spec::SpecError& e) {
+        std::cerr << e.what() << "\n";
+        const spec::ModelFormat f = spec::readModelFormat(file);
+        std::cerr << file << ": " << spec::describeModelFormat(f) << "\n";
+        if (e.field() == "input" || e.field().rfind("input[", 0) == 0)
+            std::cerr << "pitlane-cli: give it with --input, e.g. --input 3x224x224\n";
+        return std::nullopt;
+    }
+}
+
+// Exit 2 when any of the presets (or bare model files) is invalid, or (without --no-load) an
+// arm's model does not load and run one forward.
 int cmdValidate(const QStringList& args) {
     QStringList files;
     bool load = true;
+    QString inputText;
     for (int i = 2; i < args.size(); ++i) {
         if (args[i] == QLatin1String("--no-load")) load = false;
+        else if (args[i] == QLatin1String("--input") && i + 1 < args.size()) inputText = args[++i];
         else if (args[i].startsWith(QLatin1String("--"))) return usageError("validate: unknown option " + args[i].toStdString());
         else files << args[i];
     }
-    if (files.isEmpty()) return usageError("validate needs a preset file");
+    if (files.isEmpty()) return usageError("validate needs a preset file or a model file");
     int exitCode = kExitOk;
     for (const QString& f : files) {
         const std::string file = f.toStdString();
-        if (printPresetErrors(file)) {
+        const bool bareModel = f.endsWith(QLatin1String(".pt")) || f.endsWith(QLatin1String(".pt2"));
+        std::optional<spec::Preset> loaded;
+        if (bareModel) loaded = modelPreset(file, inputText);
+        else if (!printPresetErrors(file)) loaded = spec::loadPresetFile(file, modelDir());
+        if (!loaded) {
             exitCode = kExitUsage;
             continue;
         }
-        const auto p = spec::loadPresetFile(file, modelDir());
+        const spec::Preset& p = *loaded;
+        // The format of each model file, in words (issue 40: a torch.export archive is named as one).
+        std::set<std::string> described;
+        for (const auto& arm : p.arms) {
+            const std::string path = arm.model_path.empty() ? p.model_path : arm.model_path;
+            if (described.insert(path).second)
+                std::cout << file << ": model " << path << ": " << spec::describeModelFormat(spec::readModelFormat(path)) << "\n";
+        }
         // The same check a run makes before starting any worker (spec::checkModelFile).
         const auto model = spec::checkModelFile(p.model_path);
         if (!model.ok) {
@@ -96,8 +135,8 @@ int cmdValidate(const QStringList& args) {
             exitCode = kExitUsage;
             continue;
         }
-        std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path
-                  << ", SHA-256 " << model.sha256;
+        std::cout << file << ": ok (" << p.arms.size() << " arms, model " << p.model_path << ", format "
+                  << model.format << ", SHA-256 " << model.sha256;
         if (p.sweep.enabled) std::cout << "; a sweep of " << spec::expandSweep(p).size() << " slices";
         if (!load) std::cout << "; not loaded: --no-load";
         std::cout << ")\n";

@@ -33,6 +33,11 @@ json nonDefault(const spec::KnobInfo& k) {
         case K::OptionalCount: return k.min + 1;
         case K::CountOrList: return {k.min + 1, k.min + 3};
         case K::ChoiceOrCores: return {k.min};
+        case K::Flags: {  // every option the other way round
+            json flipped = k.defaultValue;
+            for (auto& [option, on] : flipped.items()) on = !on.get<bool>();
+            return flipped;
+        }
     }
     return nullptr;
 }
@@ -51,7 +56,8 @@ private slots:
     // train_step needs grad, ...). The serving batcher's knobs (group "Serving") are refused
     // without a serving block, so they go through the same path in a serving preset of their own.
     void everyKnobSurvivesLoadRunAndSave() {
-        const auto arms = armsWithEveryKnobOff([](const spec::KnobInfo& k) { return !isServing(k); });
+        // The compiler's knobs apply to an exported program only: their own case below.
+        const auto arms = armsWithEveryKnobOff([](const spec::KnobInfo& k) { return !isServing(k) && !isCompiler(k); });
         const json preset = {
             {"name", "every knob"},
             {"model", "mlp"},
@@ -73,8 +79,42 @@ private slots:
         loadRunAndSave(preset);
     }
 
+    // compile and inductor on an exported program: loaded into their controls (inductor on only
+    // with compile aoti), saved as written; on a TorchScript model both are off with the reason.
+    void compilerKnobsFollowTheModelFormat() {
+        const json knobsA = {{"compile", "aoti"}, {"inductor", {{"freezing", true}, {"max_autotune", false}, {"dynamic_threads", false}}}};
+        const json knobsB = {{"compile", "none"}};
+        const json preset = {{"name", "compiler"},
+                             {"model", "resnet18.exported.pt2"},
+                             {"run", {{"warmup_iters", 1}, {"iters", 2}, {"block_iters", 1}, {"processes", 1}}},
+                             {"arms", json::array({{{"name", "A"}, {"knobs", knobsA}}, {{"name", "B"}, {"knobs", knobsB}}})}};
+        QTemporaryDir dir;
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.openPreset(testing::writeJson(dir, "in.json", preset)));
+        auto* editor = w.setupPanel()->armEditor();
+        QCOMPARE(editor->form(0)->knobsJson(), knobsA);
+        QCOMPARE(editor->form(1)->knobsJson(), knobsB);
+        QVERIFY(editor->form(0)->control("compile")->isEnabled());
+        QVERIFY(editor->form(0)->control("inductor")->isEnabled());
+        QVERIFY(!editor->form(1)->control("inductor")->isEnabled());
+        QVERIFY(editor->form(1)->control("inductor")->toolTip().contains(QStringLiteral("compile aoti")));
+        const QString out = dir.filePath("out.json");
+        QString error;
+        QVERIFY2(w.savePreset(out, &error), qPrintable(error));
+        const json saved = testing::readJson(out);
+        QCOMPARE(saved["arms"][0]["knobs"], knobsA);
+        // A TorchScript model: both off, with the reason.
+        QVERIFY(w.openPreset(testing::writeJson(dir, "ts.json", json{{"name", "ts"}, {"model", "mlp"},
+                                                                      {"arms", json::array({{{"name", "A"}, {"knobs", json::object()}}})}})));
+        auto* compile = w.setupPanel()->armEditor()->form(0)->control("compile");
+        QVERIFY(!compile->isEnabled());
+        QVERIFY(compile->toolTip().contains(QStringLiteral("only an exported program")));
+    }
+
 private:
     static bool isServing(const spec::KnobInfo& k) { return k.group == "Serving"; }
+    static bool isCompiler(const spec::KnobInfo& k) { return k.group == "Compiler"; }
 
     // Each chosen knob's value goes into the first arm it is valid in; every one ends off its
     // default.

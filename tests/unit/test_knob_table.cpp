@@ -131,7 +131,8 @@ TEST(KnobTable, EveryRowRoundTripsThroughTheStruct) {
         {"fuser", true}, {"flush_denormal", true}, {"workload", "train_step"}, {"cudnn_enabled", false}, {"cudnn_benchmark", true},
         {"cudnn_deterministic", true}, {"allow_tf32", false}, {"input_on_host", true},
         {"cuda_graph", true}, {"sandbox", "off"}, {"memory_limit_mb", 512},
-        {"max_batch", 8}, {"max_wait_ms", 10}};
+        {"max_batch", 8}, {"max_wait_ms", 10}, {"compile", "aoti"},
+        {"inductor", json{{"freezing", true}, {"max_autotune", false}, {"dynamic_threads", false}}}};
     std::set<std::string> covered;
     for (const auto& [name, v] : values) {
         SCOPED_TRACE(name + " = " + v.dump());
@@ -210,10 +211,11 @@ TEST(KnobTable, ChoiceEnumsAreTheRowsChoices) {
     expectEnumIsRow<S::Sandbox>({"on", "off"});
     expectEnumIsRow<S::Workload>({"inference", "train_step"});
     expectEnumIsRow<S::Affinity>({"none", "compact", "spread", "list"});
+    expectEnumIsRow<S::Compile>({"none", "aoti"});
     // Every choice row has its enum here.
     int choiceRows = 0;
     for (const auto& k : knobTable()) choiceRows += k.kind == KnobKind::Choice || k.kind == KnobKind::ChoiceOrCores;
-    EXPECT_EQ(choiceRows, 9);
+    EXPECT_EQ(choiceRows, 10);
 }
 
 // A read-back (protocol::Applied holds the worker's words) by its knob's enum.

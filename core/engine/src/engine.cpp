@@ -107,7 +107,12 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
             shape.insert(shape.end(), dims.begin(), dims.end());
             const auto dtype = scalarType(in.dtype);
             at::Tensor t;
-            if (dtype == at::kLong || dtype == at::kInt)
+            const std::size_t index = std::size_t(&in - inputSpecs.data());
+            if (in.example)
+                t = exampleTensor(index, batch);
+            else if (dtype == at::kBool)
+                t = torch::randint(0, 2, shape, torch::TensorOptions().dtype(at::kLong)).to(at::kBool);
+            else if (!at::isFloatingType(dtype))
                 t = torch::randint(0, 100, shape, torch::TensorOptions().dtype(dtype));
             else
                 t = torch::randn(shape).to(dtype);
@@ -122,6 +127,7 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
 }
 
 c10::IValue Engine::Impl::forward(const std::vector<c10::IValue>& in) {
+    if (program) return runExported(in);
     if (package) {
         auto outs = runPackage(in);
         if (outs.size() == 1) return outs.front();
@@ -282,7 +288,7 @@ c10::IValue Engine::Impl::firstIteration(const std::vector<c10::IValue>& in, Con
     }
     // A package's weights are constants of its compiled graph: no parameter to watch.
     auto r0 = Clock::now();
-    const auto probe0 = package ? std::vector<double>{} : firstElements(module);
+    const auto probe0 = compiledGraph() ? std::vector<double>{} : firstElements(module);
     readBackMs = msSince(r0);
     const auto bytes0 = tensorCounters().current.load();
     c10::IValue out;
@@ -293,9 +299,9 @@ c10::IValue Engine::Impl::firstIteration(const std::vector<c10::IValue>& in, Con
     }
     const auto kept = tensorCounters().current.load() - bytes0;
     r0 = Clock::now();
-    const auto probe1 = package ? std::vector<double>{} : firstElements(module);
+    const auto probe1 = compiledGraph() ? std::vector<double>{} : firstElements(module);
     int withGrad = 0, updated = 0;
-    if (!package)
+    if (!compiledGraph())
         for (const auto& p : module.parameters()) withGrad += p.grad().defined() ? 1 : 0;
     for (std::size_t i = 0; i < probe0.size() && i < probe1.size(); ++i)
         updated += differs(probe0[i], probe1[i]) ? 1 : 0;

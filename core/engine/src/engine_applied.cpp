@@ -95,6 +95,11 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
         a["jit_state"] = {{"package", true}};
         a["model_format"] = spec::kFormatAoti;
         a["package"] = packageInfo;
+    } else if (program) {
+        a["jit"] = "none";  // NativeRT runs the exported graph; no TorchScript pass ran
+        a["jit_state"] = {{"exported", true}};
+        a["model_format"] = spec::kFormatExported;
+        a["program"] = programInfo;
     } else {
         readBackJit(a, module, k.jit);
         a["model_format"] = spec::kFormatTorchScript;

@@ -260,9 +260,29 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
     // The format from the file, not its name: an AOTInductor package is loaded by its own
     // loader, with the knobs a package takes (inference_mode when grad is left out).
     const spec::ModelFormat format = spec::readModelFormat(modelPath);
-    if (format.format == spec::kFormatAoti) {
+    // The example inputs: of the program itself, or of the archive a compiled package came from.
+    const std::string examples = s.arm.value("example_inputs", format.format == spec::kFormatExported ? modelPath : std::string());
+    const bool wantExamples = std::any_of(inputSpecs.begin(), inputSpecs.end(), [](const spec::InputSpec& in) { return in.example; });
+    if (wantExamples && examples.empty()) {
+        sink.error(code::kBadKnob, "input: \"example\" inputs are an exported program's own, and " + modelPath +
+                                       " is not one (give the input's shape and dtype instead)",
+                   {{"field", "input"}});
+        return false;
+    }
+    if (format.format == spec::kFormatAoti || format.format == spec::kFormatExported) {
         spec::applyFormatDefaults(knobs, s.arm.value("knobs", json::object()), format.format);
-        return loadPackage(s, format);
+        const bool ok = format.format == spec::kFormatAoti ? loadPackage(s, format) : loadExported(s, format);
+        if (ok && wantExamples) {
+            if (!loadExampleInputs(examples)) return false;
+            s.loaded["example_inputs"] = examples;
+        }
+        return ok;
+    }
+    if (wantExamples) {
+        sink.error(code::kBadKnob, "input: \"example\" inputs are an exported program's own; " + modelPath +
+                                       " is TorchScript (give the input's shape and dtype instead)",
+                   {{"field", "input"}});
+        return false;
     }
     loaded["format"] = spec::kFormatTorchScript;
     const auto t0 = Clock::now();
@@ -300,7 +320,7 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
 // 7. Mode, precision, memory format.
 bool Engine::Impl::applyModePrecisionFormat(ConfigureState& s) {
     const auto& k = knobs;
-    if (package) {  // compiled in eval mode, its dtypes and layouts fixed (knobs refused otherwise)
+    if (compiledGraph()) {  // eval mode, dtypes and layouts fixed when compiled / exported (knobs refused otherwise)
         s.training = false;
         return true;
     }

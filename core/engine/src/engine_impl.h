@@ -36,6 +36,9 @@
 namespace torch::inductor {
 class AOTIModelPackageLoader;  // engine_package.cpp
 }
+namespace torch::nativert {
+class ModelRunnerHandle;  // engine_exported.cpp
+}
 
 namespace pitlane::engine {
 
@@ -55,6 +58,10 @@ inline c10::ScalarType scalarType(const std::string& dtype) {
     if (dtype == "bfloat16") return at::kBFloat16;
     if (dtype == "int64") return at::kLong;
     if (dtype == "int32") return at::kInt;
+    if (dtype == "int16") return at::kShort;
+    if (dtype == "int8") return at::kChar;
+    if (dtype == "uint8") return at::kByte;
+    if (dtype == "bool") return at::kBool;
     return at::kFloat;
 }
 
@@ -66,6 +73,10 @@ inline std::string dtypeName(c10::ScalarType t) {
         case at::kBFloat16: return "bfloat16";
         case at::kLong: return "int64";
         case at::kInt: return "int32";
+        case at::kShort: return "int16";
+        case at::kChar: return "int8";
+        case at::kByte: return "uint8";
+        case at::kBool: return "bool";
         default: return c10::toString(t);
     }
 }
@@ -282,6 +293,14 @@ struct Engine::Impl {
     // is one; its read-back (metadata, call spec, where it was extracted) for "applied".
     std::unique_ptr<torch::inductor::AOTIModelPackageLoader> package;
     json packageInfo;
+    // An exported program (engine_exported.cpp), run through NativeRT; its read-back.
+    std::unique_ptr<torch::nativert::ModelRunnerHandle> program;
+    json programInfo;
+    // The example inputs of an exported program (flattened, on the CPU): fed where an input
+    // spec says "example" (the program's own, or the archive a compiled package came from).
+    std::vector<at::Tensor> exampleInputs;
+    // Not a TorchScript module: a package or an exported program.
+    bool compiledGraph() const { return package || program; }
     c10::Device device{c10::DeviceType::CPU};
     // Inputs per batch size; each entry holds one input list per shape variant.
     std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
@@ -326,6 +345,11 @@ struct Engine::Impl {
     bool loadModel(detail::ConfigureState& s);
     bool loadPackage(detail::ConfigureState& s, const spec::ModelFormat& format);  // engine_package.cpp
     std::vector<at::Tensor> runPackage(const std::vector<c10::IValue>& in);
+    bool loadExported(detail::ConfigureState& s, const spec::ModelFormat& format);  // engine_exported.cpp
+    bool loadExampleInputs(const std::string& archive);
+    at::Tensor exampleTensor(std::size_t i, int batch) const;
+    c10::IValue runExported(const std::vector<c10::IValue>& in);
+    void releaseProgram();
     std::string packageRefusal(const std::vector<c10::IValue>& in);
     void releasePackage();
     bool applyModePrecisionFormat(detail::ConfigureState& s);

@@ -11,6 +11,7 @@
 #include "engine_impl.h"
 
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/nativert/ModelRunnerHandle.h>  // the complete type for Impl's destructor
 
 #include <atomic>
 #include <cerrno>
@@ -240,6 +241,9 @@ void Engine::Impl::releasePackage() {
     package.reset();  // its destructor removes the folder it extracted into
 }
 
-void Engine::finish() { impl_->releasePackage(); }
+void Engine::finish() {
+    impl_->releasePackage();
+    impl_->releaseProgram();
+}
 
 }  // namespace pitlane::engine

@@ -3,11 +3,14 @@
 #include "arm_models.h"
 #include "preset_errors.h"
 
+#include "pitlane/spec/knob_table.h"
 #include "pitlane/spec/model_file.h"
 #include "text_util.h"
 #include "pitlane/protocol/json_limits.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -20,7 +23,8 @@ namespace {
 
 const char* const kModelHint =
     "name a bundled model (resnet18, mobilenet_v3_small, transformer, lstm, mlp; resnet18.pt2 or "
-    "mlp.pt2 for their AOTInductor packages), a TorchScript file or an AOTInductor package (.pt2)";
+    "mlp.pt2 for their AOTInductor packages, resnet18.exported.pt2 or transformer.exported.pt2 for "
+    "their torch.export archives), a TorchScript file, an AOTInductor package or a torch.export archive (.pt2)";
 
 bool written(const json& knobs, const char* key) { return knobs.is_object() && knobs.contains(key); }
 
@@ -47,10 +51,30 @@ std::string modelLabel(const std::string& modelPath) { return fs::path(modelPath
 void applyFormatDefaults(Knobs& k, const json& knobsJson, const std::string& format) {
     // A package runs under c10::InferenceMode (what AOTInductor's runner expects): left out,
     // the grad knob is what the package gets, not torch's default.
-    if (format == kFormatAoti && !written(knobsJson, "grad")) k.grad = Grad::InferenceMode;
+    // An exported program runs through NativeRT under inference_mode too.
+    if ((format == kFormatAoti || format == kFormatExported) && !written(knobsJson, "grad"))
+        k.grad = Grad::InferenceMode;
 }
 
 std::string knobNotForFormat(const std::string& knob, const std::string& format) {
+    if (format != kFormatExported && (knob == "compile" || knob == "inductor"))
+        return "only an exported program (a torch.export.save archive) can be compiled by Pitlane; this model is " +
+               (format.empty() ? std::string("not recognised") : format);
+    if (format == kFormatExported) {
+        static const std::map<std::string, std::string> exported = {
+            {"mode", "an exported program was traced in eval or train mode when it was exported"},
+            {"grad", "an exported program runs under inference_mode (read back as such)"},
+            {"jit", "freeze / optimize_for_inference are TorchScript passes; compile it with Inductor instead (compile aoti, inductor.freezing)"},
+            {"precision", "an exported program's dtypes are in its graph (export a bf16 / fp16 model instead)"},
+            {"memory_format", "an exported program's layouts are in its graph"},
+            {"profiling_executor", "the TorchScript executor does not run an exported program"},
+            {"fuser", "the TorchScript fuser does not run an exported program (compile aoti does the fusing)"},
+            {"workload", "an exported inference program has no backward: inference only"},
+            {"cuda_graph", "cuda_graph captures a TorchScript forward"},
+        };
+        const auto it = exported.find(knob);
+        return it == exported.end() ? std::string() : it->second;
+    }
     if (format != kFormatAoti) return {};
     static const std::map<std::string, std::string> reasons = {
         {"mode", "an AOTInductor package was exported in eval mode"},
@@ -67,13 +91,71 @@ std::string knobNotForFormat(const std::string& knob, const std::string& format)
     return it == reasons.end() ? std::string() : it->second;
 }
 
+namespace {
+
+// The batch sizes a package or an exported program runs (their metadata "batch").
+void checkBatchRange(const Knobs& k, const ModelFormat& f, const std::string& what,
+                     const std::function<void(const char*, const std::string&)>& refuse) {
+    const PackageBatch b = packageBatch(f.metadata);
+    if (!b.known) return;
+    const auto in = f.metadata.find("batch_input");
+    const std::string dim = in == f.metadata.end() ? std::string("the batch dimension")
+                                                   : "dimension 0 of input \"" + in->second + "\"";
+    for (int bs : k.batch_size)
+        if (bs < b.lo || bs > b.hi) {
+            refuse("batch_size", b.dynamic ? what + " was exported with " + dim + " dynamic from " +
+                                                 std::to_string(b.lo) + " to " + std::to_string(b.hi) +
+                                                 ": batch_size " + std::to_string(bs) + " is outside it"
+                                           : what + " was exported with " + dim + " static at " +
+                                                 std::to_string(b.lo) + ", the only size it runs: batch_size " +
+                                                 std::to_string(bs) + " needs a program exported with a "
+                                                 "dynamic batch dimension (torch.export.Dim)");
+            return;
+        }
+}
+
+// The knobs an exported program cannot take, and what compile / inductor need.
+void checkExportedKnobs(const Knobs& k, const json& knobsJson, const ModelFormat& f,
+                        const std::function<void(const char*, const std::string&)>& refuse) {
+    const std::string ep = "an exported program runs as its graph says (NativeRT, or compiled by Inductor): ";
+    if (written(knobsJson, "grad") && k.grad != Grad::InferenceMode)
+        refuse("grad", ep + "it runs under inference_mode, so grad \"" + choiceName(k.grad) +
+                           "\" cannot apply (leave grad out: it is read back as inference_mode)");
+    // A knob at its default changes nothing, written or not (the worker receives every knob).
+    for (const char* knob : {"mode", "jit", "precision", "memory_format", "profiling_executor", "fuser", "workload", "cuda_graph"}) {
+        const KnobInfo* row = findKnob(knob);
+        if (row && row->get(k) != row->defaultValue) refuse(knob, ep + knobNotForFormat(knob, kFormatExported));
+    }
+    if (k.compile != Compile::Aoti && k.inductor != InductorOptions{})
+        refuse("inductor", "Inductor options apply when Pitlane compiles the program: write \"compile\": \"aoti\" "
+                           "with them (compile \"none\" runs it through NativeRT, nothing is compiled)");
+    const auto dev = f.metadata.find("device");
+    if (dev != f.metadata.end()) {
+        const bool cudaProgram = dev->second.rfind("cuda", 0) == 0;
+        const bool cudaArm = k.device.rfind("cuda", 0) == 0;
+        if (cudaProgram != cudaArm)
+            refuse("device", "the program's weights are on " + dev->second + " (where it was exported), so device \"" +
+                                 k.device + "\" cannot run it (export it with the model and example inputs on " +
+                                 (cudaArm ? std::string("CUDA") : std::string("the CPU")) + ")");
+    }
+    if (f.metadata.count("non_tensor_inputs"))
+        refuse("batch_size", "the program takes " + f.metadata.at("non_tensor_inputs") +
+                                 " input(s) that are not tensors; Pitlane feeds tensors only");
+    checkBatchRange(k, f, "the program", refuse);
+}
+
+}  // namespace
+
 void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelFormat& f, const std::string& where,
                          const std::string& prefix, std::vector<SpecError>& errors) {
-    if (f.format != kFormatAoti) return;
-    const std::string pkg = "an AOTInductor package is a compiled, frozen, inference-only graph: ";
     auto refuse = [&](const char* knob, const std::string& reason) {
         errors.emplace_back(where, prefix + "." + knob, reason);
     };
+    if (f.format == kFormatExported) return checkExportedKnobs(k, knobsJson, f, refuse);
+    if (k.compile != Compile::None) refuse("compile", knobNotForFormat("compile", f.format));
+    if (k.inductor != InductorOptions{}) refuse("inductor", knobNotForFormat("inductor", f.format));
+    if (f.format != kFormatAoti) return;
+    const std::string pkg = "an AOTInductor package is a compiled, frozen, inference-only graph: ";
     if (k.mode != Mode::Eval) refuse("mode", pkg + "mode \"" + choiceName(k.mode) + "\" cannot apply (it was exported in eval mode; leave mode out or write \"eval\")");
     if (written(knobsJson, "grad") && k.grad != Grad::InferenceMode)
         refuse("grad", pkg + "it runs under inference_mode, so grad \"" + choiceName(k.grad) +
@@ -103,19 +185,31 @@ void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelForma
                                  "\" cannot run it (compile it with the model and example inputs on " +
                                  (cudaArm ? std::string("CUDA") : std::string("the CPU")) + ")");
     }
-    const PackageBatch b = packageBatch(f.metadata);
-    if (b.known)
-        for (int bs : k.batch_size)
-            if (bs < b.lo || bs > b.hi) {
-                refuse("batch_size", b.dynamic ? "the package was exported with a batch dimension from " +
-                                                     std::to_string(b.lo) + " to " + std::to_string(b.hi) +
-                                                     ": batch_size " + std::to_string(bs) + " is outside it"
-                                               : "the package was exported with a static batch of " +
-                                                     std::to_string(b.lo) + ", the only size it runs: batch_size " +
-                                                     std::to_string(bs) + " needs a package exported with a "
-                                                     "dynamic batch dimension (torch.export.Dim)");
-                break;
-            }
+    checkBatchRange(k, f, "the package", refuse);
+}
+
+std::string describeModelFormat(const ModelFormat& f) {
+    const auto meta = [&f](const char* key) {
+        const auto it = f.metadata.find(key);
+        return it == f.metadata.end() ? std::string() : it->second;
+    };
+    const std::string batch = meta("batch").empty() ? std::string() : "; batch " + meta("batch");
+    if (f.format == kFormatExported)
+        return "a torch.export archive (an ExportedProgram" +
+               (meta("torch_version").empty() ? std::string() : " saved by torch " + meta("torch_version")) +
+               ", weights on " + (meta("device").empty() ? std::string("cpu") : meta("device")) + batch +
+               "), run through libtorch's NativeRT; compile \"aoti\" compiles it into an AOTInductor package first";
+    if (f.format == kFormatAoti) {
+        const std::string dev = meta("AOTI_DEVICE_KEY").empty() ? std::string("an unrecorded device") : meta("AOTI_DEVICE_KEY");
+        return "an AOTInductor package compiled for " + dev +
+               (meta("AOTI_CPU_ISA").empty() ? std::string() : " (CPU ISA " + meta("AOTI_CPU_ISA") + ")") +
+               (meta("torch_version").empty() ? std::string() : " by torch " + meta("torch_version")) + batch +
+               ": it runs only on such a device and with that libtorch";
+    }
+    if (f.format == kFormatTorchScript)
+        return "TorchScript" + (f.torchscript_version.empty() ? std::string() : " (archive version " + f.torchscript_version + ")") +
+               ", loaded with torch::jit::load";
+    return "not a model Pitlane can run: " + (f.message.empty() ? std::string("unrecognised") : f.message);
 }
 
 namespace detail {
@@ -132,7 +226,24 @@ ResolvedModel resolveModelField(const json& v, const std::string& field, const s
         throw SpecError(where, field, "contains a NUL character: a file name cannot");
     const auto& names = bundledModelNames();
     std::string bundledName = m.written, ext = ".pt";
-    if (bundledName.size() > 4 && bundledName.compare(bundledName.size() - 4, 4, ".pt2") == 0 &&
+    const std::string exportedExt = ".exported.pt2";
+    // "resnet18.exported.pt2", or a variant of it ("resnet18.static.exported.pt2"): the file of
+    // that name in the model directory, for a bundled model's base name.
+    const bool exportedName = bundledName.size() > exportedExt.size() &&
+                              bundledName.compare(bundledName.size() - exportedExt.size(), exportedExt.size(), exportedExt) == 0;
+    if (exportedName && std::find(names.begin(), names.end(), bundledName.substr(0, bundledName.find('.'))) != names.end()) {
+        bundledName.resize(bundledName.size() - exportedExt.size());
+        ext = exportedExt;
+        m.bundled = true;
+        if (modelDir.empty())
+            throw SpecError(where, field, "bundled model \"" + m.written + "\" requested but no model directory was found "
+                                          "(build the 'models' target or set PITLANE_MODEL_DIR)");
+        m.path = (fs::path(modelDir) / (bundledName + ext)).string();
+        if (!fs::exists(m.path))
+            throw SpecError(where, field, "bundled model \"" + m.written + "\" is missing: " + m.path +
+                                              " does not exist (build the 'models' target)");
+        return m;
+    } else if (bundledName.size() > 4 && bundledName.compare(bundledName.size() - 4, 4, ".pt2") == 0 &&
         std::find(names.begin(), names.end(), bundledName.substr(0, bundledName.size() - 4)) != names.end()) {
         bundledName.resize(bundledName.size() - 4);
         ext = ".pt2";
@@ -181,7 +292,8 @@ json describedInput(const std::string& modelPath, const ModelFormat& f, std::str
     if (it != f.metadata.end()) {
         const json in = protocol::parseJsonBounded(it->second);  // the package's metadata, bounded
         if (!in.is_discarded()) {
-            *source = modelPath + " (package metadata \"input\")";
+            *source = modelPath + (f.format == kFormatExported ? " (the program's example inputs)"
+                                                                : " (package metadata \"input\")");
             return in;
         }
     }
@@ -239,6 +351,11 @@ void resolveArmModels(const json& j, Preset& p, bool presetInputWritten, const s
                 errs.add(f + ".input", missingInput(arm.model_path));
         }
         applyFormatDefaults(arm.knobs, arm.knobs_json, fmt.format);
+        // An exported program's default batch is its example's: the input it was exported with.
+        const auto example = fmt.metadata.find("example_batch");
+        if (fmt.format == kFormatExported && example != fmt.metadata.end() && !written(arm.knobs_json, "batch_size") &&
+            std::all_of(arm.input.begin(), arm.input.end(), [](const InputSpec& in) { return in.example; }))
+            arm.knobs.batch_size = {std::max(1, std::atoi(example->second.c_str()))};
         checkKnobsForFormat(arm.knobs, arm.knobs_json, fmt, where, f + ".knobs", errs.list());
     }
 }

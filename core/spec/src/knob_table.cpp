@@ -70,6 +70,7 @@ const char* const threads = "Batch and threads";
 const char* const script = "TorchScript executor";
 const char* const cuda = "CUDA";
 const char* const serve = "Serving";
+const char* const compiler = "Compiler";
 
 // clang-format off
 void executionRows(std::vector<KnobInfo>& t) {
@@ -189,6 +190,22 @@ void servingRows(std::vector<KnobInfo>& t) {
          "before a smaller batch is dispatched (TorchServe's max_batch_delay)", "",
          &setField<&Knobs::max_wait_ms>, &getField<&Knobs::max_wait_ms>});
 }
+void compilerRows(std::vector<KnobInfo>& t) {
+    auto row = [&t](KnobInfo info) { t.push_back(std::move(info)); };
+    row({"compile", K::Choice, {"none", "aoti"}, {}, 0, 0, "none", "\"none\"", "", compiler, false,
+         "Compile", "An exported program (torch.export.save): run it as exported through libtorch's "
+         "NativeRT (none), or compile it first into an AOTInductor package (aoti: "
+         "aoti_compile_and_package with the project's Python, cached)",
+         "Only an exported program (torch.export.save archive) can be compiled.",
+         &setField<&Knobs::compile>, &getField<&Knobs::compile>});
+    row({"inductor", K::Flags, {"freezing", "max_autotune", "dynamic_threads"}, {}, 0, 0,
+         json(InductorOptions{}), "{\"dynamic_threads\": true}", "", compiler, false, "Inductor",
+         "With compile aoti: torch._inductor.config freezing (constant-fold the weights), "
+         "max_autotune (benchmark kernel choices while compiling), cpp.dynamic_threads (the "
+         "kernels ask OpenMP for their thread count, so intra_op_threads reaches them)",
+         "Inductor options apply to an exported program compiled with compile aoti.",
+         &setField<&Knobs::inductor>, &getField<&Knobs::inductor>});
+}
 // clang-format on
 
 std::vector<KnobInfo> makeTable() {
@@ -197,6 +214,7 @@ std::vector<KnobInfo> makeTable() {
     threadRows(t);
     servingRows(t);
     executorAndCudaRows(t);
+    compilerRows(t);
     return t;
 }
 

@@ -103,6 +103,22 @@ json coreList(const json& v, const KnobInfo& knob, const std::string& where,
     return v;
 }
 
+// An object of booleans named by the row's choices; names left out keep the default's value.
+json flags(const json& v, const KnobInfo& knob, const std::string& where, const std::string& field) {
+    if (!v.is_object())
+        throw SpecError(where, field, "must be an object of booleans (" + joined(knob.choices) + "), got " + detail::shown(v));
+    json out = knob.defaultValue;
+    for (const auto& [name, value] : v.items()) {
+        if (std::find(knob.choices.begin(), knob.choices.end(), name) == knob.choices.end())
+            throw SpecError(where, field + "." + name,
+                            "unknown option; the options are " + joined(knob.choices));
+        if (!value.is_boolean())
+            throw SpecError(where, field + "." + name, "must be true or false, got " + detail::shown(value));
+        out[name] = value;
+    }
+    return out;
+}
+
 std::vector<std::string> knobNames() {
     std::vector<std::string> names;
     for (const auto& k : knobTable()) names.push_back(k.name);
@@ -122,6 +138,7 @@ json validateKnob(const KnobInfo& knob, const json& v, const std::string& where,
         case KnobKind::OptionalCount: return count(v, knob, where, field);
         case KnobKind::CountOrList: return batchSizes(v, knob, where, field);
         case KnobKind::ChoiceOrCores: return coreList(v, knob, where, field);
+        case KnobKind::Flags: return flags(v, knob, where, field);
     }
     throw SpecError(where, field, "knob kind not handled");
 }
@@ -299,6 +316,7 @@ std::string knobValuesText(const KnobInfo& knob) {
         case KnobKind::Count:
         case KnobKind::OptionalCount: return range();
         case KnobKind::CountOrList: return range() + ", or a list of them (a sweep)";
+        case KnobKind::Flags: return "an object of booleans: " + joined(knob.choices);
         case KnobKind::ChoiceOrCores:
             return joined(knob.choices) + ", or a list of core ids " + std::to_string(knob.min) +
                    ".." + std::to_string(knob.max);
@@ -317,6 +335,21 @@ std::string knobTableMarkdown() {
               k.unit + " | " + k.group + " | " + (k.cudaOnly ? "yes" : "") + " | " + help + " |\n";
     }
     return md;
+}
+
+}  // namespace pitlane::spec
+
+namespace pitlane::spec {
+
+void to_json(json& j, const InductorOptions& o) {
+    j = json{{"freezing", o.freezing}, {"max_autotune", o.max_autotune}, {"dynamic_threads", o.dynamic_threads}};
+}
+
+void from_json(const json& j, InductorOptions& o) {
+    o = InductorOptions{};
+    o.freezing = j.value("freezing", o.freezing);
+    o.max_autotune = j.value("max_autotune", o.max_autotune);
+    o.dynamic_threads = j.value("dynamic_threads", o.dynamic_threads);
 }
 
 }  // namespace pitlane::spec

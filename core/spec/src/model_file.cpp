@@ -220,6 +220,23 @@ bool endsWith(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A torch.export.save archive (an ExportedProgram) holds models/<name>.json and no
+// data/aotinductor/ (an AOTInductor package has archive_format too, and its compiled model).
+bool isExported(const std::vector<ZipEntry>& entries) {
+    if (entries.empty()) return false;
+    const auto slash = entries.front().name.find('/');
+    if (slash == std::string::npos) return false;
+    const std::string root = entries.front().name.substr(0, slash + 1);
+    bool model = false;
+    for (const auto& e : entries) {
+        if (startsWith(e.name, root + "data/aotinductor/")) return false;
+        const std::string models = root + "models/";
+        model = model || (startsWith(e.name, models) && endsWith(e.name, ".json") &&
+                          e.name.find('/', models.size()) == std::string::npos);
+    }
+    return model;
+}
+
 // An AOTInductor package (torch._inductor.aoti_compile_and_package) is a zip like a TorchScript
 // archive, told apart by its archive_format record ("pt2") or its data/aotinductor/ folder.
 bool isPackage(const std::vector<ZipEntry>& entries) {
@@ -248,6 +265,24 @@ std::string checkPackageNames(const std::vector<ZipEntry>& entries) {
         notTorchScript("an AOTInductor package with nothing to run: no compiled model (.so) or its "
                        "source (.cpp) under " + detail::printableName(model) +
                        " (write it with torch._inductor.aoti_compile_and_package)");
+    return root;
+}
+
+// What NativeRT reads (ModelRunnerHandle(path, "model")): every entry under one folder,
+// models/model.json (the graph), and the weights its config names under data/weights/.
+std::string checkExportedNames(const std::vector<ZipEntry>& entries) {
+    const std::string root = archiveRoot(entries, "torch.export archive");
+    bool graph = false;
+    for (const auto& e : entries) {
+        if (!startsWith(e.name, root))
+            notTorchScript("not a torch.export archive: " + entryName(e) + " is outside the folder " +
+                           detail::printableName(root) + " of the others");
+        graph = graph || e.name == root + "models/model.json";
+    }
+    if (!graph)
+        notTorchScript("a torch.export archive without " + detail::printableName(root) +
+                       "models/model.json: NativeRT runs the program named \"model\" (save it with "
+                       "torch.export.save(ep, path), one program per archive)");
     return root;
 }
 
@@ -297,12 +332,15 @@ ModelFileCheck checkOpenFile(int fd, ModelFileCheck r) {
     const FileReader file(fd, r.bytes);
     const detail::ZipLayout layout = detail::readZipLayout(file);
     r.entries = int(layout.entries.size());
-    const bool package = isPackage(layout.entries);
-    const std::string root = package ? checkPackageNames(layout.entries) : checkTorchScriptNames(layout.entries);
+    const bool exported = isExported(layout.entries);
+    const bool package = !exported && isPackage(layout.entries);
+    const std::string root = exported  ? checkExportedNames(layout.entries)
+                             : package ? checkPackageNames(layout.entries)
+                                       : checkTorchScriptNames(layout.entries);
     refuseBombs(layout.entries);
     const Streamed streamed = streamFile(file, layout.entries);
-    if (!package) checkPickles(root, streamed);
-    r.format = package ? kFormatAoti : kFormatTorchScript;
+    if (!package && !exported) checkPickles(root, streamed);
+    r.format = exported ? kFormatExported : package ? kFormatAoti : kFormatTorchScript;
     r.sha256 = streamed.sha256;
     r.ok = true;
     return r;
@@ -338,8 +376,9 @@ namespace {
 // A small entry's bytes (a metadata record): stored or deflated, at most kMaxRecord once
 // inflated; "" when it is bigger, damaged or not one of those methods.
 constexpr std::uint64_t kMaxRecord = 1 << 20;
-std::string readSmallEntry(const FileReader& file, const ZipEntry& e) {
-    if (e.size > kMaxRecord || e.compressed > kMaxRecord) return {};
+constexpr std::uint64_t kMaxGraph = 64ull << 20;
+std::string readEntry(const FileReader& file, const ZipEntry& e, std::uint64_t limit) {
+    if (e.size > limit || e.compressed > limit) return {};
     std::string raw(std::size_t(e.compressed), '\0');
     file.readAt(e.data, raw.data(), raw.size(), entryName(e));
     if (e.method == 0) return raw;
@@ -355,6 +394,7 @@ std::string readSmallEntry(const FileReader& file, const ZipEntry& e) {
     inflateEnd(&z);
     return rc == Z_STREAM_END && z.avail_out == 0 ? out : std::string();
 }
+std::string readSmallEntry(const FileReader& file, const ZipEntry& e) { return readEntry(file, e, kMaxRecord); }
 
 ModelFormat readFormatOpenFile(int fd) {
     ModelFormat f;
@@ -362,6 +402,17 @@ ModelFormat readFormatOpenFile(int fd) {
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw ModelFileError(kModelMissing, "not a regular file");
     const FileReader file(fd, std::uint64_t(st.st_size));
     const detail::ZipLayout layout = detail::readZipLayout(file);
+    if (isExported(layout.entries)) {
+        const std::string root = archiveRoot(layout.entries, "torch.export archive");
+        f.format = kFormatExported;
+        for (const auto& e : layout.entries)
+            if (e.name == root + "models/model.json") {
+                // Larger than a metadata record: a graph of a few thousand nodes.
+                const json j = protocol::parseJsonBounded(readEntry(file, e, kMaxGraph));
+                if (j.is_object()) f.metadata = detail::exportedMetadata(j);
+            }
+        return f;
+    }
     if (!isPackage(layout.entries)) {
         const std::string root = archiveRoot(layout.entries, "TorchScript archive");
         f.format = kFormatTorchScript;

@@ -59,7 +59,7 @@ std::string findModelDir(const std::string& exeDir) {
 namespace {
 
 const std::vector<std::string> kDtypes = {"float32", "float64", "float16", "bfloat16", "int64",
-                                          "int32"};
+                                          "int32", "int16", "int8", "uint8", "bool"};
 
 std::vector<std::int64_t> parseShape(const json& v, const std::string& where,
                                      const std::string& f) {
@@ -103,7 +103,7 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                     throw SpecError(where, fk,
                                     "unknown dtype " + detail::shown(v) +
                                         " (expected one of float32, float64, float16, bfloat16, "
-                                        "int64, int32)");
+                                        "int64, int32, int16, int8, uint8, bool)");
                 in.dtype = v.get<std::string>();
             } else if (key == "shapes") {
                 if (!v.is_array() || v.empty())
@@ -116,8 +116,14 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                                     "expected true (knobs.batch_size is prepended to the shape) or "
                                     "false (the shape is the whole tensor's), got " + detail::shown(v));
                 in.batch_dim = v.get<bool>();
+            } else if (key == "example") {
+                if (!v.is_boolean())
+                    throw SpecError(where, fk,
+                                    "expected true (an exported program's example input: the values it was "
+                                    "exported with) or false, got " + detail::shown(v));
+                in.example = v.get<bool>();
             } else {
-                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim)");
+                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim, example)");
             }
         });
     }

@@ -16,6 +16,7 @@ json inputsToJson(const std::vector<InputSpec>& inputs) {
         json e{{"shape", in.shape}, {"dtype", in.dtype}};
         if (!in.shapes.empty()) e["shapes"] = in.shapes;
         if (!in.batch_dim) e["batch_dim"] = false;
+        if (in.example) e["example"] = true;
         a.push_back(e);
     }
     return a;
@@ -25,6 +26,11 @@ json defaultArms(const std::string& format) {
     // One intra-op thread in both arms: on a shared machine torch's default (every core) made
     // worker processes 100x apart (issue 27); the knob stays one click away. The arms differ in
     // one knob and are named after it.
+    // An exported program: as exported (NativeRT) against compiled (AOTInductor, cached), the
+    // question a torch.export user asks first.
+    if (format == kFormatExported)
+        return json::array({{{"name", "NativeRT"}, {"knobs", {{"compile", "none"}, {"intra_op_threads", 1}}}},
+                            {{"name", "AOTInductor"}, {"knobs", {{"compile", "aoti"}, {"intra_op_threads", 1}}}}});
     if (format == kFormatAoti)  // a package has no grad to compare: its A/B is the threads
         return json::array({{{"name", "1 thread"}, {"knobs", {{"intra_op_threads", 1}}}},
                             {{"name", "2 threads"}, {"knobs", {{"intra_op_threads", 2}}}}});
@@ -52,7 +58,8 @@ Preset presetForModels(const std::string& modelA, const std::string& modelB, con
     // Left out, grad is inference_mode for a package; written for TorchScript, so both arms
     // measure inference the same way.
     auto knobs = [](const std::string& path) {
-        return readModelFormat(path).format == kFormatAoti
+        const std::string format = readModelFormat(path).format;
+        return format == kFormatAoti || format == kFormatExported
                    ? json{{"intra_op_threads", 1}}
                    : json{{"mode", "eval"}, {"grad", "inference_mode"}, {"intra_op_threads", 1}};
     };

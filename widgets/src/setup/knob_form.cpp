@@ -120,6 +120,9 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
         }
     }
     updateAllocators();
+    // The Inductor options follow the compile knob (on with "aoti" only).
+    if (auto* compile = qobject_cast<QComboBox*>(control("compile")))
+        connect(compile, &QComboBox::currentIndexChanged, this, [this] { setCuda(cuda_); });
     setKnobs(json::object());
     setCuda({});
 }
@@ -180,6 +183,18 @@ QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
             edit->setPlaceholderText(QString::fromStdString(knob.defaultText));
             return edit;
         }
+        case K::Flags: {  // one check box per option, on one row
+            auto* box = new QWidget(this);
+            auto* row = new QHBoxLayout(box);
+            row->setContentsMargins(0, 0, 0, 0);
+            for (const auto& option : knob.choices) {
+                auto* check = new QCheckBox(QString::fromStdString(option), box);
+                check->setObjectName(QString::fromStdString(knob.name + "." + option));
+                row->addWidget(check);
+            }
+            row->addStretch(1);
+            return box;
+        }
     }
     return new QWidget(this);
 }
@@ -213,6 +228,11 @@ void KnobForm::watch(QWidget* w) {
         connect(b, &QComboBox::currentIndexChanged, this, [this] {
             if (!loading_) emit changed();
         });
+    else  // a Flags knob: its check boxes
+        for (auto* check : w->findChildren<QCheckBox*>())
+            connect(check, &QCheckBox::toggled, this, [this] {
+                if (!loading_) emit changed();
+            });
 }
 
 void KnobForm::updateAllocators() {
@@ -303,6 +323,14 @@ void KnobForm::setValue(const Control& c, const json& v) {
             static_cast<QLineEdit*>(c.widget)->setText(
                 v.is_array() ? intListText(v.get<std::vector<int>>()) : text(v));
             break;
+        case K::Flags:
+            for (auto* check : c.widget->findChildren<QCheckBox*>()) {
+                const std::string option = check->text().toStdString();
+                const json& d = c.knob->defaultValue;
+                const json& set = v.is_object() && v.contains(option) ? v[option] : d.value(option, json(false));
+                check->setChecked(set.is_boolean() && set.get<bool>());
+            }
+            break;
     }
 }
 
@@ -328,6 +356,11 @@ json KnobForm::value(const Control& c) const {
             return spin->value() == spin->minimum() ? json() : json(spin->value());
         }
         case K::CountOrList: return listOrOne(parseIntList(static_cast<QLineEdit*>(c.widget)->text()));
+        case K::Flags: {
+            json out = json::object();
+            for (auto* check : c.widget->findChildren<QCheckBox*>()) out[check->text().toStdString()] = check->isChecked();
+            return out;
+        }
     }
     return {};
 }
@@ -409,7 +442,12 @@ void KnobForm::setCuda(const CudaAvailability& cuda) {
             }
         const QString base = c.widget->property("pitlaneTip").toString();
         // A knob the arm's model cannot take (an AOTInductor package) is off, with the reason.
-        const std::string notHere = spec::knobNotForFormat(c.knob->name, format_);
+        std::string notHere = spec::knobNotForFormat(c.knob->name, format_);
+        if (notHere.empty() && c.knob->name == "inductor") {
+            auto* compile = qobject_cast<QComboBox*>(control("compile"));
+            if (compile && compile->currentData().toString() != QLatin1String("aoti"))
+                notHere = "Inductor options apply when Pitlane compiles the program (compile aoti)";
+        }
         if (!notHere.empty()) {
             c.widget->setEnabled(false);
             c.widget->setToolTip(base + QStringLiteral("\n") + tr("Off for this arm: ") + QString::fromStdString(notHere));

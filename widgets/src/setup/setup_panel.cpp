@@ -5,6 +5,7 @@
 #include "pitlane/widgets/common/wheel_guard.h"
 
 #include "pitlane/session/model_probe.h"
+#include "pitlane/spec/model_file.h"
 #include "pitlane/spec/model_preset.h"
 
 #include <QCheckBox>
@@ -194,6 +195,10 @@ QString SetupPanel::resolveModelPath(const QString& model) const {
     if (model.endsWith(QLatin1String(".pt2")) &&
         std::find(names.begin(), names.end(), model.chopped(4).toStdString()) != names.end())
         return QDir(modelDir_).filePath(model);
+    // A bundled model's torch.export archive (resnet18.exported.pt2, resnet18.static.exported.pt2).
+    if (model.endsWith(QLatin1String(".exported.pt2")) &&
+        std::find(names.begin(), names.end(), model.section(QLatin1Char('.'), 0, 0).toStdString()) != names.end())
+        return QDir(modelDir_).filePath(model);
     if (QFileInfo(model).isAbsolute() || file_.isEmpty()) return model;
     return QFileInfo(file_).absoluteDir().filePath(model);
 }
@@ -201,8 +206,11 @@ QString SetupPanel::resolveModelPath(const QString& model) const {
 void SetupPanel::updateInputPlaceholder() {
     hashModel();
     const json side = spec::readModelSidecar(resolveModelPath(model_->model()).toStdString());
+    const auto format = spec::readModelFormat(resolveModelPath(model_->model()).toStdString());
     if (side.is_object() && side.contains("input"))
         input_->setPlaceholderText(tr("model default: %1").arg(inputText(side["input"])));
+    else if (format.format == spec::kFormatExported && format.metadata.count("input"))
+        input_->setPlaceholderText(tr("model default: the example inputs it was exported with"));
     else
         input_->setPlaceholderText(tr("required, e.g. 3x224x224 or [3, 224, 224]:float32"));
 }

@@ -24,6 +24,9 @@ enum class Workload { Inference, TrainStep };
 // The affinity knob's placement: a name, or List (the knob is a list of core ids,
 // Knobs::affinity_cores; its name is "list", as applied.affinity_policy says).
 enum class Affinity { None, Compact, Spread, List };
+// An exported program (torch.export.save): run through NativeRT, or compiled by Pitlane into an
+// AOTInductor package first (session/compile_step.h).
+enum class Compile { None, Aoti };
 
 // Which knob table row names an enum's values.
 template <class E>
@@ -46,6 +49,7 @@ PITLANE_CHOICE_KNOB(Allocator, "allocator", 3)
 PITLANE_CHOICE_KNOB(Sandbox, "sandbox", 2)
 PITLANE_CHOICE_KNOB(Workload, "workload", 2)
 PITLANE_CHOICE_KNOB(Affinity, "affinity", 4)
+PITLANE_CHOICE_KNOB(Compile, "compile", 2)
 #undef PITLANE_CHOICE_KNOB
 
 template <class E>

@@ -23,6 +23,8 @@ enum class KnobKind {
     OptionalCount,  // an integer in [min, max], or absent (`default_text` says what then)
     CountOrList,    // an integer in [min, max], or a list of distinct ones (a sweep)
     ChoiceOrCores,  // one of `choices`, or a list of distinct core ids in [min, max]
+    Flags,          // an object of booleans named by `choices` (`inductor`); a name left out
+                    // keeps its default (`defaultValue`, the whole object)
 };
 
 struct KnobInfo {

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace pitlane::spec {
 
 // Stable error codes (docs/KNOBS.md "Error codes").
@@ -20,6 +22,9 @@ inline constexpr const char* kModelNotTorchScript = "model_not_torchscript";
 // Model formats (results JSON arms[].model_format, CONTRACT.md).
 inline constexpr const char* kFormatTorchScript = "torchscript";
 inline constexpr const char* kFormatAoti = "aoti";
+// A torch.export.save archive (an ExportedProgram: models/<name>.json, data/weights/,
+// data/sample_inputs/), run by the worker through libtorch's NativeRT.
+inline constexpr const char* kFormatExported = "exported";
 // The file cannot be opened or is not a regular file (same code as the worker's).
 inline constexpr const char* kModelMissing = "model_not_found";
 
@@ -30,7 +35,7 @@ struct ModelFileCheck {
     std::string sha256;   // lower-case hex of the whole file; "" when the check stopped before
     std::uint64_t bytes = 0;  // the file's size
     int entries = 0;          // zip entries (central directory)
-    std::string format;       // kFormatTorchScript or kFormatAoti once recognised
+    std::string format;       // kFormatTorchScript, kFormatAoti or kFormatExported once recognised
 };
 
 // Reads the file once: the zip's end records (zip64 included) and central directory against
@@ -47,8 +52,17 @@ ModelFileCheck checkModelFile(const std::string& path);
 // <model>_metadata.json AOTInductor writes next to the compiled model: AOTI_DEVICE_KEY,
 // AOTI_CPU_ISA, and whatever aot_inductor.metadata added, e.g. torch_version, batch, input).
 // Nothing is checked beyond that: checkModelFile does the integrity check before a run.
+// An exported program's metadata (kFormatExported) is read from its models/model.json into the
+// same map as a package's, with the same keys where they mean the same:
+//   "batch"          "static N" / "dynamic LO-HI": dimension 0 of its first tensor input
+//   "batch_symbol"   the symbol of a dynamic batch ("s23"), "batch_input" that input's name
+//   "example_batch"  the batch size of the example inputs it was exported with
+//   "input"          a preset "input" (JSON) describing its tensor inputs, each marked
+//                    "example": true (the worker feeds data/sample_inputs' values)
+//   "device"         where its weights live ("cpu", "cuda"), "torch_version" what saved it
+//   "inputs"         how many user inputs; "non_tensor_inputs" those that are not tensors
 struct ModelFormat {
-    std::string format;  // kFormatTorchScript, kFormatAoti; "" when not recognised
+    std::string format;  // kFormatTorchScript, kFormatAoti, kFormatExported; "" when not recognised
     std::string code, message;  // why not recognised ("" when it was)
     std::string package_model;  // AOTInductor: the <model> of data/aotinductor/<model>/
     std::map<std::string, std::string> metadata;  // AOTInductor: its metadata (string values)
@@ -57,3 +71,9 @@ struct ModelFormat {
 ModelFormat readModelFormat(const std::string& path);
 
 }  // namespace pitlane::spec
+
+namespace pitlane::spec::detail {
+// An exported program's models/model.json (torch/_export/serde/schema.py) → ModelFormat's
+// metadata (keys above). Pure: tested on JSON written by hand and by torch.export.save.
+std::map<std::string, std::string> exportedMetadata(const nlohmann::json& model);
+}  // namespace pitlane::spec::detail

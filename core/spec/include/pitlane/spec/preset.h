@@ -39,9 +39,28 @@ struct InputSpec {
     // may also start with "N" (["N", 8, 32]): that is where the batch goes, as when it is left
     // out.
     bool batch_dim = true;
+    // An exported program's example input ("example": true): the worker feeds the values the
+    // program was exported with (data/sample_inputs), repeated along the batch dimension to
+    // knobs.batch_size; `shape` and `dtype` describe it (the dtype is the file's, any dtype).
+    bool example = false;
 };
 
 // Every knob of an arm (names fixed by CONTRACT.md). Optional = "leave torch's default".
+// The Inductor options of an arm whose exported program Pitlane compiles (knob `inductor`,
+// KnobKind::Flags): torch._inductor.config's freezing, max_autotune and cpp.dynamic_threads.
+// dynamic_threads is on by default so that intra_op_threads reaches the package's own kernels.
+struct InductorOptions {
+    bool freezing = false;
+    bool max_autotune = false;
+    bool dynamic_threads = true;
+    bool operator==(const InductorOptions& o) const {
+        return freezing == o.freezing && max_autotune == o.max_autotune && dynamic_threads == o.dynamic_threads;
+    }
+    bool operator!=(const InductorOptions& o) const { return !(*this == o); }
+};
+void to_json(json& j, const InductorOptions& o);
+void from_json(const json& j, InductorOptions& o);
+
 struct Knobs {
     std::string device = "cpu";  // "cpu" or "cuda:N"
     // The choice knobs are enums (knob_choices.h); choiceName gives the name presets use.
@@ -82,6 +101,9 @@ struct Knobs {
     // dispatched when max_batch requests are queued or the oldest has waited max_wait_ms.
     int max_batch = 1;
     int max_wait_ms = 0;
+    // Exported programs (model_format "exported"): how Pitlane runs them.
+    Compile compile = Compile::None;
+    InductorOptions inductor;
 
     bool batchSweep() const { return batch_size.size() > 1; }
 };
@@ -196,6 +218,10 @@ void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelForma
 // Why knob `knob` does not apply to a model of `format` at all ("" when it does): the window
 // disables its control with this as the reason.
 std::string knobNotForFormat(const std::string& knob, const std::string& format);
+// What a model file is, in words, for validate and the window: "a torch.export archive (an
+// ExportedProgram saved by torch 2.11.0; batch dynamic 1-1024), run through NativeRT", "an
+// AOTInductor package compiled for cuda …", "TorchScript", or why it is not recognised.
+std::string describeModelFormat(const ModelFormat& f);
 // The defaults a format gives knobs left out: a package runs under inference_mode.
 void applyFormatDefaults(Knobs& k, const json& knobsJson, const std::string& format);
 
