@@ -80,12 +80,22 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                          // the phases in between (starting, ready, warming up, measuring,
                          // waiting) made ~60 lines of a tiny run (issue 27).
                          using P = session::ArmPhase;
-                         if (ph != P::Loading && ph != P::Done && ph != P::Failed && ph != P::Cancelled)
+                         if (ph != P::Loading && ph != P::Done && ph != P::Failed && ph != P::Cancelled &&
+                             ph != P::Compiling)
                              return;
                          const auto& a = runner.result().arms[std::size_t(arm)];
                          std::cerr << "[" << a.name << "] " << session::phaseName(ph).toStdString()
                                    << (ph == session::ArmPhase::Loading ? knownPids(a) : "") << "\n";
                      });
+    // A compile takes tens of seconds to minutes: a line every 15 s says it is still going.
+    auto* compiling = new QTimer(context);
+    QObject::connect(compiling, &QTimer::timeout, context, [&runner] {
+        for (int i = 0; i < int(runner.result().arms.size()); ++i)
+            if (runner.isRunning() && runner.phase(i) == session::ArmPhase::Compiling)
+                std::cerr << "[" << runner.result().arms[std::size_t(i)].name << "] "
+                          << runner.phaseLabel(i).toStdString() << "\n";
+    });
+    compiling->start(15000);
     QObject::connect(&runner, &session::ExperimentRunner::armEvent, context,
                      [&runner](int arm, const protocol::Event& ev) {
                          const auto* done = std::get_if<protocol::BlockDone>(&ev);
@@ -132,9 +142,11 @@ const std::string& usage() {
         "      advice added as an arm (run it to measure the advice)\n" +
         "      --quiet: no progress, info or worker output on stderr (warnings and errors stay);\n"
         "      the results table and run id still go to stdout (redirect it if unwanted)\n"
-        "  pitlane-cli validate [--no-load] PRESET.json...\n"
-        "      every error of each preset, one 'file: field: reason' line each; then the model\n"
-        "      file's integrity, and each local arm's model loaded in a sandboxed worker with the\n"
+        "  pitlane-cli validate [--no-load] [--input SPEC] PRESET.json|MODEL...\n"
+        "      every error of each preset, one 'file: field: reason' line each (a model file:\n"
+        "      the A/B `run MODEL` would measure); the format of each model file in words (a\n"
+        "      torch.export archive, an AOTInductor package and what it was compiled for,\n"
+        "      TorchScript); then the model file's integrity, and each local arm's model loaded in a sandboxed worker with the\n"
         "      arm's knobs and one forward with its input (an unknown operator, a wrong input\n"
         "      rank or dtype fail here, exit 2, not in the run); --no-load: no worker\n" +
         usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]", "[--advise]", "[--advice-preset FILE]"}) +

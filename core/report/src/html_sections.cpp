@@ -212,8 +212,19 @@ QString appliedSection(const RunResult& run, Flavor flavor) {
            table;
 }
 
-// Which bytes were measured: the model file's SHA-256, checked before any worker started.
-QString modelDigestLine(const RunResult& run) {
+// The arms whose exported program Pitlane compiled (issue 40): one line each, with the package.
+QString compiledArmsLines(const RunResult& run) {
+    QString rows;
+    for (const auto& a : run.arms)
+        if (a.compile)
+            rows += QStringLiteral("<li>%1: %2, package <code>%3</code></li>\n")
+                        .arg(esc(QString::fromStdString(a.name)), esc(QString::fromStdString(results::compileLine(*a.compile))),
+                             esc(QString::fromStdString(a.compile->package)));
+    return rows.isEmpty() ? QString() : QStringLiteral("<p>Compiled by Pitlane:</p>\n<ul>\n") + rows + QStringLiteral("</ul>\n");
+}
+
+// The model file(s) measured, each with its SHA-256.
+QString modelFilesLine(const RunResult& run) {
     if (results::armsDifferInModel(run)) {
         QString rows;
         for (const auto& a : run.arms)
@@ -227,6 +238,12 @@ QString modelDigestLine(const RunResult& run) {
     return QStringLiteral("<p>Model file <code>%1</code>%3: SHA-256 <code>%2</code>.</p>\n")
         .arg(esc(QString::fromStdString(run.preset.model)), esc(QString::fromStdString(run.model_sha256)),
              format.empty() ? QString() : QStringLiteral(" (%1)").arg(esc(QString::fromStdString(format))));
+}
+
+// Which bytes were measured: the model file's SHA-256, checked before any worker started (and
+// what Pitlane compiled them into).
+QString modelDigestLine(const RunResult& run) {
+    return modelFilesLine(run) + compiledArmsLines(run);
 }
 
 QString environmentSection(const RunResult& run, Flavor flavor) {

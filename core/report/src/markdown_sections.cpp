@@ -148,6 +148,10 @@ std::string environmentMarkdown(const RunResult& run) {
         s += "\n**Model file:** " + md(run.preset.model) + (format.empty() ? "" : " (" + md(format) + ")") +
              ", SHA-256 `" + run.model_sha256 + "`\n";
     }
+    for (const auto& a : run.arms)
+        if (a.compile)
+            s += "\n**" + md(a.name) + ":** " + md(results::compileLine(*a.compile)) + ", package `" +
+                 a.compile->package + "`\n";
     const SettingsTable env =
         collectSettings(run, [](const results::ArmResult& a) { return a.environment; });
     std::vector<std::string> drift;

@@ -197,6 +197,7 @@ json armJson(const ArmResult& a) {
     arm["model"] = a.model;
     arm["model_sha256"] = a.model_sha256;
     arm["model_format"] = a.model_format;
+    if (a.compile) arm["compile"] = compileJson(*a.compile);
     arm["model_info"] = modelJson(a);
     arm["batch_size"] = a.batch_size;
     arm["latency_ns"] = sampleColumn(a.samples, &Sample::latency_ns);
@@ -348,6 +349,7 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
     if (ja.contains("model") && ja["model"].is_string()) a.model = ja["model"].get<std::string>();
     a.model_sha256 = ja.value("model_sha256", std::string());
     a.model_format = ja.value("model_format", std::string());
+    if (ja.contains("compile")) a.compile = compileFromJson(ja["compile"]);
     if (ja.contains("knobs") && !ja["knobs"].is_object())
         throw std::runtime_error(where + ": field \"knobs\" must be an object of knobs");
     setKnobsFromJson(a, ja.value("knobs", json::object()));

@@ -184,6 +184,7 @@ ArmResult armSettings(const ArmResult& a) {
     r.model = a.model;
     r.model_sha256 = a.model_sha256;
     r.model_format = a.model_format;
+    r.compile = a.compile;
     // What was computed from the samples: a copy that is given the same samples (the same stamp)
     // finds it; one given other samples ignores it.
     r.summary_memo = std::atomic_load(&a.summary_memo);

@@ -162,6 +162,12 @@ std::string comparisonTable(const RunResult& run) {
             os << pad(cells[i], cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     }
     processBlock(os, run);
+    bool compiled = false;
+    for (const auto& a : run.arms)
+        if (a.compile) {
+            os << (compiled ? "" : "\n") << a.name << ": " << compileLine(*a.compile) << "\n";
+            compiled = true;
+        }
     for (const auto& a : run.arms) {
         if (a.batch_sizes.size() < 2) continue;
         os << "\n" << a.name << ": batch-size sweep\n"

@@ -2,6 +2,7 @@
 #include "pitlane/session/sandbox_launch.h"
 
 #include "pitlane/session/worker_process.h"
+#include "pitlane/session/compile_step.h"
 #include "pitlane/session/model_probe.h"
 #include "pitlane/spec/model_file.h"
 
@@ -24,6 +25,7 @@ namespace R = results;
 QString phaseName(ArmPhase p) {
     switch (p) {
         case ArmPhase::Pending: return QStringLiteral("pending");
+        case ArmPhase::Compiling: return QStringLiteral("compiling");
         case ArmPhase::Starting: return QStringLiteral("starting");
         case ArmPhase::Loading: return QStringLiteral("loading");
         case ArmPhase::Ready: return QStringLiteral("ready");
@@ -164,7 +166,8 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     remote_.clear();
     remoteCommand_.assign(preset.arms.size(), QString());
     preparing_ = 0;
-    if (presetModelOk) prepareRemoteHosts();  // next() waits until the hosts are ready
+    compileArms();                            // next() waits until the programs are compiled
+    if (presetModelOk) prepareRemoteHosts();  // ... and the hosts are ready
     // The measured iterations of each sweep point, as blocks; round r measures a contiguous
     // share of them (round_plan.h).
     const int processes = plannedProcesses(run);
@@ -263,7 +266,7 @@ void ExperimentRunner::abandon(int arm) {
 }
 
 void ExperimentRunner::next() {
-    if (preparing_) return;  // remoteHostsPrepared() goes on
+    if (preparing_ || compiling_) return;  // remoteHostsPrepared() / the compile step go on
     watchdog_.stop();
     active_.clear();
     while (!tasks_.empty() && !stopping_) {
@@ -360,6 +363,7 @@ void ExperimentRunner::sendTask(Task& t) {
         cmd["arm"]["worker_count"] = int(st.workers.size());
         if (const auto& host = p.arms[t.arm].host; !host.empty() && remote_.count(host))
             cmd["arm"]["model_path"] = remote_.at(host).modelPath.toStdString();
+        configureCompiled(t.arm, cmd["arm"]);
     } else {
         if (t.kind == Task::Block && !measureClock_.isValid()) measureClock_.start();
         cmd = protocol::makeCommand(protocol::kRun);

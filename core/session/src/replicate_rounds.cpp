@@ -173,7 +173,6 @@ QString ExperimentRunner::remoteCommandFor(int arm) {
 QStringList ExperimentRunner::localArgumentsFor(int arm) {
     const auto& armSpec = result_.preset.arms[std::size_t(arm)];
     const auto& knobs = armSpec.knobs;
-    const QString model = QString::fromStdString(armSpec.model_path.empty() ? result_.preset.model_path : armSpec.model_path);
     int perRound = 0;
     for (const auto& a : result_.preset.arms) perRound += a.knobs.workers;
     const MemoryBudget budget = memoryBudget(perRound);
@@ -185,7 +184,7 @@ QStringList ExperimentRunner::localArgumentsFor(int arm) {
                               std::to_string(budget.totalMiB) + " MiB (physical memory less a margin)";
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
     }
-    return sandboxArguments(knobs, scratchDir(), {model}, budget);
+    return sandboxArguments(knobs, scratchDir(), readableFor(arm), budget);
 }
 
 // What worker `w` of the arm's round `round` says goes to the round when it is the arm's current

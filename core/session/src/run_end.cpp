@@ -3,6 +3,7 @@
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/worker_process.h"
+#include "pitlane/session/compile_step.h"
 
 namespace pitlane::session {
 
@@ -17,6 +18,7 @@ void ExperimentRunner::stop() {
         complete[i] = !result_.arms[i].samples.empty() && !hasWorkLeft(int(i));
     stopping_ = true;
     deciding_ = 0;  // a replication decision still being computed is dropped
+    cancelCompile();  // the compiler is killed; its arms are cancelled below
     tasks_.clear();
     watchdog_.stop();
     for (std::size_t i = 0; i < arms_.size(); ++i) {
@@ -45,7 +47,7 @@ void ExperimentRunner::stop() {
 
 void ExperimentRunner::finishIfDone() {
     if (!running_ || finalizing_) return;
-    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_ || preparing_)) return;
+    if (!stopping_ && (!active_.empty() || !tasks_.empty() || deciding_ || preparing_ || compiling_)) return;
     for (const auto& st : arms_) {
         for (const auto& w : st.workers)
             if (w.process && !w.exited && w.process->isRunning()) return;
@@ -67,6 +69,7 @@ void ExperimentRunner::finalize() {
     for (const auto& [host, prep] : remote_) cleanupRemote(prep.host, prep.scratch);
     remote_.clear();
     preparing_ = 0;  // a preparation still running cleans up after itself
+    cancelCompile();
     if (prepCancelled_) *prepCancelled_ = true;
     running_ = false;
     toFeeds([](R::RunFeed& f) { f.runFinished(); });

@@ -133,6 +133,8 @@ results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
     a.model = arms.value(17).toString().toStdString();
     a.model_sha256 = arms.value(18).toString().toStdString();
     a.model_format = arms.value(19).toString().toStdString();
+    if (const QString c = arms.value(20).toString(); !c.isEmpty())
+        a.compile = results::compileFromJson(parseJsonText(c, nlohmann::json()));
     results::setKnobsFromJson(a, parseJsonText(arms.value(2).toString()));  // knobs, as stored
     fillSweepAndWorkers(a, arms);
     if (!runFinished && a.status == results::kPending) markInterrupted(a);
@@ -268,7 +270,7 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     arms.prepare(QStringLiteral(
         "SELECT id, name, knobs, batch_size, applied, environment, loaded, status, error_code, "
         "error_message, peak_rss_bytes, pid, batch_sizes, workers, worker_applied, worker_pids, "
-        "sweep_failures, model, model_sha256, model_format FROM arms WHERE experiment = ? ORDER BY idx"));
+        "sweep_failures, model, model_sha256, model_format, compile FROM arms WHERE experiment = ? ORDER BY idx"));
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
     ArmRows rows(db);

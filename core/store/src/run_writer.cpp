@@ -83,7 +83,7 @@ struct Inserter {
             "UPDATE arms SET name = ?, knobs = ?, batch_size = ?, applied = ?, environment = ?, "
             "loaded = ?, status = ?, error_code = ?, error_message = ?, peak_rss_bytes = ?, "
             "pid = ?, batch_sizes = ?, workers = ?, worker_applied = ?, worker_pids = ?, "
-            "sweep_failures = ?, model = ?, model_sha256 = ?, model_format = ? WHERE id = ?"));
+            "sweep_failures = ?, model = ?, model_sha256 = ?, model_format = ?, compile = ? WHERE id = ?"));
         q.addBindValue(text(a.name));
         q.addBindValue(jsonText(results::knobsJson(a)));
         q.addBindValue(a.batch_size);
@@ -106,6 +106,7 @@ struct Inserter {
         q.addBindValue(text(a.model));
         q.addBindValue(text(a.model_sha256));
         q.addBindValue(text(a.model_format));
+        q.addBindValue(a.compile ? jsonText(results::compileJson(*a.compile)) : QStringLiteral(""));  // NOT NULL
         q.addBindValue(armId);
         return exec(q);
     }

@@ -222,6 +222,13 @@ const char* const kV10[] = {
     "ALTER TABLE experiments ADD COLUMN comparisons TEXT NOT NULL DEFAULT '{}'",
 };
 
+// v10 -> v11: what Pitlane's compile step did for an arm (issue 40, knob compile "aoti"):
+// results::compileJson (seconds, cache_hit, options, torch, package, target), '' when the arm
+// was not compiled.
+const char* const kV11[] = {
+    "ALTER TABLE arms ADD COLUMN compile TEXT NOT NULL DEFAULT ''",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -236,7 +243,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV7, sizeof kV7 / sizeof *kV7},
                        {kV8, sizeof kV8 / sizeof *kV8},
                        {kV9, sizeof kV9 / sizeof *kV9},
-                       {kV10, sizeof kV10 / sizeof *kV10}};
+                       {kV10, sizeof kV10 / sizeof *kV10},
+                       {kV11, sizeof kV11 / sizeof *kV11}};
 // clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 

@@ -189,7 +189,7 @@ void RunStatusPanel::updateRow(int arm) {
     auto& r = rows_[std::size_t(arm)];
     const auto& a = runner_->result().arms[std::size_t(arm)];
     const int done = runner_->doneIters(arm), total = runner_->totalIters(arm);
-    r.phase->setText(session::phaseName(runner_->phase(arm)));
+    r.phase->setText(runner_->phaseLabel(arm));
     r.iters->setText(QStringLiteral("%1 / %2").arg(done).arg(total));
     r.progress->setMaximum(std::max(total, 1));
     r.progress->setValue(std::min(done, std::max(total, 1)));
@@ -218,6 +218,7 @@ void RunStatusPanel::updateTimes() {
         auto& r = rows_[i];
         const double end = r.endMs >= 0 ? r.endMs : now;
         r.elapsed->setText(clockText(end - r.startMs));
+        if (runner_->phase(int(i)) == ArmPhase::Compiling) r.phase->setText(runner_->phaseLabel(int(i)));
         const int done = runner_->doneIters(int(i)), total = runner_->totalIters(int(i));
         if (r.endMs >= 0) {
             r.remaining->setText(done >= total ? clockText(0) : QStringLiteral("—"));

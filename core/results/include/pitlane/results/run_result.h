@@ -5,6 +5,7 @@
 #include "pitlane/protocol/events.h"
 #include "pitlane/protocol/protocol.h"
 #include "pitlane/protocol/record.h"
+#include "pitlane/results/compile_info.h"
 #include "pitlane/results/sample_series.h"
 #include "pitlane/results/serving_result.h"
 #include "pitlane/spec/knob_table.h"
@@ -115,6 +116,9 @@ struct ArmResult {
     std::string model;
     std::string model_sha256;
     std::string model_format;
+    // An exported program Pitlane compiled into an AOTInductor package before measuring it
+    // (knob compile "aoti", session/compile_step.h): model / model_format stay the program's.
+    std::optional<CompileInfo> compile;
     protocol::Applied applied;          // the applied event of its first worker (typed read-back)
     json loaded = json::object();       // the loaded event, without v/type
     SampleSeries samples;                    // measured (compact: 8 bytes a sample)

@@ -28,12 +28,15 @@
 namespace pitlane::session {
 
 class WorkerProcess;
+class CompileStep;  // compile_step.h
 struct FoldSource;   // event_fold.h
 struct FoldEffects;  // event_fold.h
 
 // Cancelled: stopped by the user (Stop, Esc, Ctrl+C) before it had measured all it was asked.
+// Compiling: its exported program is being compiled into an AOTInductor package (compile_step.h).
 enum class ArmPhase {
     Pending,
+    Compiling,
     Starting,
     Loading,
     Ready,
@@ -69,6 +72,10 @@ public:
 
     const results::RunResult& result() const { return result_; }
     ArmPhase phase(int arm) const;
+    // The phase in words, with the seconds spent so far while compiling ("compiling 12 s").
+    QString phaseLabel(int arm) const;
+    // Seconds the compile under way has taken (0 when none).
+    double compileElapsedS() const;
     // Measured iterations of the arm so far (every worker process of it, all rounds) and those
     // planned: the total grows when a round is added (replication, adaptive stopping) and shrinks
     // when a sweep point is given up, so done never exceeds total and they meet when the arm ends ok.
@@ -224,6 +231,16 @@ private:
     void remoteHostsPrepared(const std::vector<RemotePrep>& preps);
     // The ssh command line an arm's workers were started with ("" for a local arm).
     std::vector<QString> remoteCommand_;
+    // compile_arms.cpp: exported programs compiled before any worker starts (knob compile
+    // "aoti"); true while compiling (next() waits for it). compiledPackage_: per arm, the
+    // package its workers load ("" when not compiled).
+    std::unique_ptr<CompileStep> compiler_;
+    bool compiling_ = false;
+    std::vector<QString> compiledPackage_;
+    bool compileArms();
+    void cancelCompile();
+    void configureCompiled(int arm, nlohmann::json& armJson) const;
+    QStringList readableFor(int arm) const;
 };
 
 }  // namespace pitlane::session

@@ -82,7 +82,7 @@ struct IntegrityReport {
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 10;
+    static constexpr int kSchemaVersion = 11;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 

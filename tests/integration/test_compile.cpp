@@ -1,0 +1,156 @@
+// The compile step (issue 40): an arm whose exported program is compiled by Pitlane (knob compile
+// "aoti") measures the AOTInductor package the project's Python compiled, cached by program,
+// options, torch and target. Real pitlane-cli runs, real workers, the test program
+// tiny_probe.exported.pt2 (tools/export_programs.py) and the real compiler (Inductor, ~20-60 s
+// on two cores: one compile in this file, and one killed early).
+#include "cli.h"
+#include "harness.h"
+
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace {
+
+using namespace pitlane::itest;
+
+class Compile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(dir.isValid());
+        ASSERT_TRUE(QFile::exists(QString::fromStdString(program()))) << program();
+        qputenv("PITLANE_CACHE_DIR", cache().toLocal8Bit());
+    }
+    void TearDown() override {
+        qunsetenv("PITLANE_CACHE_DIR");
+        qunsetenv("PITLANE_PYTHON");
+    }
+    static std::string program() { return modelDir() + "/tiny_probe.exported.pt2"; }
+    QString path(const QString& name) const { return dir.filePath(name); }
+    QString cache() const { return dir.filePath(QStringLiteral("aoti-cache")); }
+    // Arms "none" (NativeRT) and "aoti" (compiled), one intra-op thread each.
+    QString preset(const QString& name) const {
+        const json arms = json::array(
+            {{{"name", "none"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "none"}}}},
+             {{"name", "aoti"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"}}}}});
+        const json j = {{"name", name.toStdString()},
+                        {"model", program()},
+                        {"run", {{"warmup_iters", 2}, {"iters", 12}, {"block_iters", 3}, {"processes", 2}}},
+                        {"arms", arms}};
+        return writeJson(path(name + QStringLiteral(".json")), j);
+    }
+    QTemporaryDir dir;
+};
+
+// The first run compiles (cache_hit false), the second finds the package in the cache; both arms
+// are measured each time; the compiled arm keeps its program as its model and its format, and
+// its workers read the package back; the table, the Markdown and the stored run say so.
+TEST_F(Compile, AotiArmMeasuresTheCompiledPackageAndTheSecondRunHitsTheCache) {
+    const QString p = preset(QStringLiteral("compile"));
+    const QString db = path(QStringLiteral("history.db"));
+    const auto first = runCli({"run", p, "--db", db, "--json", path("first.json")}, 300000);
+    ASSERT_TRUE(first.finished) << first.err;
+    ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
+    EXPECT_NE(first.err.find("[aoti] compiling"), std::string::npos) << first.err;
+    const json j1 = readJson(path("first.json"));
+    ASSERT_EQ(j1["arms"].size(), 2u);
+    const json& none = j1["arms"][0];
+    const json& aoti = j1["arms"][1];
+    EXPECT_EQ(none["status"], "ok");
+    EXPECT_EQ(aoti["status"], "ok");
+    EXPECT_FALSE(none.contains("compile"));
+    ASSERT_TRUE(aoti["compile"].is_object()) << aoti.dump();
+    const json& c1 = aoti["compile"];
+    EXPECT_EQ(c1["cache_hit"], false);
+    EXPECT_GT(c1["seconds"].get<double>(), 1.0);
+    EXPECT_EQ(c1["options"], json({{"freezing", false}, {"max_autotune", false}, {"dynamic_threads", true}}));
+    EXPECT_EQ(c1["torch"].get<std::string>().rfind("2.", 0), 0u) << c1.dump();
+    const std::string package = c1["package"].get<std::string>();
+    EXPECT_EQ(package.rfind(cache().toStdString() + "/", 0), 0u) << package;
+    EXPECT_TRUE(QFile::exists(QString::fromStdString(package)));
+    // What the user gave stays the arm's model; the workers ran the package (read back).
+    EXPECT_EQ(aoti["model"], program());
+    EXPECT_EQ(aoti["model_format"], "exported");
+    EXPECT_EQ(aoti["model_sha256"], none["model_sha256"]);
+    EXPECT_EQ(aoti["applied"]["model_format"], "aoti") << aoti["applied"].dump();
+    EXPECT_EQ(none["applied"]["model_format"], "exported") << none["applied"].dump();
+    EXPECT_GT(aoti["summary"]["n"].get<int>(), 0);
+    EXPECT_NE(first.out.find("aoti: compiled in"), std::string::npos) << first.out;
+    // No partial package or temporary file left behind in the cache.
+    for (QDirIterator it(cache(), QDir::Files); it.hasNext();)
+        EXPECT_FALSE(it.next().contains(QStringLiteral("partial"))) << it.filePath().toStdString();
+
+    const auto second = runCli({"run", p, "--db", db, "--json", path("second.json"), "--md", path("second.md")}, 180000);
+    ASSERT_EQ(second.exitCode, 0) << second.out << second.err;
+    const json c2 = readJson(path("second.json"))["arms"][1]["compile"];
+    EXPECT_EQ(c2["cache_hit"], true) << c2.dump();
+    EXPECT_EQ(c2["package"], package);
+    EXPECT_LT(c2["seconds"].get<double>(), c1["seconds"].get<double>());
+    EXPECT_NE(second.out.find("aoti: AOTInductor package from the cache"), std::string::npos) << second.out;
+    QFile md(path("second.md"));
+    ASSERT_TRUE(md.open(QIODevice::ReadOnly));
+    EXPECT_TRUE(md.readAll().contains("package from the cache"));
+    // The history keeps it (schema v11 arms.compile): the stored run's report says the same.
+    const auto stored = runCli({"report", "2", "--db", db, "--json", path("stored.json")});
+    ASSERT_EQ(stored.exitCode, 0) << stored.err;
+    EXPECT_EQ(readJson(path("stored.json"))["arms"][1]["compile"], c2);
+}
+
+// No Python to compile with: the compiled arm fails with compile_failed and a short reason
+// naming what is missing; the other arm is measured.
+TEST_F(Compile, ACompileThatCannotRunFailsOnlyItsArm) {
+    qputenv("PITLANE_PYTHON", "/nonexistent/bin/python3");
+    const auto r = runCli({"run", preset(QStringLiteral("nopython")), "--db", "none", "--json", path("out.json")}, 120000);
+    ASSERT_TRUE(r.finished) << r.err;
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    const json j = readJson(path("out.json"));
+    EXPECT_EQ(j["arms"][0]["status"], "ok");
+    EXPECT_GT(j["arms"][0]["summary"]["n"].get<int>(), 0);
+    const json& b = j["arms"][1];
+    EXPECT_EQ(b["status"], "failed");
+    EXPECT_EQ(b["error"]["code"], "compile_failed");
+    const std::string why = b["error"]["message"];
+    EXPECT_NE(why.find("/nonexistent/bin/python3"), std::string::npos) << why;
+    EXPECT_NE(why.find("PITLANE_PYTHON"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    EXPECT_LT(why.size(), 400u) << why;
+}
+
+// Stop (Ctrl+C) while compiling: the compiler and everything it started are killed, the arms are
+// cancelled, nothing half-written stays in the cache.
+TEST_F(Compile, StopWhileCompilingKillsTheCompiler) {
+    bool sent = false;
+    const auto r = runCli({"run", preset(QStringLiteral("stop")), "--db", "none", "--json", path("out.json")}, 120000,
+                          [&](const std::string& line, QProcess& p) {
+                              if (!sent && line.find("[aoti] compiling") != std::string::npos) {
+                                  sent = true;
+                                  ::kill(pid_t(p.processId()), SIGINT);
+                              }
+                          });
+    ASSERT_TRUE(sent) << r.err;
+    ASSERT_TRUE(r.finished) << r.err;
+    const json j = readJson(path("out.json"));
+    EXPECT_EQ(j["arms"][1]["status"], "cancelled") << j["arms"][1].dump();
+    EXPECT_FALSE(j["arms"][1].contains("compile"));
+    // No process still names this test's cache folder (the compiler, its workers, g++).
+    const QByteArray mine = cache().toLocal8Bit();
+    ASSERT_TRUE(spinUntil(
+        [&] {
+            for (QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot); it.hasNext();) {
+                QFile cmd(it.next() + QStringLiteral("/cmdline"));
+                if (cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(mine)) return false;
+            }
+            return true;
+        },
+        5000))
+        << "a compiler process outlived Stop";
+    for (QDirIterator it(cache(), QDir::Files); it.hasNext();)
+        EXPECT_FALSE(it.next().endsWith(QStringLiteral(".pt2"))) << it.filePath().toStdString();
+}
+
+}  // namespace
