@@ -15,6 +15,7 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
         r.arm = a.name;
         r.status = a.status;
         if (a.error) r.error = a.error->code + ": " + a.error->message;
+        if (a.compile) r.compile = results::compileLine(*a.compile) + "\npackage " + a.compile->package;
         const auto s = results::summarize(a);
         r.n = s.n;
         r.median_ns = s.median;

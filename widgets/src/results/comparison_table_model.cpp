@@ -166,6 +166,7 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const {
 
 QString ComparisonTableModel::toolTip(const ComparisonRow& r, int column) const {
     if (column == Status && !r.error.empty()) return q(r.error);
+    if (column == Arm && !r.compile.empty()) return q(r.arm + ": " + r.compile);
     if (r.serving) {
         if (column == Samples)
             return tr("requests %1 served in %2 complete serving levels (every process)")

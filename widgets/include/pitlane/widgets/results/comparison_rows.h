@@ -12,6 +12,7 @@ namespace pitlane::widgets {
 
 struct ComparisonRow {
     std::string arm, status, error;
+    std::string compile;  // what Pitlane compiled it into (results::compileLine), "" when nothing
     std::size_t n = 0;
     double median_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
     double throughput_per_s = 0;  // results::armThroughput: the whole arm's items/s
