@@ -27,6 +27,7 @@ import tempfile
 
 from gpu_check_driver import (ITERS, CheckFailed, Scenario, need, read_transcript,  # noqa: F401
                               run_scenario, save_transcript)
+from gpu_check_programs import PROGRAM_CHECK_FUNCS, PROGRAM_CHECKS, PROGRAM_SCENARIOS
 
 BUSY_MS = 1000      # the baseline's timed block, long enough for NVML to see the GPU busy
 CUDA = {"device": "cuda:0"}
@@ -78,6 +79,7 @@ CHECKS = [
     ("kineto_profile_cuda", "profile on cuda:0 through Kineto: CPU operators and CUDA kernels in "
                             "the trace, device time above 0"),
     ("sdpa_model_cuda", "attention_probe (scaled_dot_product_attention, saved by torch 2.x) runs on cuda:0"),
+] + PROGRAM_CHECKS + [
     ("worker_protocol", "every worker: hello first, bye last, exit 0, samples = block_done iters"),
 ]
 CPU_CHECKS = ["cpu_hello", "cpu_configure", "cpu_samples", "cpu_block_done", "cpu_bye"]
@@ -347,7 +349,7 @@ def protocol_problems(s):
 def c_worker_protocol(scen):
     bad = ["%s: %s" % (name, ", ".join(p)) for name, s in scen.items() for p in [protocol_problems(s)] if p]
     need(not bad, "; ".join(bad))
-    missing = [n for n in SCENARIOS if n not in scen]
+    missing = [n for n in list(SCENARIOS) + list(PROGRAM_SCENARIOS) if n not in scen]
     need(not missing, "scenarios missing: %s" % ", ".join(missing))
     return "%d workers, each hello ... bye, exit 0" % len(scen)
 
@@ -375,6 +377,7 @@ CHECK_FUNCS = {
     "nvml_power": c_nvml_power,
     "kineto_profile_cuda": c_kineto_profile,
     "sdpa_model_cuda": c_sdpa_model,
+    **PROGRAM_CHECK_FUNCS,
     "worker_protocol": c_worker_protocol,
 }
 assert [c for c, _ in CHECKS] == list(CHECK_FUNCS)
@@ -413,6 +416,10 @@ def live(args):
                                           busy_ms=BUSY_MS if name == "baseline" else 0,
                                           model=SCENARIO_MODEL.get(name, "conv_probe"),
                                           profile_iters=PROFILE_ITERS.get(name, 0))
+            for name, (model_file, inputs, knobs) in PROGRAM_SCENARIOS.items():
+                print("running scenario %s: %s %s" % (name, model_file, json.dumps(knobs)), file=sys.stderr, flush=True)
+                scen[name] = run_scenario(args.worker, args.models, name, knobs, scratch, log,
+                                          model=model_file, model_file=model_file, inputs=inputs)
     if args.save_transcript:
         save_transcript(args.save_transcript, scen, "recorded live by tools/gpu_check.py from " + args.worker)
     return report(evaluate(scen), "live run of %s" % args.worker)

@@ -66,6 +66,9 @@ fi
 # 3. Models, exported by this machine's torch (a TorchScript file loads in the libtorch that wrote it).
 MODELS="$BUILD/models"
 "$PY" "$SRC/tools/export_models.py" "$MODELS" conv_probe mlp attention_probe
+# conv_probe exported on cuda (torch.export.save) and compiled for cuda (AOTInductor); a failure
+# here leaves the two program checks to FAIL with the reason, the others still run.
+"$PY" "$SRC/tools/gpu_export_programs.py" "$MODELS" || echo "gpu_check.sh: gpu_export_programs.py failed (above)" >&2
 
 # 4. The checks.
 TRANSCRIPT="${TRANSCRIPT:-$BUILD/gpu_transcript.jsonl}"

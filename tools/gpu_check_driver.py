@@ -159,14 +159,16 @@ class Worker:
 
 
 def run_scenario(binary, models, name, knobs, scratch, log, busy_ms=0, iters=ITERS, model=MODEL,
-                 profile_iters=0):
+                 profile_iters=0, model_file=None, inputs=None):
     """One worker through hello, configure, warmup, a measured block (and a timed one), and a
-    profile of `profile_iters` iterations when asked: Scenario."""
-    with open(os.path.join(models, model + ".json"), encoding="utf-8") as f:
-        inputs = json.load(f)["input"]
+    profile of `profile_iters` iterations when asked: Scenario. `model_file` (in `models`) and
+    `inputs` replace MODEL.pt and its sidecar's input."""
+    if inputs is None:
+        with open(os.path.join(models, model + ".json"), encoding="utf-8") as f:
+            inputs = json.load(f)["input"]
     w = Worker(binary, scratch, log, readable=[models])
     if w.wait_for({"hello"}, 120):
-        w.send("configure", arm={"name": name, "model_path": os.path.join(models, model + ".pt"),
+        w.send("configure", arm={"name": name, "model_path": os.path.join(models, model_file or model + ".pt"),
                                  "input": inputs, "knobs": knobs, "seed": 1})
         if w.wait_for({"applied", "error"}, 300) and w.events[-1].get("type") == "applied":
             blocks = [(-1, "warmup", {"iters": WARMUP}), (0, "measure", {"iters": iters})]
