@@ -127,7 +127,9 @@ const std::string& usage() {
         "      (default 5 %) with its whole 95 % CI beyond it. latest: the newest finished run of\n"
         "      this preset; baseline: its newest run marked with `history baseline`\n"
         "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
-        "      inference_mode, or 1 vs 2 threads for a package; one thread each; 200 iterations);\n"
+        "      inference_mode; 1 vs 2 threads for a package; NativeRT vs AOTInductor for a\n"
+        "      torch.export archive, which brings its example inputs; one thread each; 200\n"
+        "      iterations);\n"
         "      --arm NAME:knob=value,... (repeatable) gives the arms instead, e.g.\n"
         "      --arm base:intra_op_threads=1 --arm fast:intra_op_threads=1,grad=inference_mode;\n"
         "      the preset is validated as a file would be; --save-preset FILE also writes it\n"
@@ -146,9 +148,10 @@ const std::string& usage() {
         "      every error of each preset, one 'file: field: reason' line each (a model file:\n"
         "      the A/B `run MODEL` would measure); the format of each model file in words (a\n"
         "      torch.export archive, an AOTInductor package and what it was compiled for,\n"
-        "      TorchScript); then the model file's integrity, and each local arm's model loaded in a sandboxed worker with the\n"
-        "      arm's knobs and one forward with its input (an unknown operator, a wrong input\n"
-        "      rank or dtype fail here, exit 2, not in the run); --no-load: no worker\n" +
+        "      TorchScript); then the model file's integrity, and each local arm's model\n"
+        "      loaded in a sandboxed worker with the arm's knobs and one forward with its input\n"
+        "      (an unknown operator, a wrong input rank or dtype fail here, exit 2, not in the\n"
+        "      run; an arm with compile aoti is tried as exported); --no-load: no worker\n" +
         usageLines("report RESULTS.json|RUN_ID", false, {"[--db PATH|none]", "[--advise]", "[--advice-preset FILE]"}) +
         "  pitlane-cli lessons [--run] [--only TEXT] [--markdown FILE] [--db PATH|none] [--quiet]\n"
         "      list the lessons (their status on this machine from the history), or run them\n"

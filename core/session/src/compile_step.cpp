@@ -5,6 +5,9 @@
 // Inductor's own cache and temporary files under <dir>/inductor and <dir>/tmp.
 #include "pitlane/session/compile_step.h"
 
+#include <QCryptographicHash>
+#include <QFile>
+
 #include "pitlane/spec/model_file.h"
 
 #include <QDir>
@@ -100,6 +103,11 @@ void CompileStep::askTorchVersion() {
         process_.release()->deleteLater();
         if (!ok) return failAll(why);
         torch_ = a.torch;
+        // The script is part of what made a package: a changed compile_exported.py (an option
+        // applied differently) must not reuse packages the old one made.
+        QFile script(options_.script);
+        QCryptographicHash sha(QCryptographicHash::Sha256);
+        if (script.open(QIODevice::ReadOnly) && sha.addData(&script)) scriptSha_ = QString::fromLatin1(sha.result().toHex());
         nextJob();
     });
     p->start(options_.python, {options_.script, QStringLiteral("--torch-version")});
@@ -107,7 +115,7 @@ void CompileStep::askTorchVersion() {
 
 QString CompileStep::packagePath(int job) const {
     const CompileJob& j = jobs_[std::size_t(job)];
-    const QString key = compileKey(j.programSha256, canonicalOptionsJson(j.options), torch_,
+    const QString key = compileKey(j.programSha256, canonicalOptionsJson(j.options), torch_ + QStringLiteral(" script ") + scriptSha_,
                                    compileTarget(j.device, options_.cpuinfo));
     return QDir(options_.cacheDir).filePath(key + QStringLiteral(".pt2"));
 }

@@ -120,6 +120,7 @@ private:
     std::vector<CompileJob> jobs_;
     int current_ = -1;
     QString torch_;
+    QString scriptSha_;  // SHA-256 of compile_exported.py: in the cache key
     std::unique_ptr<QProcess> process_;
     QStringList stderrTail_;
     QElapsedTimer clock_;
