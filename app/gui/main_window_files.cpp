@@ -208,12 +208,12 @@ void MainWindow::openPresetDialog() {
 void MainWindow::openModelDialog() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open model"), lastFolder(),
-        tr("Models: TorchScript, AOTInductor packages (*.pt *.pt2);;All files (*)"));
+        tr("Models: torch.export archives, AOTInductor packages, TorchScript (*.pt2 *.pt);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
 }
 
 void MainWindow::compareModelsDialog() {
-    const QString filter = tr("Models: TorchScript, AOTInductor packages (*.pt *.pt2);;All files (*)");
+    const QString filter = tr("Models: torch.export archives, AOTInductor packages, TorchScript (*.pt2 *.pt);;All files (*)");
     const QString first = QFileDialog::getOpenFileName(this, tr("Compare two models: arm A"), lastFolder(), filter);
     if (first.isEmpty()) return;
     const QString second = QFileDialog::getOpenFileName(this, tr("Compare two models: arm B"),

@@ -59,7 +59,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     picker_->setToolTip(tr("A bundled model, or a TorchScript file opened with File ▸ Open model"));
     open_ = new QToolButton(this);
     open_->setText(tr("Open…"));
-    open_->setToolTip(tr("Open a model file: TorchScript (.pt) or an AOTInductor package (.pt2)"));
+    open_->setToolTip(tr("Open a model file: a torch.export archive or an AOTInductor package (.pt2), or TorchScript (.pt)"));
     connect(open_, &QToolButton::clicked, this, &ModelPanel::openModelRequested);
     connect(picker_, &QComboBox::currentIndexChanged, this, [this] {
         if (!updating_) emit modelChosen(model());
@@ -132,6 +132,15 @@ void ModelPanel::setModelDir(const QString& dir) {
         picker_->setItemData(picker_->count() - 1, tr("%1 compiled by AOTInductor (torch.export)").arg(QString::fromStdString(name)),
                              Qt::ToolTipRole);
     }
+    // Their torch.export archives (issue 40): run through NativeRT, or compiled by Pitlane.
+    for (const auto& name : spec::bundledModelNames()) {
+        const QString n = QString::fromStdString(name) + QStringLiteral(".exported.pt2");
+        if (dir.isEmpty() || !QFileInfo::exists(QDir(dir).filePath(n))) continue;
+        picker_->addItem(n, n);
+        picker_->setItemData(picker_->count() - 1,
+                             tr("%1 as a torch.export archive: NativeRT, or compile aoti").arg(QString::fromStdString(name)),
+                             Qt::ToolTipRole);
+    }
     updating_ = false;
     if (!current.isEmpty()) setModel(current);
 }
@@ -153,7 +162,8 @@ void ModelPanel::setModel(const QString& model) {
     updating_ = false;
     const auto& names = spec::bundledModelNames();
     const bool package = model.endsWith(QLatin1String(".pt2")) &&
-                         std::find(names.begin(), names.end(), model.chopped(4).toStdString()) != names.end();
+                         std::find(names.begin(), names.end(), model.section(QLatin1Char('.'), 0, 0).toStdString()) != names.end() &&
+                         !QFileInfo(model).isAbsolute();
     const bool bundled = package || std::find(names.begin(), names.end(), model.toStdString()) != names.end();
     const QString path = package   ? QDir(modelDir_).filePath(model)
                          : bundled ? QDir(modelDir_).filePath(model + QStringLiteral(".pt"))
