@@ -20,11 +20,9 @@ who runs `pitlane-cli run x.exported.pt2` gets a batch of 1, as with every bundl
 (knobs.batch_size defaults to 1) and as with the static variant, so the dynamic and static
 programs of a model are compared on the same input by default. Batch 1 of a dynamic program is
 also the case the 0/1 specialization of export could break; it is checked below.
-Note: models/model.json still records the traced batch (2) as the size hint of the symbolic batch
-dimension. Pitlane's spec layer (spec/exported_program.cpp, "example_batch") takes the default
-batch_size from that hint, not from data/sample_inputs, so today a preset that gives no
-batch_size runs these dynamic programs at batch 2 (the example's row repeated); the bundled presets
-set batch_size 1 explicitly.
+models/model.json still records the traced batch (2) as the size hint of the symbolic batch
+dimension; Pitlane's spec layer takes the default batch_size from data/sample_inputs itself
+(spec::detail::sampleInputSizes reads the sizes from its pickle), so the default is batch 1.
 
 Before a program takes its name it is loaded back with torch.export.load: its saved example
 inputs must have batch 1 and the dtypes asked for; its output (.module()) must match the

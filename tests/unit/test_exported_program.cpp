@@ -189,3 +189,38 @@ TEST(ExportedProgram, DescribeModelFormatNamesWhatTheFileIs) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pickle as torch.save (protocol 2) writes one for ((ids,), {}) with ids int64 [1, 32]: the
+// opcodes pickletools shows for tiny_lm.exported.pt2's data/sample_inputs/model.pt.
+std::string unicode(const std::string& s) {
+    std::string out = "X";
+    for (int i = 0; i < 4; ++i) out += char((s.size() >> (8 * i)) & 0xff);
+    return out + s;
+}
+
+std::string tensorPickle(int rows, int cols) {
+    using namespace std::string_literals;  // "...\x00..."s keeps its NUL bytes
+    std::string p = "\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\nq\x00(("s;
+    p += unicode("storage") + "q\x01" + "ctorch\nLongStorage\nq\x02" + unicode("0") + "q\x03" + unicode("cpu") + "q\x04";
+    p += "K" + std::string(1, char(rows * cols)) + "tq\x05Q";
+    p += "K\x00"s + "K" + std::string(1, char(rows)) + "K" + std::string(1, char(cols)) + "\x86q\x06";  // offset, size
+    p += "K" + std::string(1, char(cols)) + "K\x01\x86q\x07\x89" "ccollections\nOrderedDict\nq\x08)Rq\x09tq\x0aRq\x0b";
+    p += "\x85q\x0c}q\x0d\x86q\x0e.";
+    return p;
+}
+
+TEST(ExportedProgram, SampleInputSizesFromTheTorchSavePickle) {
+    const auto sizes = pitlane::spec::detail::pickledTensorSizes(tensorPickle(1, 32));
+    ASSERT_EQ(sizes.size(), 1u);
+    EXPECT_EQ(sizes[0], (std::vector<long long>{1, 32}));
+    EXPECT_EQ(pitlane::spec::detail::pickledTensorSizes(tensorPickle(3, 7))[0], (std::vector<long long>{3, 7}));
+    // Cut anywhere, or garbage: what was found so far, never a crash.
+    const std::string whole = tensorPickle(2, 5);
+    for (std::size_t n = 0; n < whole.size(); ++n) pitlane::spec::detail::pickledTensorSizes(whole.substr(0, n));
+    EXPECT_TRUE(pitlane::spec::detail::pickledTensorSizes("garbage").empty());
+    EXPECT_TRUE(pitlane::spec::detail::sampleInputSizes("PK\x03\x04 too short").empty());
+}
+
+}  // namespace

@@ -133,6 +133,36 @@ TEST(ModelFileBundled, EveryBundledModelPassesWithSha256sumsDigest) {
     }
 }
 
+// Exported programs (issue 40): recognised, integrity-checked, their example batch read from the
+// pickle of data/sample_inputs (tiny_lm's examples are [1, 32] token ids, exported at batch 2).
+TEST(ModelFileBundled, ExportedProgramsAreRecognisedCheckedAndDescribed) {
+    for (const char* name : {"tiny_lm.exported.pt2", "tiny_probe.static.exported.pt2", "resnet18.exported.pt2"}) {
+        const std::string path = modelDir() + "/" + name;
+        const auto r = spec::checkModelFile(path);
+        EXPECT_TRUE(r.ok) << r.message;
+        EXPECT_EQ(r.format, spec::kFormatExported) << name;
+        EXPECT_EQ(r.sha256, run("sha256sum " + path).substr(0, 64)) << name;
+        const auto f = spec::readModelFormat(path);
+        EXPECT_EQ(f.format, spec::kFormatExported) << name;
+        EXPECT_TRUE(f.metadata.count("input")) << name;
+    }
+    const auto lm = spec::readModelFormat(modelDir() + "/tiny_lm.exported.pt2");
+    EXPECT_EQ(lm.metadata.at("sample_batch"), "1");
+    EXPECT_EQ(lm.metadata.at("example_batch"), "1");
+    EXPECT_EQ(lm.metadata.at("batch").rfind("dynamic 1-", 0), 0u) << lm.metadata.at("batch");
+    EXPECT_NE(lm.metadata.at("input").find("\"int64\""), std::string::npos);
+    EXPECT_EQ(spec::readModelFormat(modelDir() + "/tiny_probe.static.exported.pt2").metadata.at("batch"), "static 1");
+    // One byte changed in the middle of the weights: refused as damaged (CRC-32).
+    TempDir dir;
+    std::string bytes = readAll(modelDir() + "/resnet18.exported.pt2");
+    bytes[bytes.size() / 2] ^= 0x5a;
+    const fs::path copy = dir.path() / "resnet18.exported.pt2";
+    std::ofstream(copy, std::ios::binary) << bytes;
+    const auto damaged = spec::checkModelFile(copy.string());
+    EXPECT_FALSE(damaged.ok);
+    EXPECT_EQ(damaged.code, spec::kModelDamaged) << damaged.message;
+}
+
 TEST(ModelFileHostile, MissingDirectoryAndFifoAreRefusedWithoutBlocking) {
     TempDir dir;
     const auto missing = spec::checkModelFile((dir / "nope.pt").string());

@@ -275,6 +275,16 @@ bool Engine::Impl::loadModel(ConfigureState& s) {
         if (ok && wantExamples) {
             if (!loadExampleInputs(examples)) return false;
             s.loaded["example_inputs"] = examples;
+            // What was read, so that a test (and a user) can tell the values are the file's.
+            json values = json::array();
+            for (const auto& t : exampleInputs) {
+                const auto d = t.to(at::kDouble);
+                values.push_back({{"shape", t.sizes().vec()}, {"dtype", dtypeName(t.scalar_type())},
+                                  {"min", t.numel() ? d.min().item<double>() : 0.0},
+                                  {"max", t.numel() ? d.max().item<double>() : 0.0},
+                                  {"sum", d.sum().item<double>()}});
+            }
+            s.loaded["example_values"] = values;
         }
         return ok;
     }

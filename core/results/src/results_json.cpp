@@ -80,10 +80,15 @@ json coldJson(const ArmResult& a) {
 }
 
 json modelJson(const ArmResult& a) {
-    return {{"parameters", a.loaded.value("parameters", 0)},
-            {"file_size_bytes", a.loaded.value("file_size_bytes", 0)},
-            {"input", a.loaded.value("input", json::array())},
-            {"output", a.loaded.value("output", json::object())}};
+    json m = {{"parameters", a.loaded.value("parameters", 0)},
+              {"file_size_bytes", a.loaded.value("file_size_bytes", 0)},
+              {"input", a.loaded.value("input", json::array())},
+              {"output", a.loaded.value("output", json::object())}};
+    // An exported program's own example inputs (issue 40): the archive they came from, and the
+    // shape, dtype, min, max and sum of each tensor the worker read from it.
+    for (const char* key : {"example_inputs", "example_values"})
+        if (a.loaded.contains(key)) m[key] = a.loaded[key];
+    return m;
 }
 
 // The arm's summary at its first batch size, with page faults where the workers reported them.

@@ -409,8 +409,20 @@ ModelFormat readFormatOpenFile(int fd) {
             if (e.name == root + "models/model.json") {
                 // Larger than a metadata record: a graph of a few thousand nodes.
                 const json j = protocol::parseJsonBounded(readEntry(file, e, kMaxGraph));
-                if (j.is_object()) f.metadata = detail::exportedMetadata(j);
+                if (j.is_object()) {
+                    auto meta = detail::exportedMetadata(j);
+                    f.metadata.insert(meta.begin(), meta.end());
+                }
             }
+        // The example inputs' own batch (what the worker feeds by default) beats the graph's
+        // hint: an archive whose ep.example_inputs were replaced after export keeps its hint.
+        for (const auto& e : layout.entries)
+            if (e.name == root + "data/sample_inputs/model.pt") {
+                const auto sizes = detail::sampleInputSizes(readEntry(file, e, kMaxGraph));
+                if (!sizes.empty() && !sizes.front().empty()) f.metadata["sample_batch"] = std::to_string(sizes.front().front());
+            }
+        if (f.metadata.count("sample_batch") && f.metadata.count("example_batch"))
+            f.metadata["example_batch"] = f.metadata["sample_batch"];
         return f;
     }
     if (!isPackage(layout.entries)) {

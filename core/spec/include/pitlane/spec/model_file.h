@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -76,4 +77,9 @@ namespace pitlane::spec::detail {
 // An exported program's models/model.json (torch/_export/serde/schema.py) → ModelFormat's
 // metadata (keys above). Pure: tested on JSON written by hand and by torch.export.save.
 std::map<std::string, std::string> exportedMetadata(const nlohmann::json& model);
+// The sizes of the tensors a torch.save'd file (a zip held in memory: an exported program's
+// data/sample_inputs/model.pt) holds, in pickle order; empty when it cannot tell. Bounded:
+// hostile bytes end the scan, never crash it.
+std::vector<std::vector<long long>> sampleInputSizes(const std::string& savedZip);
+std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pickle);
 }  // namespace pitlane::spec::detail
