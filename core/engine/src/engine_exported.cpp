@@ -93,15 +93,7 @@ at::Tensor Engine::Impl::exampleTensor(std::size_t i, int batch) const {
 
 bool Engine::Impl::loadExported(ConfigureState& s, const spec::ModelFormat& format) {
     json& loaded = s.loaded;
-    std::vector<spec::SpecError> refused;
-    spec::checkKnobsForFormat(knobs, s.arm.value("knobs", json::object()), format, "<configure>", "knobs", refused);
-    if (!refused.empty()) {
-        const auto& e = refused.front();
-        const std::string knob = e.field().substr(e.field().find('.') + 1);
-        sink.error(code::kBadKnob, e.field() + ": " + e.reason(),
-                   {{"knob", knob}, {"field", e.field()}, {"reason", e.reason()}});
-        return false;
-    }
+    if (refuseKnobsForFormat(s, format)) return false;
     const auto t0 = Clock::now();
     try {
         program = std::make_unique<torch::nativert::ModelRunnerHandle>(modelPath, "model");

@@ -344,6 +344,7 @@ struct Engine::Impl {
     void applyFlushDenormal();  // engine.cpp, with its read-back
     bool loadModel(detail::ConfigureState& s);
     bool loadPackage(detail::ConfigureState& s, const spec::ModelFormat& format);  // engine_package.cpp
+    bool refuseKnobsForFormat(const detail::ConfigureState& s, const spec::ModelFormat& format);
     std::vector<at::Tensor> runPackage(const std::vector<c10::IValue>& in);
     bool loadExported(detail::ConfigureState& s, const spec::ModelFormat& format);  // engine_exported.cpp
     bool loadExampleInputs(const std::string& archive);

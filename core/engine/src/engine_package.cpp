@@ -128,18 +128,21 @@ std::pair<std::size_t, std::int64_t> countConstants(torch::inductor::AOTIModelPa
 Engine::Impl::Impl(EventSink& s) : sink(s) {}
 Engine::Impl::~Impl() = default;
 
-bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& format) {
-    json& loaded = s.loaded;
-    // The same refusals as validation (spec::checkKnobsForFormat), for a worker driven directly.
+// The same refusals as validation (spec::checkKnobsForFormat), for a worker driven directly:
+// the first one as a bad_knob error naming the knob; false when there was one.
+bool Engine::Impl::refuseKnobsForFormat(const ConfigureState& s, const spec::ModelFormat& format) {
     std::vector<spec::SpecError> refused;
     spec::checkKnobsForFormat(knobs, s.arm.value("knobs", json::object()), format, "<configure>", "knobs", refused);
-    if (!refused.empty()) {
-        const auto& e = refused.front();
-        const std::string knob = e.field().substr(e.field().find('.') + 1);
-        sink.error(code::kBadKnob, e.field() + ": " + e.reason(),
-                   {{"knob", knob}, {"field", e.field()}, {"reason", e.reason()}});
-        return false;
-    }
+    if (refused.empty()) return false;
+    const auto& e = refused.front();
+    const std::string knob = e.field().substr(e.field().find('.') + 1);
+    sink.error(code::kBadKnob, e.field() + ": " + e.reason(), {{"knob", knob}, {"field", e.field()}, {"reason", e.reason()}});
+    return true;
+}
+
+bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& format) {
+    json& loaded = s.loaded;
+    if (refuseKnobsForFormat(s, format)) return false;
     // The generated code checks each input's dtype, device and sizes against what it was
     // compiled for only when this is set (read once, at the first run): a wrong batch size is
     // then an error naming the input, not a read past the end of a buffer.
