@@ -254,6 +254,13 @@ QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bo
     if ((final || stored) && !text.isEmpty() && !replication.empty())
         text += QStringLiteral("<br><i>%1</i>")
                     .arg(QString::fromStdString(replication).toHtmlEscaped());
+    // What Pitlane compiled before measuring (issue 40): a cost the reader weighs with the verdict.
+    if ((final || stored) && !text.isEmpty())
+        for (const auto& a : shown_.result().arms)
+            if (a.compile)
+                text += QStringLiteral("<br><i>%1: %2</i>")
+                            .arg(QString::fromStdString(a.name).toHtmlEscaped(),
+                                 QString::fromStdString(results::compileLine(*a.compile)).toHtmlEscaped());
     if (!stored) return text;
     // Which run this is, and what the reader must know to trust the verdict.
     QStringList parts = {shown_.heading().toHtmlEscaped()};
