@@ -25,6 +25,7 @@ files where the caller wants them.
 """
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -50,6 +51,32 @@ def protocol_stream():
 def emit(out, obj):
     out.write(json.dumps(obj) + "\n")
     out.flush()
+
+
+class LoggedErrors(logging.Handler):
+    """Exceptions torch logs instead of raising: torch.export.load logs why it could not
+    deserialize a program ("Ran into the following error ...") and raises a RuntimeError that only
+    says "check the warnings above"."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.exceptions = []
+
+    def emit(self, record):
+        if record.exc_info and record.exc_info[1] is not None:
+            self.exceptions.append(record.exc_info[1])
+
+
+def root_cause(exc):
+    """The innermost exception of a chain (raise ... from ...)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None:
+            return exc
+        exc = nxt
+    return exc
 
 
 def reason(exc):
@@ -158,6 +185,9 @@ def main():
     parser.add_argument("--torch-version", action="store_true")
     args = parser.parse_args()
     out = protocol_stream()
+    logged = LoggedErrors()
+    for name in ("", "torch", "torch.export"):  # torch's loggers do not all propagate to the root
+        logging.getLogger(name).addHandler(logged)
     try:
         if args.torch_version:
             emit(out, {"torch": torch_version()})
@@ -172,6 +202,8 @@ def main():
         if isinstance(e, ModuleNotFoundError) and e.name in ("torch", "torch._inductor"):
             emit(out, {"error": f"{sys.executable} has no torch ({reason(e)}): use the project's "
                                 f"venv or set PITLANE_PYTHON to a Python with torch"})
+        elif logged.exceptions and "warnings above" in str(e):
+            emit(out, {"error": reason(root_cause(logged.exceptions[-1]))})
         else:
             emit(out, {"error": reason(e)})
         return 1

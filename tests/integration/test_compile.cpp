@@ -9,6 +9,7 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <gtest/gtest.h>
@@ -119,6 +120,42 @@ TEST_F(Compile, ACompileThatCannotRunFailsOnlyItsArm) {
     EXPECT_NE(why.find("PITLANE_PYTHON"), std::string::npos) << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
     EXPECT_LT(why.size(), 400u) << why;
+}
+
+// A program the compiler cannot read (a sound archive naming an operator no torch has): the
+// compiled arm fails with compile_failed and the deserializer's own reason in one line (torch
+// logs it and raises "check the warnings above"), not a traceback.
+TEST_F(Compile, AProgramTheCompilerCannotReadFailsWithItsReason) {
+    const QString bogus = path(QStringLiteral("bogus.pt2"));
+    QProcess py;
+    py.start(QStringLiteral(PITLANE_PYTHON),
+             {QStringLiteral("-c"),
+              QStringLiteral("import sys, zipfile\n"
+                             "zi = zipfile.ZipFile(sys.argv[1]); zo = zipfile.ZipFile(sys.argv[2], 'w')\n"
+                             "for info in zi.infolist():\n"
+                             "    data = zi.read(info.filename)\n"
+                             "    if info.filename.endswith('models/model.json'):\n"
+                             "        data = data.replace(b'\"torch.ops.aten.mul.Tensor\"', b'\"torch.ops.aten.no_such_op.default\"')\n"
+                             "    zo.writestr(info, data)\n"
+                             "zo.close()\n"),
+              QString::fromStdString(program()), bogus});
+    ASSERT_TRUE(py.waitForFinished(60000) && py.exitCode() == 0) << py.readAllStandardError().toStdString();
+    const json j = {{"name", "bogus"},
+                    {"model", bogus.toStdString()},
+                    {"run", {{"warmup_iters", 1}, {"iters", 4}, {"block_iters", 2}, {"processes", 1}}},
+                    {"arms", json::array({{{"name", "aoti"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"}}}}})}};
+    const auto r = runCli({"run", writeJson(path("bogus.json"), j), "--db", "none", "--json", path("out.json")}, 120000);
+    ASSERT_TRUE(r.finished) << r.err;
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    const json out = readJson(path("out.json"));
+    const json& arm = out["arms"][0];
+    EXPECT_EQ(arm["status"], "failed");
+    EXPECT_EQ(arm["error"]["code"], "compile_failed");
+    const std::string why = arm["error"]["message"];
+    EXPECT_NE(why.find("no_such_op"), std::string::npos) << why;
+    EXPECT_EQ(why.find("warnings above"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    EXPECT_LT(why.size(), 800u) << why;
 }
 
 // Stop (Ctrl+C) while compiling: the compiler and everything it started are killed, the arms are
