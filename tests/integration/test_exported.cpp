@@ -71,6 +71,24 @@ TEST_F(Exported, ALanguageModelRunsOnItsOwnExampleTokenIds) {
     }
 }
 
+// Integer ids in a range the user gives (issue 41 item 4): within the vocabulary the model runs,
+// read back in the loaded input; beyond it the error names the input, the range and the syntax.
+TEST_F(Exported, IdsInTheRangeGivenAndAnErrorNamingItBeyond) {
+    const QString lm = QString::fromStdString(modelDir() + "/tiny_lm.exported.pt2");
+    auto r = runCli({"run", lm, "--input", "32:int64[0,1000)", "--arm", "A:intra_op_threads=1", "--db", "none",
+                     "--json", path("in.json")}, 120000);
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const json in = readJson(path("in.json"))["arms"][0]["model_info"]["input"][0];
+    EXPECT_EQ(in["low"], 0) << in.dump();
+    EXPECT_EQ(in["high"], 1000) << in.dump();
+    EXPECT_FALSE(in.contains("example"));
+    r = runCli({"validate", lm, "--input", "32:int64[0,2000)"}, 120000);
+    EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("index out of range"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("input[0] int64 drawn from [0, 2000)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--input \"16:int64[0,50)\""), std::string::npos) << r.err;
+}
+
 TEST_F(Exported, AStaticBatchRefusesAnotherSizeNamingTheDimension) {
     const std::string program = modelDir() + "/tiny_probe.static.exported.pt2";
     const auto r = runCli({"run", QString::fromStdString(program), "--arm", "A:batch_size=4,intra_op_threads=1", "--db", "none"});

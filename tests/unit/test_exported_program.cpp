@@ -3,6 +3,7 @@
 // refuses (checkKnobsForFormat), the `inductor` knob's validation, and validate's words.
 #include "pitlane/spec/knob_table.h"
 #include "pitlane/spec/model_file.h"
+#include "pitlane/spec/model_preset.h"
 #include "pitlane/spec/preset.h"
 
 #include <gtest/gtest.h>
@@ -221,6 +222,37 @@ TEST(ExportedProgram, SampleInputSizesFromTheTorchSavePickle) {
     for (std::size_t n = 0; n < whole.size(); ++n) pitlane::spec::detail::pickledTensorSizes(whole.substr(0, n));
     EXPECT_TRUE(pitlane::spec::detail::pickledTensorSizes("garbage").empty());
     EXPECT_TRUE(pitlane::spec::detail::sampleInputSizes("PK\x03\x04 too short").empty());
+}
+
+}  // namespace
+
+namespace {
+
+// Integer inputs' value range (issue 41 item 4): "low" / "high" in a preset and "[lo,hi)" in the
+// typed syntax; refused for float inputs and for an empty range, naming the field.
+TEST(InputRange, PresetFieldsAndTheTypedSyntax) {
+    namespace spec = pitlane::spec;
+    const auto typed = spec::parseInputText("16:int64[0,50); 8 float32");
+    EXPECT_EQ(typed, (json::array({{{"shape", {16}}, {"dtype", "int64"}, {"low", 0}, {"high", 50}},
+                                   {{"shape", {8}}, {"dtype", "float32"}}})));
+    const auto in = spec::parseInputs(typed, "p.json", "input");
+    ASSERT_EQ(in.size(), 2u);
+    EXPECT_EQ(in[0].low, 0);
+    EXPECT_EQ(in[0].high, 50);
+    EXPECT_FALSE(in[1].low.has_value());
+    EXPECT_EQ(spec::inputsToJson(in)[0], typed[0]);
+    EXPECT_EQ(spec::parseInputText("[128]:int32[-5, 5)")[0]["low"], -5);
+    const auto refused = [](const json& input, const std::string& field) {
+        try {
+            spec::parseInputs(input, "p.json", "input");
+            ADD_FAILURE() << "accepted " << input.dump();
+        } catch (const spec::SpecError& e) {
+            EXPECT_EQ(e.field(), field) << e.what();
+        }
+    };
+    refused(json::array({{{"shape", {4}}, {"dtype", "float32"}, {"low", 0}, {"high", 4}}}), "input[0].low");
+    refused(json::array({{{"shape", {4}}, {"dtype", "int64"}, {"low", 9}, {"high", 9}}}), "input[0].high");
+    refused(json::array({{{"shape", {4}}, {"dtype", "int64"}, {"high", 0.5}}}), "input[0].high");
 }
 
 }  // namespace

@@ -112,8 +112,9 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
                 t = exampleTensor(index, batch);
             else if (dtype == at::kBool)
                 t = torch::randint(0, 2, shape, torch::TensorOptions().dtype(at::kLong)).to(at::kBool);
-            else if (!at::isFloatingType(dtype))
-                t = torch::randint(0, 100, shape, torch::TensorOptions().dtype(dtype));
+            else if (!at::isFloatingType(dtype))  // ids in [low, high) (the spec's default [0, 100))
+                t = torch::randint(in.low.value_or(spec::kDefaultIntLow), in.high.value_or(spec::kDefaultIntHigh), shape,
+                                   torch::TensorOptions().dtype(dtype));
             else
                 t = torch::randn(shape).to(dtype);
             if (knobs.precision == spec::Precision::Half && t.is_floating_point()) t = t.to(at::kHalf);

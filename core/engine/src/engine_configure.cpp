@@ -85,6 +85,12 @@ bool Engine::Impl::parseArm(const json& cmd, ConfigureState& s) {
     try {
         knobs = spec::parseKnobs(s.arm.value("knobs", json::object()), "<configure>", "knobs");
         inputSpecs = spec::parseInputs(s.arm.value("input", json()), "<configure>", "input");
+        // The range integer ids are drawn from, written out (read back in loaded.input).
+        for (auto& in : inputSpecs)
+            if (!in.example && !at::isFloatingType(scalarType(in.dtype)) && in.dtype != "bool") {
+                if (!in.low) in.low = spec::kDefaultIntLow;
+                if (!in.high) in.high = spec::kDefaultIntHigh;
+            }
         // A whole shape has no batch dimension to put batch_size in (the preset refuses it too).
         for (std::size_t i = 0; i < inputSpecs.size(); ++i)
             if (!inputSpecs[i].batch_dim && knobs.batch_size != std::vector<int>{1})
@@ -394,6 +400,27 @@ bool Engine::Impl::makeFirstInputs(const ConfigureState& s) {
     return true;
 }
 
+namespace {
+// What to change when a forward failed on the input's values or dtype (issue 41): an index out of
+// range names each integer input and the range its ids were drawn from; an integer expected
+// where a float was given says how to ask for integers.
+std::string inputHintFor(const std::string& reason, const std::vector<spec::InputSpec>& specs) {
+    std::string ints;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].low && specs[i].high)
+            ints += (ints.empty() ? "" : ", ") + std::string("input[") + std::to_string(i) + "] " + specs[i].dtype +
+                    " drawn from [" + std::to_string(*specs[i].low) + ", " + std::to_string(*specs[i].high) + ")";
+    if (reason.find("out of range") != std::string::npos && !ints.empty())
+        return " — the ids fed: " + ints + "; give the model's range with --input \"16:int64[0,50)\" or "
+               "\"low\" / \"high\" in the preset's input";
+    if ((reason.find("Long, Int") != std::string::npos || reason.find("scalar type Long") != std::string::npos) &&
+        std::any_of(specs.begin(), specs.end(), [](const spec::InputSpec& in) { return in.dtype == "float32"; }))
+        return " — the model expects integer ids: give the input an integer dtype, e.g. --input \"16:int64[0,50)\" or "
+               "\"dtype\": \"int64\" in the preset";
+    return {};
+}
+}  // namespace
+
 // 10. First forward: the cold cost, and the read-back of what actually happened.
 bool Engine::Impl::firstForward(ConfigureState& s) {
     const auto& k = knobs;
@@ -425,6 +452,7 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
         std::ostringstream shapes;
         for (const auto& v : inputs[bs0].front()) shapes << v.toTensor().sizes() << ' '
                                                      << dtypeName(v.toTensor().scalar_type()) << ' ';
+        reason += inputHintFor(reason, inputSpecs);
         const std::string errorCode = classifyForwardError(reason);
         sink.error(errorCode,
                    std::string(trainStepWorkload() ? "train step" : "forward") +

@@ -92,8 +92,30 @@ inline std::string firstLine(const std::string& s) {
 }
 
 // Torch's error text is long (it carries a TorchScript traceback); keep the informative line.
+// NativeRT wraps an operator's error: "Exception while executing node: %x = op(...)", "with
+// args:", one line per argument, a blank line, then the operator's own reason: that reason, and
+// the node it came from.
+inline std::string nativertReason(const std::string& what) {
+    const std::string marker = "Exception while executing node: ";
+    if (what.rfind(marker, 0) != 0) return {};
+    std::istringstream is(what);
+    std::string node, line;
+    std::getline(is, node);
+    bool pastArgs = false;
+    while (std::getline(is, line)) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) {
+            pastArgs = true;
+            continue;
+        }
+        if (pastArgs && line.rfind("Exception raised from", 0) != 0 && line.rfind("frame #", 0) != 0)
+            return line + " (in node " + node.substr(marker.size()) + ")";
+    }
+    return {};
+}
+
 inline std::string torchReason(const std::exception& e) {
     const std::string what = e.what();
+    if (std::string native = nativertReason(what); !native.empty()) return native;
     std::istringstream is(what);
     std::string line, best;
     while (std::getline(is, line)) {

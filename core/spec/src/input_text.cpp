@@ -42,6 +42,14 @@ nlohmann::json parseInputText(const std::string& text) {
         if (part.empty()) continue;
         std::string dtype;
         std::smatch m;
+        // A value range for integer ids at the end: "16:int64[0,50)" (low included, high not).
+        static const std::regex range(R"(^(.*?)\s*\[\s*(-?\d{1,18})\s*,\s*(-?\d{1,18})\s*\)$)");
+        json low, high;
+        if (std::regex_match(part, m, range)) {
+            low = std::stoll(m[2].str());
+            high = std::stoll(m[3].str());
+            part = trimmed(m[1].str());
+        }
         // "N" alone after the shape is no dtype ("3x64xN" is refused by the shape's check).
         if (std::regex_match(part, m, withDtype) && m[2].matched && m[2].str() != "N") {
             dtype = m[2].str();
@@ -69,6 +77,7 @@ nlohmann::json parseInputText(const std::string& text) {
         }
         json in = {{"shape", shape}};
         if (!dtype.empty()) in["dtype"] = dtype;
+        if (!low.is_null()) in["low"] = low, in["high"] = high;
         inputs.push_back(in);
         if (end == t.size()) break;
     }

@@ -116,6 +116,11 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                                     "expected true (knobs.batch_size is prepended to the shape) or "
                                     "false (the shape is the whole tensor's), got " + detail::shown(v));
                 in.batch_dim = v.get<bool>();
+            } else if (key == "low" || key == "high") {
+                if (!v.is_number_integer())
+                    throw SpecError(where, fk, "expected an integer (integer inputs are drawn from [low, high)), got " +
+                                                   detail::shown(v));
+                (key == "low" ? in.low : in.high) = v.get<long long>();
             } else if (key == "example") {
                 if (!v.is_boolean())
                     throw SpecError(where, fk,
@@ -123,9 +128,20 @@ InputSpec parseInput(const json& e, const std::string& f, Errors& errs) {
                                     "exported with) or false, got " + detail::shown(v));
                 in.example = v.get<bool>();
             } else {
-                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim, example)");
+                throw SpecError(where, fk, "unknown input field (expected shape, dtype, shapes, batch_dim, low, high, example)");
             }
         });
+    }
+    if (in.low || in.high) {
+        const bool integer = in.dtype == "int64" || in.dtype == "int32" || in.dtype == "int16" || in.dtype == "int8" ||
+                             in.dtype == "uint8";
+        const long long lo = in.low.value_or(kDefaultIntLow), hi = in.high.value_or(kDefaultIntHigh);
+        if (!integer)
+            errs.add(f + (in.low ? ".low" : ".high"), "a value range applies to integer inputs (int64, int32, int16, int8, "
+                                                      "uint8); this input is " + in.dtype);
+        else if (lo >= hi)
+            errs.add(f + ".high", "the range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                      ") is empty: high must be above low (values are drawn from [low, high))");
     }
     if (!e.contains("shape") && !e.contains("shapes"))
         errs.add(f + ".shape", "missing (every input needs a shape)");

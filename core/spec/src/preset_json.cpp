@@ -17,6 +17,8 @@ json inputsToJson(const std::vector<InputSpec>& inputs) {
         if (!in.shapes.empty()) e["shapes"] = in.shapes;
         if (!in.batch_dim) e["batch_dim"] = false;
         if (in.example) e["example"] = true;
+        if (in.low) e["low"] = *in.low;
+        if (in.high) e["high"] = *in.high;
         a.push_back(e);
     }
     return a;

@@ -47,9 +47,15 @@ QString describeInputs(const json& inputs) {
     QStringList parts;
     if (inputs.is_array())
         for (const auto& in : inputs)
-            if (in.is_object())
-                parts << QStringLiteral("%1 %2").arg(shapeText(in.value("shape", json::array())),
-                                                     text(in, "dtype", "float32"));
+            if (in.is_object()) {
+                QString part = QStringLiteral("%1 %2").arg(shapeText(in.value("shape", json::array())),
+                                                           text(in, "dtype", "float32"));
+                // Integer ids: the range the worker drew them from; an exported program's own values.
+                if (in.contains("low") && in.contains("high") && in["low"].is_number_integer() && in["high"].is_number_integer())
+                    part += QStringLiteral(" in [%1, %2)").arg(in["low"].get<long long>()).arg(in["high"].get<long long>());
+                if (in.value("example", false)) part += QStringLiteral(" (its example values)");
+                parts << part;
+            }
     return parts.join(QStringLiteral("; "));
 }
 

@@ -117,7 +117,8 @@ SetupPanel::SetupPanel(QWidget* parent)
     input_->setToolTip(
         tr("Input shapes without the batch dimension (batch_size is prepended) and dtypes, e.g. "
            "\"3x224x224\", \"[3, 224, 224]:float32\", \"Nx3x224x224\" (N marks the batch) or "
-           "\"128 int64; 128 int64\" (one input per ';'; float32 when left out), or the preset's "
+           "\"128 int64; 128 int64\" (one input per ';'; float32 when left out; integer ids are drawn "
+           "from [0, 100) unless a range follows: \"16:int64[0,50)\"), or the preset's "
            "JSON list; a shape given whole, with nothing prepended: "
            "[{\"shape\": [1, 8, 32], \"batch_dim\": false}]. Empty: the model's own signature "
            "(its sidecar <name>.json, or a package's metadata)."));

@@ -43,7 +43,13 @@ struct InputSpec {
     // program was exported with (data/sample_inputs), repeated along the batch dimension to
     // knobs.batch_size; `shape` and `dtype` describe it (the dtype is the file's, any dtype).
     bool example = false;
+    // Integer inputs: the values are drawn uniformly from [low, high) ("low" / "high"; the
+    // `--input` syntax "16:int64[0,50)"). Left out: [0, 100) (kDefaultIntLow / kDefaultIntHigh),
+    // read back as the worker's loaded.input.
+    std::optional<long long> low, high;
 };
+inline constexpr long long kDefaultIntLow = 0;
+inline constexpr long long kDefaultIntHigh = 100;
 
 // Every knob of an arm (names fixed by CONTRACT.md). Optional = "leave torch's default".
 // The Inductor options of an arm whose exported program Pitlane compiles (knob `inductor`,
