@@ -119,13 +119,19 @@ const std::string& usage() {
         "usage:\n" +
         usageLines("run PRESET.json | MODEL.pt | MODEL.pt2", true,
                    {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--arm NAME:knob=value,...]...",
-                    "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]", "[--max-slowdown PCT]",
+                    "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]",
+                    "[--against BASELINE_PRESET|MODEL]", "[--max-slowdown PCT]",
                     "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
         "      --json -: the results JSON on stdout (the table and the rest then go to stderr)\n"
         "      --baseline: the regression gate: each arm against the baseline run's arm of the same\n"
         "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"
         "      (default 5 %) with its whole 95 % CI beyond it. latest: the newest finished run of\n"
         "      this preset; baseline: its newest run marked with `history baseline`\n"
+        "      --against: the paired gate: the baseline preset's arms (or the preset's arms with\n"
+        "      the model file MODEL) join this run as \"ARM (baseline)\", interleaved with the arms;\n"
+        "      each arm is gated on the run's own paired comparison with its twin (exit 4 as for\n"
+        "      --baseline), so load that comes and goes between runs cannot fake or hide a\n"
+        "      regression. Both gates name the knobs, model and load that differ from the baseline\n"
         "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
         "      inference_mode; 1 vs 2 threads for a package; NativeRT vs AOTInductor for a\n"
         "      torch.export archive, which brings its example inputs; one thread each; 200\n"

@@ -41,6 +41,7 @@ struct Outputs {
     QStringList arms;      // --arm NAME:knob=value,... (`run MODEL.pt`): the arms, in order
     QString savePreset;    // --save-preset FILE: the preset built for `run MODEL.pt`
     QString baseline;      // --baseline RUN_ID|latest|baseline: the regression gate (cli_gate.h)
+    QString against;       // --against BASELINE_PRESET|MODEL: the paired gate (cli_gate.h)
     // --json -: the results JSON on stdout (written to a temporary file first, printed last, so
     // the gate can add to it); everything else `run` prints goes to stderr.
     bool jsonToStdout = false;

@@ -329,6 +329,18 @@ int cmdRun(const QStringList& args) {
     spec::Preset preset;
     if (const auto refused = loadRunPreset(args[2], out, preset)) return *refused;
     if (!out.savePreset.isEmpty() && !savePresetFile(preset, out.savePreset)) return kExitUsage;
+    const GateOptions gate{out.baseline, out.against, out.maxSlowdownPct};
+    if (!out.against.isEmpty()) {
+        // The paired gate: the baseline's arms join the run, checked before anything is measured.
+        std::string why;
+        auto paired = pairedPreset(preset, out.against, modelDir(), why);
+        if (!paired) {
+            std::cerr << (why.rfind("pitlane-cli:", 0) == 0 || why.find('\n') != std::string::npos ? "" : "pitlane-cli: ")
+                      << why << "\n";
+            return kExitUsage;
+        }
+        preset = std::move(*paired);
+    }
     const StdoutJson stdoutJson(out);
     if (preset.sweep.enabled && !quiet)
         std::cerr << "pitlane-cli: " << preset.file << ": run measures the preset as written; its sweep "
@@ -341,7 +353,6 @@ int cmdRun(const QStringList& args) {
     // The gate's baseline, resolved before anything is measured ("latest" is then the run before
     // this one); it needs the history.
     std::optional<qint64> baselineRun;
-    const GateOptions gate{out.baseline, out.maxSlowdownPct};
     if (!out.baseline.isEmpty()) {
         if (!history && !historyProblem.isEmpty()) {
             // A history that cannot be opened (damaged, not SQLite, newer): 3, as for any run.
@@ -370,6 +381,11 @@ int cmdRun(const QStringList& args) {
         if (g.failed) code = kExitGateFailed;  // a regression is the finding a CI job must see
     } else if (baselineRun) {
         std::cerr << "pitlane-cli: the gate was not run: this run is not in the history\n";
+    } else if (!out.against.isEmpty()) {
+        const GateResult g = runPairedGate(outcome.result, gate);
+        std::cout << g.table << std::flush;
+        addGateToResultsJson(out, g.json);
+        if (g.failed) code = kExitGateFailed;
     }
     return reportStorage(outcome, historyProblem, code);
 }

@@ -28,7 +28,7 @@ bool checkOutputFolders(const Outputs& out, std::string& err) {
     return true;
 }
 
-// The options only `run` takes (--profile, --trace, --input, --arm, --baseline, --max-slowdown,
+// The options only `run` takes (--profile, --trace, --input, --arm, --baseline, --against, --max-slowdown,
 // --save-preset, --json -): 1 when args[i] was one (i moved past its value), 0 when it was one
 // but wrong (err says why), -1 when it is none of them.
 int parseRunOption(const QStringList& args, int& i, Outputs& out, bool allowed, std::string& err) {
@@ -66,8 +66,12 @@ int parseRunOption(const QStringList& args, int& i, Outputs& out, bool allowed, 
         if (!allowed) return onlyRun("--baseline");
         if (!hasValue) return refuse("--baseline needs a run id, latest or baseline");
         out.baseline = args[i + 1];
+    } else if (a == "--against") {
+        if (!allowed) return onlyRun("--against");
+        if (!hasValue) return refuse("--against needs a baseline preset or a model file (.pt / .pt2)");
+        out.against = args[i + 1];
     } else if (a == "--max-slowdown") {
-        if (!allowed) return refuse("--max-slowdown applies to `run --baseline` only");
+        if (!allowed) return refuse("--max-slowdown applies to `run --baseline` and `run --against` only");
         bool ok = false;
         const double v = i + 1 < args.size() ? args[i + 1].toDouble(&ok) : 0;
         if (!ok || !(v > 0) || v > 1000)
@@ -138,6 +142,9 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             return false;
         }
     }
+    if (!out.baseline.isEmpty() && !out.against.isEmpty())
+        return err = "--baseline and --against are two gates: --baseline compares with a stored run, "
+                     "--against measures the baseline in this run; give one of them", false;
     return checkAdviceAndTrace(out, err) && checkOutputFolders(out, err);
 }
 

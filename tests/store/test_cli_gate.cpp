@@ -4,7 +4,8 @@
 // rate is measured in docs/PERFORMANCE.md, not asserted here), a run at batch 64 against a
 // baseline at batch 1 fails with exit 4 (per-iteration latency grows many times over), an arm
 // without a counterpart is named and does not fail, and the errors (no such run, no run marked
-// as baseline, no history) exit 2 before anything is measured. --json carries the decisions.
+// as baseline, no history) exit 2 before anything is measured. --json carries the decisions and
+// what differs between an arm and its baseline (the batch size, issue 41).
 // Four processes per arm and jemalloc: with two, one process of the baseline in glibc malloc's
 // slow mode (between processes, the allocator lesson) made the unpaired CI of a 5x slowdown reach
 // below zero, and the gate rightly did not fail it.
@@ -106,6 +107,8 @@ TEST(CliGate, PassesNoiseFailsARealSlowdownAndNamesWhatItCannotCompare) {
     ASSERT_TRUE(gate["arms"][0]["ci95"].is_array());
     const double ratio = gate["arms"][0]["ratio"].get<double>();
     EXPECT_NEAR(gate["arms"][0]["slowdown_pct"].get<double>(), (1 / ratio - 1) * 100, 1e-9);
+    // The same knobs and model: nothing but (perhaps) the load differs.
+    for (const auto& d : gate["arms"][0]["differences"]) EXPECT_EQ(d["kind"], "load") << d;
 
     // Batch 64 against batch 1: many times slower per iteration, the whole CI beyond 5 %: exit 4.
     // B has no counterpart in the baseline: named, not a failure.
@@ -123,6 +126,14 @@ TEST(CliGate, PassesNoiseFailsARealSlowdownAndNamesWhatItCannotCompare) {
     EXPECT_EQ(gate["arms"][0]["decision"], "fail");
     EXPECT_GT(gate["arms"][0]["slowdown_ci95_pct"][0].get<double>(), 5.0);
     EXPECT_EQ(gate["arms"][1]["decision"], "no_counterpart");
+    // What differs from the baseline besides the code (issue 41): the knob, printed and in the JSON.
+    EXPECT_TRUE(r.out.contains(QStringLiteral("A differs from its baseline in more than the code: batch_size 1 vs 64")))
+        << r.out.toStdString();
+    ASSERT_TRUE(gate["arms"][0]["differences"].is_array());
+    ASSERT_FALSE(gate["arms"][0]["differences"].empty());
+    EXPECT_EQ(gate["arms"][0]["differences"][0],
+              (json{{"kind", "knob"}, {"field", "batch_size"}, {"baseline", 1}, {"this_run", 64}}));
+    for (const auto& d : gate["arms"][0]["differences"]) EXPECT_NE(d["kind"], "model") << d;
     // latest: the newest finished run of the preset (the slow one).
     r = cli({"run", fast, "--db", db, "--quiet", "--baseline", "latest", "--max-slowdown", "300"});
     EXPECT_EQ(r.exitCode, 0) << r.out.toStdString() << r.err.toStdString();
