@@ -238,7 +238,13 @@ void RunController::showServingLevels() {
 QString RunController::verdictText(const std::vector<W::ComparisonRow>& rows, bool final) const {
     QStringList lines;
     for (const auto& r : rows)
-        if (r.comparison) lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
+        if (r.comparison) {
+            lines << QString::fromStdString(r.comparison->verdict).toHtmlEscaped();
+            // What ran differs from what was asked (issue 41): said with the verdict it touches.
+            for (const auto& caveat : r.caveats)
+                lines << QStringLiteral("<span style=\"color:#8a5a00\">&#9888; %1</span>")
+                             .arg(QString::fromStdString(caveat).toHtmlEscaped());
+        }
     // A serving run: the capacity within the SLO, then each arm against the baseline per level.
     if (serving_)
         for (const auto& line : serving_->verdict)

@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QThread>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,88 @@ TEST_F(Compile, AotiArmMeasuresTheCompiledPackageAndTheSecondRunHitsTheCache) {
     const auto stored = runCli({"report", "2", "--db", db, "--json", path("stored.json")});
     ASSERT_EQ(stored.exitCode, 0) << stored.err;
     EXPECT_EQ(readJson(path("stored.json"))["arms"][1]["compile"], c2);
+}
+
+// Caveats at the verdict (issue 41): an exported language model compiled with Inductor's own
+// default (dynamic_threads false) writes the compiling machine's thread count (every core) into
+// its kernels; asked for one intra-op thread, it runs more. The verdict is of what ran, and says
+// so: comparisons[].caveats in the JSON, under the verdict in the CLI's table and first among its
+// warnings, in `history show` (read back from the history), at the top of the Markdown and HTML
+// reports, whose warning count equals what they list; the advice is to compile with dynamic
+// threads, not to pin threads.
+TEST_F(Compile, AFixedThreadPackageCarriesItsCaveatToEveryVerdict) {
+    if (QThread::idealThreadCount() < 2)
+        GTEST_SKIP() << "one core: the compiler writes 1 thread into the kernels, as asked; nothing to caveat";
+    const json j = {{"name", "caveat"},
+                    {"model", modelDir() + "/tiny_lm.exported.pt2"},
+                    {"run", {{"warmup_iters", 2}, {"iters", 12}, {"block_iters", 3}, {"processes", 2}}},
+                    {"arms", json::array({{{"name", "nativert"}, {"knobs", {{"intra_op_threads", 1}}}},
+                                          {{"name", "fixed"},
+                                           {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"},
+                                                      {"inductor", {{"dynamic_threads", false}}}}}}})}};
+    const QString p = writeJson(path("caveat.json"), j);
+    const QString db = path("caveat.db");
+    const auto r = runCli({"run", p, "--db", db, "--json", path("caveat.out.json"), "--md", path("caveat.md"),
+                           "--report", path("caveat.html")},
+                          300000);
+    ASSERT_TRUE(r.finished) << r.err;
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const json out = readJson(path("caveat.out.json"));
+    const json& fixed = out["arms"][1];
+    ASSERT_EQ(fixed["status"], "ok") << fixed.dump();
+    const int compiled = fixed["applied"]["package"]["kernel_threads"].get<int>();
+    EXPECT_EQ(compiled, QThread::idealThreadCount());
+    EXPECT_EQ(fixed["applied"]["intra_op_threads"], 1);
+    ASSERT_EQ(out["comparisons"].size(), 1u);
+    const json caveats = out["comparisons"][0]["caveats"];
+    ASSERT_EQ(caveats.size(), 1u) << out["comparisons"].dump();
+    const std::string caveat = caveats[0];
+    EXPECT_EQ(caveat.rfind("the comparison is of what ran: fixed ran " + std::to_string(compiled) +
+                               " OpenMP threads in its package's own kernels where 1 was asked",
+                           0),
+              0u)
+        << caveat;
+    // The CLI: under the verdict, and first among the final warnings.
+    const auto verdictAt = r.out.find(out["comparisons"][0]["verdict"].get<std::string>());
+    const auto caveatAt = r.out.find("caveat: " + caveat);
+    ASSERT_NE(caveatAt, std::string::npos) << r.out;
+    EXPECT_LT(verdictAt, caveatAt);
+    const auto warningsAt = r.out.find("warnings:\n");
+    ASSERT_NE(warningsAt, std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("  - fixed ran " + std::to_string(compiled) + " OpenMP threads", warningsAt), r.out.find("  - ", warningsAt)) << r.out;
+    EXPECT_EQ(r.out.find("pin threads"), std::string::npos) << r.out;
+    // The history keeps it: `history show` and its JSON say the same.
+    const auto shown = runCli({"history", "show", "1", "--db", db});
+    ASSERT_EQ(shown.exitCode, 0) << shown.err;
+    EXPECT_NE(shown.out.find("caveat: " + caveat), std::string::npos) << shown.out;
+    const auto report = runCli({"report", "1", "--db", db, "--json", path("stored.json")});
+    ASSERT_EQ(report.exitCode, 0) << report.err;
+    EXPECT_EQ(readJson(path("stored.json"))["comparisons"][0]["caveats"], caveats);
+    // The reports: with the verdict; the HTML's count is what it lists.
+    QFile md(path("caveat.md")), html(path("caveat.html"));
+    ASSERT_TRUE(md.open(QIODevice::ReadOnly) && html.open(QIODevice::ReadOnly));
+    const std::string mdText = md.readAll().toStdString(), htmlText = html.readAll().toStdString();
+    const auto mdVerdict = mdText.find("**"), mdCaveat = mdText.find("fixed ran " + std::to_string(compiled));
+    ASSERT_NE(mdCaveat, std::string::npos) << mdText;
+    EXPECT_LT(mdVerdict, mdCaveat);
+    EXPECT_LT(mdCaveat, mdText.find("| arm |")) << "the caveat is at the top, before the tables";
+    EXPECT_NE(htmlText.find("&#9888; the comparison is of what ran: fixed ran"), std::string::npos);
+    const auto countAt = htmlText.find(" warning(s) below");
+    ASSERT_NE(countAt, std::string::npos);
+    const auto numberAt = htmlText.rfind("&#9888; ", countAt) + 8;
+    const int counted = std::stoi(htmlText.substr(numberAt, countAt - numberAt));
+    int listed = 0;
+    for (auto at = htmlText.find("<li class=\"warn\">"); at != std::string::npos; at = htmlText.find("<li class=\"warn\">", at + 1))
+        ++listed;
+    EXPECT_EQ(counted, listed);
+    // The advice: compile with dynamic threads (the knob), never pin.
+    bool advised = false;
+    for (const auto& a : out["advice"])
+        if (a.value("arm", std::string()) == "fixed") {
+            EXPECT_NE(a.value("rule", std::string()), "unpinned_migrations") << a.dump();
+            advised |= a.value("rule", std::string()) == "package_fixed_threads";
+        }
+    EXPECT_TRUE(advised) << out["advice"].dump();
 }
 
 // No Python to compile with: the compiled arm fails with compile_failed and a short reason

@@ -84,6 +84,20 @@ QString msText(double ms) {
     return ms < 0 ? QStringLiteral("&mdash;") : QStringLiteral("%1&nbsp;ms").arg(ms, 0, 'f', 1);
 }
 
+// Every warning the report lists, once each: the run's (caveats first), then what each arm's
+// workers said that is not a caveat already listed (K workers and every process say it again).
+QStringList reportWarnings(const RunResult& run) {
+    QStringList items;
+    for (const auto& w : results::runWarnings(run)) items << esc(w);
+    for (const auto& a : run.arms)
+        for (const auto& w : a.warnings) {
+            if (std::find(a.caveats.begin(), a.caveats.end(), w) != a.caveats.end()) continue;
+            items << esc(a.name + " (worker): " + w);
+        }
+    items.removeDuplicates();
+    return items;
+}
+
 QString verdictSection(const RunResult& run, const ReportOptions& o) {
     const auto comps = results::compareArms(run);
     QString rows;
@@ -100,6 +114,9 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
                     .arg(c.ci_low, 0, 'f', 3)
                     .arg(c.ci_high, 0, 'f', 3)
                     .arg(pValue(c.p_value));
+        // What ran differs from what was asked: said with the verdict it touches.
+        for (const auto& caveat : results::comparisonCaveats(run, c))
+            rows += QStringLiteral("<p class=\"warn\">&#9888; %1</p>\n").arg(esc(caveat));
     }
     if (run.preset.serving.enabled) {
         rows += servingVerdictRows(run);  // no samples to compare: capacity and p99 per level
@@ -121,7 +138,7 @@ QString verdictSection(const RunResult& run, const ReportOptions& o) {
                              a.error ? QStringLiteral(": [%1] %2")
                                            .arg(esc(a.error->code), esc(a.error->message))
                                      : QString());
-    const auto warnings = results::runWarnings(run);
+    const auto warnings = reportWarnings(run);
     if (!warnings.empty())
         rows += QStringLiteral(
                     "<p class=\"warn\">&#9888; %1 warning(s) below: read them before "
@@ -286,10 +303,7 @@ QString profileSection(const RunResult& run, Flavor flavor) {
 }
 
 QString warningsSection(const RunResult& run) {
-    QStringList items;
-    for (const auto& w : results::runWarnings(run)) items << esc(w);
-    for (const auto& a : run.arms)
-        for (const auto& w : a.warnings) items << esc(a.name + " (worker): " + w);
+    const QStringList items = reportWarnings(run);
     QString h = QStringLiteral("<h2>Warnings</h2>\n");
     if (items.isEmpty())
         return h + QStringLiteral("<p class=\"good\">No noise, drift or worker warnings.</p>\n");

@@ -151,7 +151,11 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     if (!o.runId.isEmpty()) s += " · run #" + o.runId.toStdString();
     s += " · " + run.started_at + "\n\n";
     const auto comps = results::compareArms(run);
-    for (const auto& c : comps) s += "**" + md(c.verdict) + "**  \n";
+    for (const auto& c : comps) {
+        s += "**" + md(c.verdict) + "**  \n";
+        // What ran differs from what was asked: said with the verdict it touches.
+        for (const auto& caveat : results::comparisonCaveats(run, c)) s += "⚠ _" + md(caveat) + "_  \n";
+    }
     const auto servingLines = results::servingVerdict(run);
     for (const auto& line : servingLines) s += "**" + md(line) + "**  \n";
     for (const auto& n : o.notes) s += "_" + md(n.toStdString()) + "_  \n";

@@ -95,6 +95,45 @@ void autogradInInference(const ArmCtx& c, std::vector<Advice>& out) {
     out.push_back(std::move(a));
 }
 
+// The OpenMP thread count compiled into an AOTInductor package's own kernels (applied.package.
+// kernel_threads), when it is not the intra-op threads the arm runs: no knob of this arm reaches
+// it, so pinning or fewer threads is not the advice; compiling with dynamic threads is.
+int fixedPackageThreads(const ArmCtx& c) {
+    const json& package = c.applied().extraField("package");
+    if (!package.is_object() || !package.contains("kernel_threads") || !package["kernel_threads"].is_number_integer())
+        return 0;
+    const int compiled = package["kernel_threads"].get<int>();
+    return compiled != c.intra_threads ? compiled : 0;
+}
+
+void packageFixedThreads(const ArmCtx& c, std::vector<Advice>& out) {
+    const int compiled = fixedPackageThreads(c);
+    if (compiled == 0) return;
+    auto a = make(c, "package_fixed_threads", AdviceTier::Latency,
+                  "Compile the package with dynamic threads (inductor.dynamic_threads = true)");
+    a.metric = "kernel_threads";
+    a.value = compiled;
+    a.threshold = c.intra_threads;
+    // A prior: what the extra threads cost depends on the other load (lesson 23 measured the
+    // fixed package 1.6x to 6.9x slower on a busy machine, and about as fast on an idle one).
+    a.share = 0.25;
+    a.evidence = "the package's own kernels run " + std::to_string(compiled) +
+                 " OpenMP threads compiled into them while the arm asks " + std::to_string(c.intra_threads) +
+                 " intra-op thread" + (c.intra_threads == 1 ? "" : "s") +
+                 ": intra_op_threads and affinity cannot reach them";
+    const auto& k = c.arm().knobs;
+    if (k.compile == spec::Compile::Aoti) {
+        a.change["inductor"] = {{"freezing", k.inductor.freezing},
+                                {"max_autotune", k.inductor.max_autotune},
+                                {"dynamic_threads", true}};
+    } else {
+        a.action = "compile the package again with torch._inductor.config.cpp.dynamic_threads = True "
+                   "(or give Pitlane the torch.export program with knob compile \"aoti\": it compiles "
+                   "with dynamic threads by default)";
+    }
+    out.push_back(std::move(a));
+}
+
 // More threads than cores: they time-share the cores and wait on each other at every barrier.
 void threadsOversubscribed(const ArmCtx& c, std::vector<Advice>& out) {
     if (c.threads <= 0 || c.allowed_cores <= 0 || c.threads <= c.allowed_cores) return;
@@ -119,7 +158,7 @@ void threadsOversubscribed(const ArmCtx& c, std::vector<Advice>& out) {
 // default threads on a shared machine put processes 100x apart; one thread per arm fixed it).
 // The CI counts processes, so nothing else the advisor says can be measured until this is.
 void processesDisagreeOnThreads(const ArmCtx& c, std::vector<Advice>& out) {
-    if (c.intra_threads <= 1) return;
+    if (c.intra_threads <= 1 || fixedPackageThreads(c)) return;
     std::vector<ProcessSummary> measured;
     for (const auto& p : processSummaries(c.arm()))
         if (p.n > 0 && p.median_ns > 0) measured.push_back(p);
@@ -152,7 +191,8 @@ void processesDisagreeOnThreads(const ArmCtx& c, std::vector<Advice>& out) {
 
 // Unpinned threads moved between cores or preempted: caches go cold, barriers wait.
 void unpinnedMigrations(const ArmCtx& c, std::vector<Advice>& out) {
-    if (!unpinned(c.applied().affinity_policy)) return;
+    // A package's compiled-in threads move whatever the pinning: packageFixedThreads says it.
+    if (!unpinned(c.applied().affinity_policy) || fixedPackageThreads(c)) return;
     // Migrations, not preemptions, are what pinning removes: a busy machine preempts pinned
     // threads too, so involuntary switches are only reported alongside.
     if (c.migrations_per_iter < kAdviceMigrationsPerIter) return;
@@ -225,6 +265,7 @@ void pageFaults(const ArmCtx& c, std::vector<Advice>& out) {
 }  // namespace
 
 void applyRules(const ArmCtx& c, std::vector<Advice>& out) {
+    packageFixedThreads(c, out);
     fuseForInference(c, out);
     trainModeLayers(c, out);
     autogradInInference(c, out);

@@ -173,6 +173,7 @@ json workersJson(const ArmResult& a) {
 json metricJson(const MetricTick& m) {
     json t = protocol::record::toJson(m);
     t.erase("raw");
+    if (m.sampled_ms < 0) t.erase("sampled_ms");  // a run recorded before the worker's clock
     if (m.tensor_bytes < 0) t.erase("tensor_bytes");
     if (m.tensor_peak_bytes < 0) t.erase("tensor_peak_bytes");
     for (const char* key : {"ctx_voluntary", "ctx_involuntary", "migrations", "minor_faults",
@@ -223,6 +224,7 @@ json armJson(const ArmResult& a) {
     if (a.error) arm["error"] = errorJson(*a.error);
     if (!a.profile.is_null()) arm["profile"] = a.profile;
     arm["warnings"] = a.warnings;
+    arm["caveats"] = a.caveats;
     arm["metrics"] = metricsJson(a.metrics);
     arm["pid"] = a.pid;
     return arm;
@@ -367,6 +369,7 @@ ArmResult armFromJson(const json& ja, const std::string& where) {
                                  ": field \"error\" must be an object with code and message");
     if (ja.contains("error")) a.error = errorFromResults(ja["error"]);
     a.warnings = ja.value("warnings", std::vector<std::string>{});
+    a.caveats = ja.value("caveats", std::vector<std::string>{});
     if (ja.contains("profile")) {
         if (!ja["profile"].is_object() || !ja["profile"].value("ops", json()).is_array())
             throw std::runtime_error(where + ": field \"profile\" must be an object with a list \"ops\"");
@@ -399,7 +402,10 @@ json toResultsJson(const RunResult& run) {
     if (!run.stopping.empty()) j["stopping"] = run.stopping;
     if (!run.replication.empty()) j["replication"] = run.replication;
     j["comparisons"] = json::array();
-    for (const auto& c : compareArms(run)) j["comparisons"].push_back(comparisonJson(c));
+    for (const auto& c : compareArms(run)) {
+        j["comparisons"].push_back(comparisonJson(c));
+        j["comparisons"].back()["caveats"] = comparisonCaveats(run, c);
+    }
     j["not_compared"] = json::array();
     for (std::size_t i = 1; i < run.arms.size(); ++i)
         if (const auto why = notComparedReason(run, i); !why.empty())

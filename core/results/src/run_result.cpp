@@ -28,6 +28,7 @@ void ProcessInfo::addBlock(const protocol::BlockDone& e) {
 MetricTick metricTick(const protocol::Metrics& e, double tMs, int worker, int process) {
     MetricTick t;
     t.t_ms = tMs;
+    t.sampled_ms = e.t_ms;
     t.worker = worker;
     t.process = process;
     t.rss_bytes = e.rss_bytes;
@@ -185,6 +186,7 @@ ArmResult armSettings(const ArmResult& a) {
     r.model_sha256 = a.model_sha256;
     r.model_format = a.model_format;
     r.compile = a.compile;
+    r.caveats = a.caveats;
     // What was computed from the samples: a copy that is given the same samples (the same stamp)
     // finds it; one given other samples ignores it.
     r.summary_memo = std::atomic_load(&a.summary_memo);

@@ -47,12 +47,29 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
             // Issue 27: torch's default threads (every core) on a shared machine made processes
             // 100x apart; one thread per arm fixed it. That comes first when it applies.
             const int intra = arm.applied.intra_op_threads.value_or(0);
+            // A package whose kernels run a compiled-in thread count: no knob reaches them.
+            const json& package = arm.applied.extraField("package");
+            const int compiled = package.is_object() && package.contains("kernel_threads") &&
+                                         package["kernel_threads"].is_number_integer()
+                                     ? package["kernel_threads"].get<int>()
+                                     : 0;
             const std::string first =
-                intra > 1 ? fmt("set the knob intra_op_threads to 1 first (this arm ran %.0f "
+                compiled > 1 && compiled != intra
+                    ? fmt("compile the package with dynamic threads first (its own kernels run %.0f "
+                          "OpenMP threads compiled into them, whatever intra_op_threads or affinity "
+                          "say: knob inductor {\"dynamic_threads\": true}, or "
+                          "torch._inductor.config.cpp.dynamic_threads = True), then ",
+                          compiled)
+                : intra > 1 ? fmt("set the knob intra_op_threads to 1 first (this arm ran %.0f "
                                 "intra-op threads: threads that wait for each other under other "
                                 "load are the commonest cause of processes %.2fx apart), then ",
                                 intra, spread)
                           : std::string();
+            // Pinning cannot reach a package's compiled-in threads: not advised for one.
+            const std::string otherwise =
+                compiled > 1 && compiled != intra
+                    ? "look for other load on the machine, raise run.processes."
+                    : "look for other load on the machine, pin threads (knob affinity), raise run.processes.";
             // Slow half against fast half (split at the geometric middle of the range).
             const double mid = std::sqrt(mn->median_ns * mx->median_ns);
             double slowF = 0, slowI = 0, fastF = 0, fastI = 0;
@@ -75,13 +92,9 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
                     w += fmt(" Page faults do not explain it (%.1f vs %.1f per iteration in the "
                              "slow and fast processes). What to do: ",
                              slow, fast) +
-                         first +
-                         "look for other load on the machine, pin threads (knob affinity), "
-                         "raise run.processes.";
+                         first + otherwise;
             } else {
-                w += " What to do: " + first +
-                     "look for other load on the machine, pin threads (knob affinity), raise "
-                     "run.processes.";
+                w += " What to do: " + first + otherwise;
             }
             out.push_back(w);
         }
@@ -145,6 +158,9 @@ std::vector<EnvironmentDifference> environmentDifferences(const ArmResult& first
 
 std::vector<std::string> runWarnings(const RunResult& run) {
     std::vector<std::string> w;
+    // What did not run as asked comes first: every figure below is of what ran.
+    for (const auto& a : run.arms)
+        for (auto& c : armCaveats(a)) w.push_back(std::move(c));
     if (run.stopping.value("stable", true) == false)
         w.push_back(run.stopping.value("message", std::string("not stable")));
     for (const auto& a : run.arms) {

@@ -198,6 +198,8 @@ std::string comparisonTable(const RunResult& run) {
                << "  " << pad(num(c.ci_low, "%.3f") + "-" + num(c.ci_high, "%.3f"), 15) << "  "
                << pad(c.p_value < 1e-4 ? "<1e-4" : num(c.p_value, "%.4f"), 9) << "  " << c.verdict
                << "\n";
+            // What ran differs from what was asked: said with the verdict it touches.
+            for (const auto& caveat : comparisonCaveats(run, c)) os << "  caveat: " << caveat << "\n";
         }
         os << "(ratio = baseline median / arm median; > 1 means the arm is faster)\n";
         const auto rep = replicationSummary(run);

@@ -100,7 +100,11 @@ struct Folder {
     }
     void operator()(const protocol::Warning& e) {
         // A warning can carry a model's text (an exception, a printed name): no control characters.
-        warn(protocol::printable(e.message));
+        const std::string message = protocol::printable(e.message);
+        // What did not run as asked is a caveat of every comparison of this arm (issue 41).
+        if (R::isCaveatCode(e.code) && std::find(a.caveats.begin(), a.caveats.end(), message) == a.caveats.end())
+            a.caveats.push_back(message);
+        warn(message);
     }
     void operator()(const protocol::Error& e);
     void operator()(const protocol::Bye& e) { a.peak_rss_bytes = std::max(a.peak_rss_bytes, e.peak_rss_bytes); }

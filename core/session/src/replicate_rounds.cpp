@@ -183,6 +183,8 @@ QStringList ExperimentRunner::localArgumentsFor(int arm) {
                               std::to_string(budget.workers) + " workers run at once and share " +
                               std::to_string(budget.totalMiB) + " MiB (physical memory less a margin)";
         if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+        auto& caveats = result_.arms[std::size_t(arm)].caveats;
+        if (std::find(caveats.begin(), caveats.end(), w) == caveats.end()) caveats.push_back(w);
     }
     return sandboxArguments(knobs, scratchDir(), readableFor(arm), budget);
 }

@@ -161,7 +161,7 @@ public:
         metrics_.prepare(QStringLiteral("SELECT * FROM metrics WHERE arm = ? ORDER BY rowid"));
         processes_.prepare(QStringLiteral("SELECT * FROM processes WHERE arm = ? ORDER BY idx"));
         events_.prepare(QStringLiteral(
-            "SELECT message FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
+            "SELECT message, code FROM events WHERE arm = ? AND type = 'warning' ORDER BY id"));
         profile_.prepare(QStringLiteral("SELECT profile FROM profiles WHERE arm = ?"));
     }
 
@@ -194,7 +194,15 @@ public:
             a.processes.push_back(detail::readRecord<results::ProcessInfo>(processes_, processColumns));
         if (a.processes.empty() && !a.samples.empty()) deriveProcesses(a);
         if (!exec(events_, armId, error)) return false;
-        while (events_.next()) a.warnings.push_back(events_.value(0).toString().toStdString());
+        while (events_.next()) {
+            a.warnings.push_back(events_.value(0).toString().toStdString());
+            // A caveat: stored with the worker's code (results::isCaveatCode) or, said by the
+            // session, with "caveat".
+            const std::string code = events_.value(1).toString().toStdString();
+            if ((code == "caveat" || results::isCaveatCode(code)) &&
+                std::find(a.caveats.begin(), a.caveats.end(), a.warnings.back()) == a.caveats.end())
+                a.caveats.push_back(a.warnings.back());
+        }
         // Schema v8: the operator profile as the worker sent it (a damaged row reads as none).
         if (!exec(profile_, armId, error)) return false;
         if (profile_.next()) {

@@ -86,6 +86,7 @@ results::RunResult runWithoutSamples(const results::RunResult& run) {
         c.warmup_ns = a.warmup_ns;
         c.metrics = a.metrics;
         c.warnings = a.warnings;
+        c.caveats = a.caveats;
         c.processes = a.processes;
     }
     return r;

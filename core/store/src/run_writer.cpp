@@ -361,6 +361,24 @@ QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measur
 
 }  // namespace
 
+namespace {
+// The caveats the session said of an arm (a memory limit it lowered, ...): the worker's are
+// stored as they arrive, with their code; these are stored at the run's end, code "caveat",
+// unless the same message is stored already.
+bool storeSessionCaveats(Inserter& ins, qint64 runId, qint64 armId, const results::ArmResult& arm) {
+    for (const auto& c : arm.caveats) {
+        QSqlQuery q(ins.db);
+        q.prepare(QStringLiteral("SELECT 1 FROM events WHERE arm = ? AND type = 'warning' AND message = ?"));
+        q.addBindValue(armId);
+        q.addBindValue(QString::fromStdString(c));
+        if (!ins.exec(q)) return false;
+        if (q.next()) continue;
+        if (!ins.event(runId, armId, 0, {{"type", "warning"}, {"code", "caveat"}, {"message", c}})) return false;
+    }
+    return true;
+}
+}  // namespace
+
 bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& lostWrite) {
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
@@ -393,7 +411,8 @@ bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& l
     }
     for (std::size_t i = 0; i < armIds.size() && i < run.arms.size(); ++i)
         if (!ins.updateArm(armIds[i], run.arms[i]) ||
-            !ins.processes(armIds[i], run.arms[i].processes, 0))
+            !ins.processes(armIds[i], run.arms[i].processes, 0) ||
+            !storeSessionCaveats(ins, runId, armIds[i], run.arms[i]))
             return fail(QStringLiteral("finish run"), ins.error);
     if (!ins.finish(runId, run) || !tx.commit())
         return fail(QStringLiteral("finish run"), ins.error.isEmpty() ? tx.error() : ins.error);
@@ -433,7 +452,13 @@ std::optional<qint64> RunStore::importRun(const results::RunResult& run, const Q
         for (const auto& m : a.metrics)
             if (!ins.metric(*armId, m)) return failed();
         for (const auto& w : a.warnings)
-            if (!ins.event(*id, *armId, 0, {{"type", "warning"}, {"message", w}})) return failed();
+        {
+            // A caveat (what did not run as asked) keeps its code: it is read back as one.
+            const bool caveat = std::find(a.caveats.begin(), a.caveats.end(), w) != a.caveats.end();
+            json ev = {{"type", "warning"}, {"message", w}};
+            if (caveat) ev["code"] = "caveat";
+            if (!ins.event(*id, *armId, 0, ev)) return failed();
+        }
     }
     if (!ins.finish(*id, run) || !tx.commit()) return failed();
     return *id;

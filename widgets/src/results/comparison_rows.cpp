@@ -40,7 +40,10 @@ std::vector<ComparisonRow> comparisonRows(const results::RunResult& run, bool wi
             r.variance = results::varianceShares(a);
         }
         for (const auto& c : comparisons)
-            if (!r.baseline && c.arm == a.name) r.comparison = c;
+            if (!r.baseline && c.arm == a.name) {
+                r.comparison = c;
+                r.caveats = results::comparisonCaveats(run, c);
+            }
         if (withComparisons) r.not_compared = results::notComparedReason(run, i);
         rows.push_back(std::move(r));
     }

@@ -123,6 +123,8 @@ QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
                                      : QString::number(c->p_value, 'g', 3);
         case Verdict:
             if (r.baseline) return r.n > 0 ? tr("the other arms are compared to this one") : kNone;
+            if (c && !r.caveats.empty())  // the caveats are in its tooltip and the verdict line
+                return q(c->verdict) + tr(" (⚠ %n caveat(s))", nullptr, int(r.caveats.size()));
             if (c) return q(c->verdict);
             if (!r.not_compared.empty()) return q(r.not_compared);
             return r.n > 0 ? tr("baseline has no samples") : tr("no samples");
@@ -232,7 +234,10 @@ QString ComparisonTableModel::toolTip(const ComparisonRow& r, int column) const 
     }
     if (r.comparison && column >= Ratio) {
         QStringList paragraphs;
-        if (column == Verdict) paragraphs << q(r.comparison->verdict);
+        if (column == Verdict) {
+            paragraphs << q(r.comparison->verdict);
+            for (const auto& caveat : r.caveats) paragraphs << q(caveat);
+        }
         paragraphs
             << tr("ratio = median(baseline) / median(%1): > 1 means %1 is faster.").arg(q(r.arm))
             << q(r.comparison->method);

@@ -125,6 +125,11 @@ struct ArmResult {
     std::vector<std::int64_t> warmup_ns;     // warmup iterations
     std::vector<MetricTick> metrics;
     std::vector<std::string> warnings;
+    // What did not run as asked, in the worker's or the session's words (issue 41): a worker
+    // warning of a caveat code (isCaveatCode: a knob that could not apply, an incomplete
+    // sandbox, ...) or a knob the session lowered. Each is in `warnings` too; armCaveats() adds
+    // what the read-back shows and comparisonCaveats() puts them at the verdict.
+    std::vector<std::string> caveats;
     std::int64_t peak_rss_bytes = 0;
     long pid = 0;
     std::vector<int> batch_sizes = {1};             // the sweep (one entry: no sweep)
@@ -268,6 +273,23 @@ double armThroughput(const ArmResult& arm, const stats::Summary& summary);
 // processes ended early, so a speed verdict on what it left would mislead. An arm cancelled by
 // Stop is compared on what it measured.
 std::vector<stats::Comparison> compareArms(const RunResult& run);
+// What ran differs from what was asked (issue 41 "caveats at the verdict"): the arm's caveats
+// (ArmResult::caveats) and every knob whose read-back (applied) differs from the knob asked,
+// among them an AOTInductor package's compiled-in OpenMP thread count. Each starts with the arm's
+// name: "B ran 2 OpenMP threads in its package's own kernels where 1 was asked (...)".
+std::vector<std::string> armCaveats(const ArmResult& arm);
+// The caveats a comparison must be read with (results JSON comparisons[].caveats, the verdict
+// line, history show, the reports): its two arms' armCaveats, each as "the comparison is of what
+// ran: B ran ...". Empty when both ran as asked.
+std::vector<std::string> comparisonCaveats(const RunResult& run, const stats::Comparison& c);
+// Every comparison's caveats, once each (a caveat of the baseline touches every comparison).
+std::vector<std::string> runCaveats(const RunResult& run);
+// Whether a worker warning of this code says that something did not run as asked (a caveat):
+// knob_not_applicable, cuda_only_knob, workload_not_applied, flush_denormal_partial /
+// _unsupported, sandbox_incomplete.
+bool isCaveatCode(const std::string& code);
+// The prefix every comparison caveat starts with.
+inline constexpr const char* kCaveatPrefix = "the comparison is of what ran: ";
 // The key compareArms' memo is kept under: interleaving, each arm's name, status, sample count
 // and batch size (samples are append-only, so a run with the same key has the same samples).
 std::string comparisonKey(const RunResult& run);

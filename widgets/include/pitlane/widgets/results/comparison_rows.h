@@ -27,6 +27,9 @@ struct ComparisonRow {
     stats::VarianceShares variance;
     std::optional<stats::Comparison>
         comparison;  // absent for the baseline or an arm without samples
+    // What its comparison must be read with: what ran differs from what was asked
+    // (results::comparisonCaveats).
+    std::vector<std::string> caveats;
     std::string not_compared;  // why an arm with samples has no comparison (results::notComparedReason)
     // A serving run (issue 13; VerdictCalculator fills these): no samples, but requests served
     // in complete levels, and this arm against the baseline at each level.
