@@ -2,6 +2,7 @@
 // zipfile, with the CRCs and SHA-256 computed by zlib and hashlib), the bundled models (SHA-256
 // from sha256sum) and hostile bytes written here.
 #include "pitlane/spec/model_file.h"
+#include "pitlane/spec/model_preset.h"
 #include "sha256.h"  // core/spec/src: internal, tested directly
 #include "temp_dir.h"
 
@@ -161,6 +162,40 @@ TEST(ModelFileBundled, ExportedProgramsAreRecognisedCheckedAndDescribed) {
     const auto damaged = spec::checkModelFile(copy.string());
     EXPECT_FALSE(damaged.ok);
     EXPECT_EQ(damaged.code, spec::kModelDamaged) << damaged.message;
+}
+
+// A package's kernel threads (issue 41), read from its C++ before any worker runs: the bundled
+// packages follow intra_op_threads ("dynamic" or no parallel region), so their quick A/B is the
+// threads; a package whose kernels have a count compiled in (here: the bundled mlp.pt2 with one
+// more kernel source whose region is "num_threads(2)", as Inductor writes without
+// cpp.dynamic_threads) gets an A/B in a knob that reaches it, the allocator.
+TEST(ModelFileBundled, APackagesCompiledInThreadsChooseItsDefaultAB) {
+    for (const char* name : {"mlp.pt2", "resnet18.pt2", "tiny_probe.pt2"}) {
+        const auto f = spec::readModelFormat(modelDir() + "/" + name);
+        ASSERT_EQ(f.format, spec::kFormatAoti) << name;
+        ASSERT_TRUE(f.metadata.count("kernel_threads")) << name;
+        EXPECT_TRUE(f.metadata.at("kernel_threads") == "dynamic" || f.metadata.at("kernel_threads") == "none")
+            << name << ": " << f.metadata.at("kernel_threads");
+    }
+    const json dynamicArms = spec::newModelPresetJson(modelDir() + "/mlp.pt2")["arms"];
+    EXPECT_EQ(dynamicArms[0]["knobs"]["intra_op_threads"], 1);
+    EXPECT_EQ(dynamicArms[1]["knobs"]["intra_op_threads"], 2);
+    TempDir dir;
+    const fs::path fixed = dir.path() / "fixed.pt2";
+    run(std::string(PITLANE_PYTHON) + " -c \"import shutil, sys, zipfile; shutil.copy(sys.argv[1], sys.argv[2]); "
+        "z = zipfile.ZipFile(sys.argv[2], 'a', zipfile.ZIP_DEFLATED); "
+        "root = [n for n in z.namelist() if '/data/aotinductor/' in n][0].split('/data/aotinductor/')[0]; "
+        "z.writestr(root + '/data/aotinductor/model/fixed.kernel.cpp', "
+        "'void k() {\\n#pragma omp parallel num_threads(2)\\n{ }\\n}\\n'); z.close()\" " +
+        modelDir() + "/mlp.pt2 " + fixed.string());
+    const auto f = spec::readModelFormat(fixed.string());
+    ASSERT_EQ(f.format, spec::kFormatAoti) << f.message;
+    EXPECT_EQ(f.metadata.at("kernel_threads"), "2");
+    const json arms = spec::newModelPresetJson(fixed.string())["arms"];
+    ASSERT_EQ(arms.size(), 2u);
+    EXPECT_EQ(arms[0]["knobs"]["allocator"], "system");
+    EXPECT_EQ(arms[1]["knobs"]["allocator"], "jemalloc");
+    EXPECT_EQ(arms[0]["knobs"]["intra_op_threads"], arms[1]["knobs"]["intra_op_threads"]);
 }
 
 TEST(ModelFileHostile, MissingDirectoryAndFifoAreRefusedWithoutBlocking) {

@@ -448,6 +448,31 @@ ModelFormat readFormatOpenFile(int fd) {
         if (endsWith(e.name, "_metadata.json") && (!meta || endsWith(e.name, "wrapper_metadata.json")))
             if (!meta || !endsWith(meta->name, "wrapper_metadata.json")) meta = &e;
     }
+    // The OpenMP thread count Inductor wrote into the package's own kernels (what the worker reads
+    // back as applied.package.kernel_threads): "N" when a region has num_threads(N) written in,
+    // "dynamic" when its regions ask OpenMP at run time, "none" without a parallel region; absent
+    // when the package ships no kernel source (or one too large to read here).
+    {
+        int fixed = 0;
+        bool parallel = false, sources = false;
+        for (const auto& e : layout.entries) {
+            if (!startsWith(e.name, prefix) || !endsWith(e.name, ".cpp")) continue;
+            const std::string text = readEntry(file, e, kMaxGraph);
+            if (text.empty()) continue;
+            sources = true;
+            for (auto at = text.find("#pragma omp parallel"); at != std::string::npos;
+                 at = text.find("#pragma omp parallel", at + 1)) {
+                parallel = true;
+                const std::string line = text.substr(at, text.find('\n', at) - at);
+                const auto n = line.find("num_threads(");
+                if (n == std::string::npos) continue;
+                const std::string arg = line.substr(n + 12, line.find(')', n) - n - 12);
+                if (!arg.empty() && arg.size() < 6 && std::all_of(arg.begin(), arg.end(), ::isdigit))
+                    fixed = std::max(fixed, std::stoi(arg));
+            }
+        }
+        if (sources) f.metadata["kernel_threads"] = fixed > 0 ? std::to_string(fixed) : parallel ? "dynamic" : "none";
+    }
     if (meta) {
         // Depth-bounded: the package is the model's author's, not ours.
         const json j = protocol::parseJsonBounded(readSmallEntry(file, *meta));

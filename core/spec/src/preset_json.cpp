@@ -46,10 +46,20 @@ json newModelRun() {
 }
 
 json newModelPresetJson(const std::string& modelPath) {
+    const ModelFormat format = readModelFormat(modelPath);
+    json arms = defaultArms(format.format);
+    // A package whose kernels have a thread count compiled in: intra_op_threads does not reach
+    // them, so "1 thread" vs "2 threads" would both run that count (issue 41). Its A/B is then a
+    // knob that applies to any package: the allocator.
+    const auto threads = format.metadata.find("kernel_threads");
+    if (format.format == kFormatAoti && threads != format.metadata.end() && threads->second != "dynamic" &&
+        threads->second != "none")
+        arms = json::array({{{"name", "glibc malloc"}, {"knobs", {{"allocator", "system"}, {"intra_op_threads", 1}}}},
+                            {{"name", "jemalloc"}, {"knobs", {{"allocator", "jemalloc"}, {"intra_op_threads", 1}}}}});
     return {{"name", fs::path(modelPath).stem().string()},
             {"model", fs::absolute(modelPath).string()},
             {"run", newModelRun()},
-            {"arms", defaultArms(readModelFormat(modelPath).format)}};
+            {"arms", arms}};
 }
 
 Preset presetForModel(const std::string& modelPath, const std::string& modelDir) {
