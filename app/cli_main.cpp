@@ -9,6 +9,7 @@
 #include "pitlane/spec/model_preset.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/session/model_probe.h"
+#include "pitlane/spec/arm_model_check.h"
 #include "pitlane/spec/model_file.h"
 
 #include <QCoreApplication>
@@ -124,10 +125,22 @@ int cmdValidate(const QStringList& args) {
             if (described.insert(path).second)
                 std::cout << file << ": model " << path << ": " << spec::describeModelFormat(spec::readModelFormat(path)) << "\n";
         }
-        // The same check a run makes before starting any worker (spec::checkModelFile).
-        const auto model = spec::checkModelFile(p.model_path);
-        if (!model.ok) {
-            std::cerr << file << ": model: " << model.code << ": " << model.message << "\n";
+        // The same check a run makes before starting any worker, of every arm's model
+        // (spec::checkArmModels: each arm's own file too, each file once).
+        const auto checks = spec::checkArmModels(p);
+        spec::ModelFileCheck model = checks.empty() ? spec::ModelFileCheck{} : checks.front().check;
+        bool modelsOk = true;
+        std::set<std::string> said;
+        for (const auto& c : checks) {
+            if (c.path == p.model_path) model = c.check;
+            if (c.check.ok) continue;
+            const bool own = c.path != p.model_path;
+            const std::string line = file + ": " + (own ? "arm " + p.arms[c.arm].name + ": model" : std::string("model")) +
+                                     ": " + c.check.code + ": " + c.check.message;
+            if (said.insert(line).second) std::cerr << line << "\n";
+            modelsOk = false;
+        }
+        if (!modelsOk) {
             exitCode = kExitUsage;
             continue;
         }

@@ -6,6 +6,9 @@
 #include "cli.h"
 #include "harness.h"
 
+#include "pitlane/session/model_probe.h"
+#include "pitlane/spec/preset.h"
+
 #include <QFile>
 #include <QTemporaryDir>
 
@@ -68,6 +71,40 @@ TEST_F(ModelIntegrity, ValidateRefusesADamagedModelNamingTheEntryAndCrcs) {
     EXPECT_NE(r.err.find(path("damaged.pt").toStdString() + ": " + says), std::string::npos)
         << r.err;
     EXPECT_EQ(r.out.find(": ok"), std::string::npos) << r.out;
+}
+
+// Issue 42: an arm's own damaged model is refused as the preset's is, by the same check in
+// validate (both modes), the window's model check (session::probeArms) and run, naming the arm,
+// the file and the entry; the intact arm is not blamed.
+TEST_F(ModelIntegrity, AnArmsOwnDamagedModelIsRefusedEverywhereNamingTheArm) {
+    json j = readJson(preset("intact"));
+    j["arms"][1]["model"] = "damaged.pt";
+    const QString p = writeJson(path("arm_damaged.json"), j);
+    const std::string says = path("damaged.pt").toStdString() + ": entry " + facts["damaged_entry"].get<std::string>() +
+                             ": CRC-32 " + facts["damaged_crc"].get<std::string>();
+    for (const bool load : {false, true}) {
+        const auto r = load ? runCli({"validate", p}, 60000) : runCli({"validate", "--no-load", p});
+        ASSERT_TRUE(r.finished);
+        EXPECT_EQ(r.exitCode, 2) << load << r.out << r.err;
+        EXPECT_NE(r.err.find("arm B: model: model_damaged: "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("arm A"), std::string::npos) << r.err;
+        EXPECT_EQ(r.out.find(": ok"), std::string::npos) << r.out;
+    }
+    // The window's model check: B refused with the check's code and reason, before any worker.
+    const auto preset = pitlane::spec::loadPresetFile(p.toStdString(), modelDir());
+    const auto probes = pitlane::session::probeArms(preset, QString::fromStdString(workerPath()), 60000);
+    ASSERT_EQ(probes.size(), 2u);
+    EXPECT_TRUE(probes[0].ok) << probes[0].code << ": " << probes[0].message;
+    EXPECT_FALSE(probes[1].ok);
+    EXPECT_EQ(probes[1].code, "model_damaged");
+    EXPECT_NE(probes[1].message.find(says), std::string::npos) << probes[1].message;
+    // And run: B failed with the same reason, A measured.
+    const auto r = runCli({"run", p, "--db", "none", "--json", path("arm_damaged.out.json")}, 120000);
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    const json out = readJson(path("arm_damaged.out.json"));
+    EXPECT_EQ(out["arms"][0]["status"], "ok");
+    EXPECT_EQ(out["arms"][1]["error"]["code"], "model_damaged");
 }
 
 TEST_F(ModelIntegrity, RunRefusesADamagedModelBeforeAnyWorkerStarts) {

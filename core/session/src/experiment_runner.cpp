@@ -4,6 +4,7 @@
 #include "pitlane/session/worker_process.h"
 #include "pitlane/session/compile_step.h"
 #include "pitlane/session/model_probe.h"
+#include "pitlane/spec/arm_model_check.h"
 #include "pitlane/spec/model_file.h"
 
 #include <map>
@@ -119,13 +120,9 @@ void ExperimentRunner::addArmResults(const spec::Preset& preset) {
 // CRCs, so a damaged file would be measured silently (issue 12). Each file once, however many
 // arms measure it; an arm whose file fails is failed alone. False when the preset's model failed.
 bool ExperimentRunner::checkModelFiles(const spec::Preset& preset) {
-    std::map<std::string, spec::ModelFileCheck> checked;
     bool presetModelOk = true;
-    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
+    for (const auto& [i, path, model] : spec::checkArmModels(preset)) {
         const auto& spec = preset.arms[i];
-        const std::string path = spec.model_path.empty() ? preset.model_path : spec.model_path;
-        if (!checked.count(path)) checked[path] = spec::checkModelFile(path);
-        const spec::ModelFileCheck& model = checked[path];
         auto& a = result_.arms[i];
         a.model = path;
         a.model_sha256 = model.sha256;

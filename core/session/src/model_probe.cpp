@@ -6,6 +6,7 @@
 #include "pitlane/session/sandbox_launch.h"
 #include "pitlane/session/worker_process.h"
 #include "pitlane/protocol/events.h"
+#include "pitlane/spec/arm_model_check.h"
 
 #include <QDir>
 #include <QEventLoop>
@@ -130,8 +131,20 @@ json armConfigure(const spec::Preset& p, std::size_t arm) {
 std::vector<ArmProbe> probeArms(const spec::Preset& preset, const QString& workerPath, int timeoutMs,
                                 const std::atomic<bool>* cancel) {
     std::vector<ArmProbe> out;
+    // The check every run makes first (spec::checkArmModels): an arm whose file fails it is
+    // refused with its reason, and no worker loads that file.
+    const auto checks = spec::checkArmModels(preset);
     for (const auto& arm : preset.arms) {
         if (cancel && cancel->load()) break;
+        const auto& c = checks[std::size_t(&arm - preset.arms.data())];
+        if (!c.check.ok) {
+            ArmProbe failed;
+            failed.arm = arm.name;
+            failed.code = c.check.code;
+            failed.message = c.check.message;
+            out.push_back(std::move(failed));
+            continue;
+        }
         out.push_back(probeOne(preset, arm, workerPath, timeoutMs, cancel));
     }
     return out;

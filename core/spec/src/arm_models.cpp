@@ -375,3 +375,23 @@ void checkArmModelsPlacement(const Preset& p, Errors& errs) {
 }  // namespace detail
 
 }  // namespace pitlane::spec
+
+#include "pitlane/spec/arm_model_check.h"
+
+#include <map>
+
+namespace pitlane::spec {
+
+std::vector<ArmModelCheck> checkArmModels(const Preset& preset) {
+    std::map<std::string, ModelFileCheck> checked;
+    std::vector<ArmModelCheck> out;
+    for (std::size_t i = 0; i < preset.arms.size(); ++i) {
+        const auto& arm = preset.arms[i];
+        const std::string path = arm.model_path.empty() ? preset.model_path : arm.model_path;
+        if (!checked.count(path)) checked[path] = checkModelFile(path);
+        out.push_back({i, path, checked[path]});
+    }
+    return out;
+}
+
+}  // namespace pitlane::spec
