@@ -90,6 +90,27 @@ bool decide(const stats::Comparison& k, const results::ArmResult& base, const re
     return fail;
 }
 
+// What the gate's comparison must be read with (issue 41): where the baseline's arm or this
+// run's ran otherwise than asked (results::armCaveats), each named as the gate names it; the
+// JSON list, and a line each under the arm's decision.
+json gateCaveats(const results::ArmResult& baseline, const std::string& baselineName,
+                 const results::ArmResult& now, std::ostream& t) {
+    json out = json::array();
+    auto named = [](const results::ArmResult& a, const std::string& name) {
+        results::ArmResult s = results::armSettings(a);
+        s.name = name;
+        return s;
+    };
+    for (const auto& a : {named(baseline, baselineName), named(now, now.name)})
+        for (const auto& c : results::armCaveats(a)) {
+            const std::string line = results::kCaveatPrefix + c;
+            if (std::find(out.begin(), out.end(), json(line)) != out.end()) continue;
+            out.push_back(line);
+            t << "    caveat: " << line << "\n";
+        }
+    return out;
+}
+
 // The differences as the JSON list and one printed line under the arm's decision.
 json differencesJson(const std::vector<GateDifference>& diffs, const std::string& arm, std::ostream& t) {
     json out = json::array();
@@ -112,7 +133,8 @@ void tableHeader(std::ostream& t) {
 
 std::string pairedBaselineName(const std::string& arm) { return arm + " (baseline)"; }
 
-std::vector<GateDifference> gateDifferences(const results::ArmResult& baseline, const results::ArmResult& now) {
+std::vector<GateDifference> gateDifferences(const results::ArmResult& baseline, const results::ArmResult& now,
+                                            bool load) {
     std::vector<GateDifference> out;
     // Knobs as they were asked, with the model format's defaults where the preset wrote nothing:
     // "batch_size": 1 written and batch_size left out are the same request.
@@ -149,9 +171,10 @@ std::vector<GateDifference> gateDifferences(const results::ArmResult& baseline, 
                            "compiled for " + baseline.compile->target + " vs " + now.compile->target});
     }
     // The machine's load when each started: half a core or more apart.
-    const auto load = results::compareLoadAverage(baseline, now);
-    if (load.compared && load.differs) {
-        const json x = json::parse(load.first, nullptr, false), y = json::parse(load.other, nullptr, false);
+    if (!load) return out;
+    const auto avg = results::compareLoadAverage(baseline, now);
+    if (avg.compared && avg.differs) {
+        const json x = json::parse(avg.first, nullptr, false), y = json::parse(avg.other, nullptr, false);
         out.push_back({"load", "load_average", x, y,
                        "load average " + loadShown(x) + " vs " + loadShown(y) +
                            " (1-minute, when the workers started: half a core or more apart, the "
@@ -194,7 +217,8 @@ GateResult runGate(const store::RunStore& history, qint64 runId, qint64 baseline
             } else {
                 out.failed = decide(comps.front(), ba, na, g, a, t) || out.failed;
             }
-            a["differences"] = differencesJson(gateDifferences(ba, na), name.toStdString(), t);
+            a["differences"] = differencesJson(gateDifferences(ba, na, true), name.toStdString(), t);
+            a["caveats"] = gateCaveats(ba, "the baseline run's " + name.toStdString(), na, t);
             arms.push_back(a);
             continue;
         }
@@ -254,7 +278,8 @@ GateResult runPairedGate(const results::RunResult& run, const GateOptions& g) {
         } else {
             out.failed = decide(comps.front(), *twin, arm, g, a, t) || out.failed;
         }
-        a["differences"] = differencesJson(gateDifferences(*twin, arm), arm.name, t);
+        a["differences"] = differencesJson(gateDifferences(*twin, arm, false), arm.name, t);
+        a["caveats"] = gateCaveats(*twin, twin->name, arm, t);
         arms.push_back(a);
     }
     t << "gate: " << (out.failed ? "FAILED (exit 4)" : "passed") << "\n";

@@ -29,14 +29,17 @@ struct GateOptions {
 };
 
 // What an arm's baseline ran differently, besides the code under test: a knob asked ("knob"), the
-// model file, its format, input or compile ("model"), the 1-minute load average when
-// results::kLoadAverageDifference (half a core) or more apart ("load"). Values as JSON.
+// model file, its format, input or compile ("model"), and with `load` the 1-minute load average
+// when results::kLoadAverageDifference (half a core) or more apart ("load": runs made at different
+// times; the twins of a paired run are interleaved, so their start's load says nothing). Values
+// as JSON.
 struct GateDifference {
     std::string kind, field;
     nlohmann::json baseline, now;
     std::string text;  // "batch_size 1 vs 4"
 };
-std::vector<GateDifference> gateDifferences(const results::ArmResult& baseline, const results::ArmResult& now);
+std::vector<GateDifference> gateDifferences(const results::ArmResult& baseline, const results::ArmResult& now,
+                                            bool load);
 
 // The name an arm's twin measuring the baseline gets in a paired run: "A (baseline)".
 std::string pairedBaselineName(const std::string& arm);

@@ -118,7 +118,9 @@ std::optional<spec::Preset> pairedPreset(const spec::Preset& preset, const QStri
     for (const auto* b : twins) {
         json t = {{"name", pairedBaselineName(b->name)},
                   {"knobs", b->knobs_json.is_object() ? b->knobs_json : json::object()},
-                  {"model", b->model_path},
+                  // Absolute: a model resolved against a relative folder ($PITLANE_MODEL_DIR, the
+                  // baseline preset's) would be looked up again beside this preset.
+                  {"model", std::filesystem::absolute(b->model_path).string()},
                   {"input", spec::inputsToJson(b->input)}};
         if (!b->host.empty()) t["host"] = b->host;
         arms.push_back(t);

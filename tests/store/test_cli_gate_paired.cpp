@@ -117,12 +117,19 @@ TEST(CliGatePaired, AnIdenticalBaselinePassesAndARealSlowdownFailsWithItsKnobNam
     ASSERT_EQ(results["comparisons"].size(), 1u);
     EXPECT_DOUBLE_EQ(results["comparisons"][0]["ratio"].get<double>(), arm["ratio"].get<double>());
     EXPECT_DOUBLE_EQ(results["comparisons"][0]["ci95"][0].get<double>(), arm["ci95"][0].get<double>());
-    for (const auto& d : arm["differences"]) EXPECT_EQ(d["kind"], "load") << "the same knobs and model: " << d;
+    // The same knobs and model, and no load figure (both sides ran in the same run).
+    EXPECT_EQ(arm["differences"], json::array());
+    EXPECT_FALSE(r.out.contains(QStringLiteral("differs from its baseline"))) << r.out.toStdString();
 
-    // A batch-64 arm against its batch-1 baseline preset: exit 4, and the knob named.
+    // A batch-64 arm against its batch-1 baseline preset: exit 4, and the knob named. The bundled
+    // model found through a relative $PITLANE_MODEL_DIR: the twin's model is still found (it was
+    // once looked up again beside the preset).
     const QString slow = preset(dir, QStringLiteral("slow.json"), 64);
     const QString out = dir.filePath(QStringLiteral("slow-results.json"));
-    r = cli({"run", slow, "--db", db, "--quiet", "--against", fast, "--json", out});
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PITLANE_MODEL_DIR"), QDir::current().relativeFilePath(qEnvironmentVariable("PITLANE_MODEL_DIR")));
+    ASSERT_TRUE(QDir::isRelativePath(env.value(QStringLiteral("PITLANE_MODEL_DIR"))));
+    r = pitlane::testing::runCli({"run", slow, "--db", db, "--quiet", "--against", fast, "--json", out}, env, 120000);
     EXPECT_EQ(r.exitCode, 4) << r.out.toStdString() << r.err.toStdString();
     EXPECT_TRUE(r.out.contains(QStringLiteral("FAIL: slower beyond 5 % with the whole CI"))) << r.out.toStdString();
     EXPECT_TRUE(r.out.contains(QStringLiteral("A differs from its baseline in more than the code: batch_size 1 vs 64")))
