@@ -296,4 +296,29 @@ TEST_F(HostileTest, MemoryLimitBelowWhatAWorkerNeedsIsRefusedWithTheMinimum) {
     EXPECT_TRUE(spec::validatePreset(p, file, modelDir).empty());
 }
 
+// Issue 42: an input's rank and element count are bounded before any worker starts, the bound
+// named in the error (a shape of 100 000 dimensions passed validate and ran 21 s a forward).
+TEST_F(HostileTest, InputRankAndElementCountAreBoundedNamingTheBound) {
+    json p = good();
+    p["input"] = json::array({{{"shape", std::vector<int>(100000, 1)}, {"dtype", "float32"}}});
+    auto errors = spec::validatePreset(p, file, modelDir);
+    ASSERT_EQ(errors.size(), 1u) << all(errors);
+    EXPECT_EQ(errors[0].field(), "input[0].shape");
+    EXPECT_NE(errors[0].reason().find("a shape of 100000 dimensions; at most 12 are accepted"), std::string::npos)
+        << errors[0].what();
+    p["input"] = json::array({{{"shape", {65536, 65536, 2}}, {"dtype", "float32"}}});
+    errors = spec::validatePreset(p, file, modelDir);
+    ASSERT_EQ(errors.size(), 1u) << all(errors);
+    EXPECT_NE(errors[0].reason().find("more than 2147483648 elements"), std::string::npos) << errors[0].what();
+    // At the bounds: 12 dimensions (13 with a leading "N"), 2^31 elements.
+    p["input"] = json::array({{{"shape", std::vector<int>(12, 2)}, {"dtype", "float32"}}});
+    EXPECT_TRUE(spec::validatePreset(p, file, modelDir).empty()) << all(spec::validatePreset(p, file, modelDir));
+    json withN = json::array({"N"});
+    for (int i = 0; i < 12; ++i) withN.push_back(2);
+    p["input"] = json::array({{{"shape", withN}, {"dtype", "float32"}}});
+    EXPECT_TRUE(spec::validatePreset(p, file, modelDir).empty()) << all(spec::validatePreset(p, file, modelDir));
+    p["input"] = json::array({{{"shape", {65536, 32768}}, {"dtype", "float32"}}});
+    EXPECT_TRUE(spec::validatePreset(p, file, modelDir).empty()) << all(spec::validatePreset(p, file, modelDir));
+}
+
 }  // namespace
