@@ -44,7 +44,8 @@ QString sourcePath(const QString& relative) {
 }
 
 // A finished run made up here: arm A at ~0.4 ms, arm B at ~350 ms (100x apart), with metric
-// ticks whose process CPU time grows 50 ms per 100 ms (50 % of one core).
+// ticks whose process CPU time grows 125 ms per 250 ms (50 % of one core): A's on the worker's
+// own clock, B's as a run recorded before the worker sent it (arrival times alone).
 std::shared_ptr<results::RunResult> fastAndSlowRun() {
     auto run = std::make_shared<results::RunResult>();
     run->preset.name = "fast and slow";
@@ -57,8 +58,9 @@ std::shared_ptr<results::RunResult> fastAndSlowRun() {
             arm.samples.push_back({i / 20, i, 1, 0, std::int64_t(base * (1 + 0.001 * (i % 7))), 0});
         for (int k = 0; k < 5; ++k) {
             results::MetricTick t;
-            t.t_ms = 1000.0 * a + 100.0 * k;
-            t.cpu_s = 0.05 * k;
+            t.t_ms = 1000.0 * a + 250.0 * k;
+            if (a == 0) t.sampled_ms = 300 + 250.0 * k;
+            t.cpu_s = 0.125 * k;
             t.core_util_pct = {50, 20};
             arm.metrics.push_back(t);
         }

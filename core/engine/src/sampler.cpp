@@ -78,12 +78,25 @@ void MetricsSampler::loop() {
         }
         const auto c0 = threadCpuNs();
         auto e = protocol::makeEvent(protocol::kMetrics);
-        e["t_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count();
         const auto mem = readMemory();
         e["rss_bytes"] = mem.rss_bytes;
         e["peak_rss_bytes"] = mem.peak_rss_bytes;
-        const auto cpu = readCpu();
+        // The CPU counters and the time they were read, together (issue 41): the session takes a
+        // process's CPU rate over this clock, not over when the tick reached it. The reading is
+        // bracketed by two clock reads and stamped at their middle; one the scheduler split (more
+        // than 1 ms between them: this thread was preempted, the counters of the others ran on)
+        // is taken again, up to three times.
+        ProcCpu cpu;
+        double sampledMs = 0;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            const auto before = std::chrono::steady_clock::now();
+            cpu = readCpu();
+            const auto after = std::chrono::steady_clock::now();
+            sampledMs = std::chrono::duration<double, std::milli>(before - t0).count() +
+                        std::chrono::duration<double, std::milli>(after - before).count() / 2;
+            if (after - before < std::chrono::milliseconds(1)) break;
+        }
+        e["t_ms"] = sampledMs;
         e["cpu_user_s"] = cpu.user_s;
         e["cpu_sys_s"] = cpu.sys_s;
         e["ctx_voluntary"] = cpu.voluntary_ctx;

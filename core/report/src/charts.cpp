@@ -1,6 +1,7 @@
 #include "charts.h"
 
 #include "pitlane/report/report.h"
+#include "pitlane/results/cpu_rates.h"
 #include "svg_chart.h"
 
 #include <algorithm>
@@ -359,22 +360,33 @@ Chart memory(const RunResult& run) {
                            "a growing cache.")};
 }
 
+}  // namespace
+
+std::vector<CpuLine> cpuChartLines(const RunResult& run) {
+    std::vector<CpuLine> lines;
+    for (std::size_t i = 0; i < run.arms.size(); ++i) {
+        std::map<std::pair<int, int>, std::vector<QPointF>> perProcess;
+        for (const auto& r : results::processCpuRates(run.arms[i].metrics))
+            perProcess[{r.worker, r.process}].emplace_back((r.t_ms - r.window_ms / 2) / 1000, r.pct);
+        for (auto& [key, points] : perProcess)
+            lines.push_back({int(i), key.first, key.second, std::move(points)});
+    }
+    return lines;
+}
+
+namespace {
+
 Chart cpu(const RunResult& run) {
     SvgChart c(kWidth, 340, QStringLiteral("CPU utilization"));
-    std::vector<std::pair<int, std::vector<QPointF>>> lines;
+    // Each process's own rates, a line each, in the arm's colour.
+    const auto lines = cpuChartLines(run);
     std::vector<QPointF> machine;
     double top = 100;
+    for (const auto& line : lines)
+        for (const auto& p : line.points) top = std::max(top, p.y());
     int cores = 0;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& m = run.arms[i].metrics;
-        std::vector<QPointF> pts;
-        for (std::size_t k = 1; k < m.size(); ++k) {
-            const double dt = (m[k].t_ms - m[k - 1].t_ms) / 1000;
-            if (dt <= 0) continue;
-            const double pct = 100 * (m[k].cpu_s - m[k - 1].cpu_s) / dt;
-            pts.emplace_back((m[k].t_ms + m[k - 1].t_ms) / 2000, std::max(0.0, pct));
-            top = std::max(top, pct);
-        }
         if (machine.empty())
             for (const auto& t : m)
                 if (!t.core_util_pct.empty()) {
@@ -383,7 +395,6 @@ Chart cpu(const RunResult& run) {
                     cores = int(t.core_util_pct.size());
                     machine.emplace_back(t.t_ms / 1000, sum / cores);
                 }
-        if (!pts.empty()) lines.emplace_back(int(i), std::move(pts));
     }
     const auto [t0, t1] = tickSpan(run);
     c.setX(t0, t1, QStringLiteral("time since the run started (s)"));
@@ -395,15 +406,19 @@ Chart cpu(const RunResult& run) {
         names << QStringLiteral("machine, mean of %1 cores").arg(cores);
         colors.push_back(QColor(0x88, 0x88, 0x88));
     }
-    for (const auto& [i, pts] : lines) {
-        c.polyline(pts, armColor(i), 2);
+    int named = -1;
+    for (const auto& line : lines) {
+        const int i = line.arm;
+        c.polyline(line.points, armColor(i), 2);
+        if (i == named) continue;  // the arm's other processes: named once
+        named = i;
         names << QString::fromStdString(run.arms[std::size_t(i)].name);
         colors.push_back(armColor(i));
     }
     c.legend(names, colors);
     c.caption(
-        QStringLiteral("per arm: the worker process's CPU time per second (200% = two "
-                       "cores busy); grey: whole machine"));
+        QStringLiteral("per arm: each worker process's CPU time per second of its own clock "
+                       "(200% = two cores busy; a line per process); grey: whole machine"));
     return {QStringLiteral("cpu"), QStringLiteral("CPU utilization"), c.svg(false),
             QStringLiteral("Arms take turns (interleaved blocks), so each arm's line drops while "
                            "the other runs. Grey above the arms' sum means something else used "

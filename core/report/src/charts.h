@@ -3,7 +3,10 @@
 // to draw (no samples, no metric ticks); arm i is always drawn in armColor(i).
 #include "pitlane/results/run_result.h"
 
+#include <QPointF>
 #include <QString>
+
+#include <vector>
 
 namespace pitlane::report::detail {
 
@@ -37,6 +40,14 @@ Unit latencyUnit(double typicalNs);
 // The median of each worker process as a dot, one row per arm, every arm on the same scale
 // (id "processes"); an empty svg when no process measured anything.
 Chart processChart(const results::RunResult& run);
+// The CPU chart's process lines (id "cpu"): one per worker process of each arm, its points
+// (seconds since the run started, % of one core) the process's own rates
+// (results::processCpuRates: differenced within the process, over the worker's clock).
+struct CpuLine {
+    int arm = 0, worker = 0, process = 0;
+    std::vector<QPointF> points;
+};
+std::vector<CpuLine> cpuChartLines(const results::RunResult& run);
 // The same SVG as a standalone document (QSvgRenderer wants the namespace).
 QString withNamespace(const QString& svg);
 

@@ -47,8 +47,8 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
     series_.clear();
     cores_ = 0;
     ticksShown_.assign(run.arms.size(), 0);
-    lastTickMs_.assign(run.arms.size(), -1e9);
-    lastCpu_.assign(run.arms.size(), {});
+    lastTickMs_.assign(run.arms.size(), {});
+    cpuRates_.assign(run.arms.size(), {});
     // The legend names what the line styles mean; the colours say which arm.
     coresKey_ = addGraph();
     coresKey_->setName(tr("cores"));
@@ -70,16 +70,10 @@ void CpuUtilPlot::resetRun(const results::RunResult& run) {
 }
 
 void CpuUtilPlot::addProcessCpu(std::size_t arm, const results::MetricTick& tick) {
-    // cpu_s is cumulative per process: the rate between two ticks of the same process.
-    const auto [it, first] =
-        lastCpu_[arm].try_emplace({tick.worker, tick.process}, tick.t_ms, tick.cpu_s);
-    const double dtMs = tick.t_ms - it->second.first, dCpu = tick.cpu_s - it->second.second;
-    if (first) return;
-    if (dtMs < kMinWindowMs) return;  // too short a window: keep the older start
-    it->second = {tick.t_ms, tick.cpu_s};
-    if (dCpu < 0) return;
-    const double pct = 100.0 * dCpu / (dtMs / 1000.0);
-    if (pct >= 1.0) armCpu_[arm]->addData(tick.t_ms / 1000.0, pct);  // idle processes wait
+    // cpu_s is cumulative per process: the rate between two ticks of the same process, over the
+    // worker's own clock (results/cpu_rates.h).
+    const auto rate = cpuRates_[arm].add(tick);
+    if (rate && rate->pct >= 1.0) armCpu_[arm]->addData(rate->t_ms / 1000.0, rate->pct);  // idle processes wait
 }
 
 void CpuUtilPlot::ensureSeries(int cores) {
@@ -112,8 +106,11 @@ void CpuUtilPlot::refresh(const results::RunResult& run) {
             const auto& util = ticks[k].core_util_pct;
             // A tick right after another covers a window of a jiffy or two: its percentages are
             // 0 or 100 noise, not utilization.
-            const bool shortWindow = ticks[k].t_ms - lastTickMs_[i] < kMinWindowMs;
-            lastTickMs_[i] = ticks[k].t_ms;
+            const double ms = ticks[k].sampled_ms >= 0 ? ticks[k].sampled_ms : ticks[k].t_ms;
+            const auto [last, first] =
+                lastTickMs_[i].try_emplace({ticks[k].worker, ticks[k].process}, ms);
+            const bool shortWindow = !first && ms - last->second < kMinWindowMs;
+            last->second = ms;
             if (util.empty() || shortWindow) continue;
             ensureSeries(int(util.size()));
             if (int(util.size()) != cores_) continue;

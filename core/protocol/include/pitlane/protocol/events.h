@@ -42,6 +42,10 @@ inline auto fieldsOf(const Loaded*) {
 }
 
 struct Metrics {
+    // The worker's own clock when it read its CPU counters: ms since its sampler started
+    // (steady clock), so a process's CPU rate is taken over the interval it sampled, not over
+    // the times its ticks reached the session (issue 41). -1: not reported.
+    double t_ms = -1;
     std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
     std::int64_t tensor_bytes = -1, tensor_peak_bytes = -1;  // -1: not counted
     double cpu_user_s = 0, cpu_sys_s = 0;
@@ -54,6 +58,7 @@ inline auto fieldsOf(const Metrics*) {
     using record::field;
     using M = Metrics;
     return std::make_tuple(
+        field("t_ms", &M::t_ms),
         field("rss_bytes", &M::rss_bytes), field("peak_rss_bytes", &M::peak_rss_bytes),
         field("tensor_bytes", &M::tensor_bytes), field("tensor_peak_bytes", &M::tensor_peak_bytes),
         field("cpu_user_s", &M::cpu_user_s), field("cpu_sys_s", &M::cpu_sys_s),

@@ -74,7 +74,11 @@ struct ProcessSummary {
 };
 
 struct MetricTick {
-    double t_ms = 0;  // since the orchestrator started the run
+    double t_ms = 0;  // since the orchestrator started the run, when the session received it
+    // When the worker read its counters, on the worker's own clock (ms since its sampler
+    // started; protocol Metrics::t_ms): a process's CPU rate is taken between two of its own
+    // readings (cpu_rates.h). -1: not reported (a run recorded before issue 41).
+    double sampled_ms = -1;
     int worker = 0;
     int process = 0;  // replicate
     std::int64_t rss_bytes = 0, peak_rss_bytes = 0;
@@ -89,7 +93,8 @@ inline auto fieldsOf(const MetricTick*) {
     using protocol::record::field;
     using M = MetricTick;
     return std::make_tuple(
-        field("t_ms", &M::t_ms), field("worker", &M::worker), field("process", &M::process),
+        field("t_ms", &M::t_ms), field("sampled_ms", &M::sampled_ms), field("worker", &M::worker),
+        field("process", &M::process),
         field("rss_bytes", &M::rss_bytes, "rss"), field("peak_rss_bytes", &M::peak_rss_bytes, "peak_rss"),
         field("tensor_bytes", &M::tensor_bytes), field("tensor_peak_bytes", &M::tensor_peak_bytes),
         field("cpu_s", &M::cpu_s), field("core_util_pct", &M::core_util_pct, "core_util"),
