@@ -118,6 +118,9 @@ void expectSameArm(const results::ArmResult& live, const results::ArmResult& loa
     ASSERT_EQ(loaded.metrics.size(), live.metrics.size());
     for (std::size_t i = 0; i < live.metrics.size(); ++i) {
         EXPECT_DOUBLE_EQ(loaded.metrics[i].t_ms, live.metrics[i].t_ms);
+        // The worker's own clock (issue 41: CPU rates are taken over it) is kept.
+        EXPECT_GE(live.metrics[i].sampled_ms, 0);
+        EXPECT_DOUBLE_EQ(loaded.metrics[i].sampled_ms, live.metrics[i].sampled_ms);
         EXPECT_EQ(loaded.metrics[i].rss_bytes, live.metrics[i].rss_bytes);
         EXPECT_EQ(loaded.metrics[i].tensor_bytes, live.metrics[i].tensor_bytes);
         EXPECT_DOUBLE_EQ(loaded.metrics[i].cpu_s, live.metrics[i].cpu_s);
