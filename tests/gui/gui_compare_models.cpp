@@ -94,6 +94,10 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(panel->checkText().startsWith(QStringLiteral("✗")), 60000);
         QVERIFY2(panel->checkText().contains(QStringLiteral("A: input_mismatch")), qPrintable(panel->checkText()));
         QVERIFY2(panel->checkText().contains(QStringLiteral("[1, 5]")), qPrintable(panel->checkText()));
+        // The top line agrees (issue 42): not "Ready" while an arm's model fails its check.
+        const QString line = w.setupPanel()->validationLine();
+        QVERIFY2(line.startsWith(QStringLiteral("✗ The model check failed for")) && line.contains(QStringLiteral("A (input_mismatch)")),
+                 qPrintable(line));
     }
 };
 

@@ -409,6 +409,10 @@ SetupPanel::~SetupPanel() {
     stopModelCheck();
 }
 
+QString SetupPanel::validationLine() const {
+    return validation_->text();
+}
+
 QString SetupPanel::validationMessage() const {
     return error_;
 }

@@ -73,7 +73,22 @@ void SetupPanel::startModelCheck(const spec::Preset& preset, const std::string& 
             this,
             [this, probes = std::move(probes), key] {
                 probing_ = false;
-                if (key == probedKey_) model_->showProbes(probes);
+                if (key == probedKey_) {
+                    model_->showProbes(probes);
+                    // The top line agrees with the model check (issue 42): "Ready" only when
+                    // every arm's model loaded, or was not checked here.
+                    QStringList failed;
+                    for (const auto& p : probes)
+                        if (!p.ok && p.skipped.empty())
+                            failed << QStringLiteral("%1 (%2)").arg(QString::fromStdString(p.arm),
+                                                                   QString::fromStdString(p.code));
+                    if (!failed.isEmpty() && valid_) {
+                        validation_->setText(tr("✗ The model check failed for %n arm(s): %1 (see Model)", nullptr,
+                                                int(failed.size()))
+                                                 .arg(failed.join(QStringLiteral(", "))));
+                        validation_->setStyleSheet(QStringLiteral("color: #d0453a; font-weight: bold"));
+                    }
+                }
                 if (pendingProbe_) probeTimer_.start();
             },
             Qt::QueuedConnection);

@@ -53,6 +53,8 @@ public:
     };
     Built build() const;
     bool isValid() const { return valid_; }
+    // The line above the setup ("✓ Ready: ..." / "✗ ..."): it agrees with the model check.
+    QString validationLine() const;
 
     // The user chose another model: a bundled name or a file path.
     void setModel(const QString& model);
