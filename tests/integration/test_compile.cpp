@@ -183,6 +183,20 @@ TEST_F(Compile, AFixedThreadPackageCarriesItsCaveatToEveryVerdict) {
             advised |= a.value("rule", std::string()) == "package_fixed_threads";
         }
     EXPECT_TRUE(advised) << out["advice"].dump();
+    // The paired gate (the package from the cache now): its decision for the arm carries the
+    // caveat of both twins.
+    const auto gate = runCli({"run", p, "--against", p, "--db", "none", "--json", path("gate.json")}, 300000);
+    ASSERT_TRUE(gate.exitCode == 0 || gate.exitCode == 4) << gate.out << gate.err;
+    const json g = readJson(path("gate.json"))["gate"];
+    bool gated = false;
+    for (const auto& a : g["arms"])
+        if (a["arm"] == "fixed") {
+            gated = true;
+            ASSERT_EQ(a["caveats"].size(), 2u) << a.dump();
+            EXPECT_NE(a["caveats"][0].get<std::string>().find("fixed (baseline) ran"), std::string::npos) << a.dump();
+        }
+    EXPECT_TRUE(gated) << g.dump();
+    EXPECT_NE(gate.out.find("    caveat: " + caveat), std::string::npos) << gate.out;
 }
 
 // No Python to compile with: the compiled arm fails with compile_failed and a short reason
