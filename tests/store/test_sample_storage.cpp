@@ -178,7 +178,13 @@ TEST(SampleStorage, AV9HistoryOfTheOldBuildGivesTheSameFigures) {
                 EXPECT_EQ(g["latency_ns"][g["latency_ns"].size() - 5 + k], e["latency_tail"][k]);
             }
         }
-        EXPECT_EQ(j["comparisons"], expected["comparisons"]);
+        // comparisons[].caveats (issue 41) came later than the old build: its arms ran as asked.
+        json comparisons = j["comparisons"];
+        for (auto& c : comparisons) {
+            EXPECT_EQ(c.value("caveats", json::array()), json::array()) << c.dump();
+            c.erase("caveats");
+        }
+        EXPECT_EQ(comparisons, expected["comparisons"]);
         EXPECT_EQ(store.sampleCount(1), 8400);
     }
     const auto check = RunStore::checkIntegrity(path);
