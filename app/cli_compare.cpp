@@ -25,7 +25,9 @@ const char* const kCompareUsage =
     "      average when the 1-minute figures are 0.5 or more apart).\n"
     "      ARM: an arm's name; without it, the first arm of the first run, and the arm of the\n"
     "      same name in the second (else its first arm). --json: the comparison as JSON\n"
-    "exit codes: 0 done, 2 bad arguments, no such run or arm, 3 the history cannot be opened\n";
+    "exit codes: 0 done, 2 bad arguments, no such run or arm, 3 the history cannot be opened or\n"
+    "read, or a compared arm's stored samples fail their check (damaged: shown as failed, code\n"
+    "damaged, not compared)\n";
 
 // The fields a user looks at first when two runs disagree; said even when they are equal.
 // "allocator" is read back per arm (applied.allocator), the others are manifest fields.
@@ -209,7 +211,8 @@ int cmdCompare(const QStringList& args) {
         return failWith(kExitUsage, "compare: both sides name run " + std::to_string(x.run) + " arm " +
                                         x.arm.toStdString(),
                         "compare two different arms, e.g. another run's arm of the same name");
-    auto c = h.store->compareRuns(x.run, x.index, y.run, y.index);
+    store::SampleCheck check;
+    auto c = h.store->compareRuns(x.run, x.index, y.run, y.index, &check);
     if (!c) return storeFailure(h);
     const auto runX = h.store->runInfo(x.run), runY = h.store->runInfo(y.run);
     // Always the unpaired bootstrap, as for arms of different runs: within one run too, so that
@@ -233,7 +236,24 @@ int cmdCompare(const QStringList& args) {
         printCompareJson(cmp);
     else
         printCompareText(cmp);
-    return kExitOk;
+    std::cout.flush();
+    // A compared arm whose stored samples fail their check was loaded as failed (code damaged),
+    // without samples: nothing was compared, and the exit status says the history let it down.
+    // Damage in another arm of the same runs is said, and does not change the status.
+    bool comparedDamaged = false;
+    for (const auto* arm : {&ax, &ay})
+        comparedDamaged |= arm->error && arm->error->code == "damaged";
+    if (check.unchecked())
+        std::cerr << "pitlane-cli: note: "
+                  << (x.run == y.run ? "run " + std::to_string(x.run)
+                                     : "runs " + std::to_string(x.run) + " and " + std::to_string(y.run))
+                  << ": " << check.uncheckedChunks + check.uncheckedRows
+                  << " stored sample chunks or rows are unchecked: stored before Pitlane kept a "
+                     "checksum per sample chunk (schema v12), they are read as stored\n";
+    for (const QString& d : check.damaged) std::cerr << "pitlane-cli: damaged: " << d.toStdString() << "\n";
+    if (!comparedDamaged) return kExitOk;
+    std::cerr << "pitlane-cli: a compared arm is damaged in the history: not compared (exit status 3)\n";
+    return kExitNotStored;
 }
 
 }  // namespace pitlane::cli

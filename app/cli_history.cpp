@@ -95,6 +95,19 @@ bool checkRun(const History& h, qint64 id, int* exitCode) {
     return false;
 }
 
+int sampleCheckOutcome(qint64 runId, const store::SampleCheck& check) {
+    if (const QString note = check.uncheckedNote(runId); !note.isEmpty())
+        std::cerr << "pitlane-cli: note: " << note.toStdString() << "\n";
+    if (!check.isDamaged()) return kExitOk;
+    for (const QString& d : check.damaged)
+        std::cerr << "pitlane-cli: damaged: " << d.toStdString() << "\n";
+    std::cerr << "pitlane-cli: " << check.damagedArms.join(QStringLiteral(", ")).toStdString()
+              << (check.damagedArms.size() == 1 ? " is" : " are")
+              << " damaged in the history: shown as failed (code damaged) without "
+                 "figures; the others are as stored (exit status 3)\n";
+    return kExitNotStored;
+}
+
 int storeFailure(const History& h) {
     return failWith(kExitNotStored,
                     "run history " + h.path.toStdString() + ": " + h.store->lastError().toStdString(),
@@ -120,7 +133,9 @@ const char* const kHistoryUsage =
     "  pitlane-cli history baseline RUN_ID [--off] [--db PATH]\n"
     "      mark the run as the baseline of its model (the mark leaves the model's other runs)\n"
     "  pitlane-cli history delete RUN_ID [--db PATH]          remove the run and its samples\n"
-    "exit codes: 0 done, 2 bad arguments or no such run, 3 the history cannot be opened or read\n";
+    "exit codes: 0 done, 2 bad arguments or no such run, 3 the history cannot be opened or read,\n"
+    "or the run's stored samples fail their check (damaged: its damaged arms are shown as failed,\n"
+    "code damaged, without figures)\n";
 
 std::string localDate(const QString& iso) {
     const QDateTime t = QDateTime::fromString(iso, Qt::ISODate);
@@ -220,17 +235,19 @@ int historyShow(const Args& a) {
     const History h = openExisting(a.db);
     if (!h.store) return h.exitCode;
     if (!checkRun(h, *id, &code)) return code;
-    const auto run = h.store->loadRun(*id);
+    store::SampleCheck check;
+    const auto run = h.store->loadRun(*id, &check);
     if (!run) return storeFailure(h);
     if (a.json) {
         report::ReportOptions o;
         o.runId = QString::number(*id);
         std::cout << report::resultsJson(*run, o).toStdString() << std::flush;
-        return kExitOk;
+    } else {
+        std::cout << results::comparisonTable(*run) << "\nrun id: " << *id << " (history "
+                  << h.path.toStdString() << ")\n";
     }
-    std::cout << results::comparisonTable(*run) << "\nrun id: " << *id << " (history "
-              << h.path.toStdString() << ")\n";
-    return kExitOk;
+    std::cout.flush();
+    return sampleCheckOutcome(*id, check);
 }
 
 // label / baseline / delete: the marks of the window's history panel, by the same store calls.

@@ -46,6 +46,10 @@ History openExisting(const QString& dbChoice);
 std::optional<qint64> parseRunId(const QString& text, int* exitCode);
 // The run is in the history (exit 2 otherwise, with the hint to list the runs).
 bool checkRun(const History& h, qint64 id, int* exitCode);
+// What loadRun's check of the run's samples found, said on stderr: the unchecked note (a run
+// stored before schema v12), each damaged chunk. kExitNotStored (3) when the run is damaged, else
+// kExitOk.
+int sampleCheckOutcome(qint64 runId, const store::SampleCheck& check);
 // A read or write that failed on an opened history: damaged or busy (exit 3).
 int storeFailure(const History& h);
 

@@ -168,16 +168,36 @@ int cmdReport(const QStringList& args) {
     bool isId = false;
     const qint64 runId = source.toLongLong(&isId);
     if (isId && !QFileInfo::exists(source)) {  // RUN_ID: read it from the history
-        QString problem;
-        const auto db = openHistory(out.db, &problem);
-        if (!db)
-            return usageError("run " + source.toStdString() +
-                              ": no run history to read it from (--db none, or it cannot be opened)");
-        const auto run = db->loadRun(runId);
-        if (!run) return usageError(db->lastError().toStdString() + " in " + db->path().toStdString());
+        // The history's problems exit 3, as for `history` and `compare`: one that cannot be
+        // opened, a run it cannot read, a run whose samples fail their check (damaged).
+        const QString path = store::RunStore::resolvePath(out.db);
+        if (path.isEmpty())
+            return usageError("run " + source.toStdString() + ": no run history to read it from (--db none)");
+        if (!QFileInfo::exists(path))
+            return usageError("run " + source.toStdString() + ": no run history at " + path.toStdString());
+        auto db = std::make_unique<store::RunStore>();
+        if (!db->open(path)) {
+            std::cerr << "pitlane-cli: run history cannot be opened: " << db->lastError().toStdString()
+                      << "\npitlane-cli: hint: `pitlane-cli check-history --db " << path.toStdString()
+                      << "` lists what is damaged\n";
+            return kExitNotStored;
+        }
+        if (!db->runInfo(runId))
+            return usageError("run " + source.toStdString() + ": no such run in " + path.toStdString());
+        store::SampleCheck check;
+        const auto run = db->loadRun(runId, &check);
+        if (!run) {
+            std::cerr << "pitlane-cli: " << db->lastError().toStdString() << " in " << path.toStdString() << "\n";
+            return kExitNotStored;
+        }
         if (!out.any() || out.advise) std::cout << results::comparisonTable(*run);
         const bool advised = adviseOutputs(*run, out);
-        return writeOutputs(*run, out, QString::number(runId)) && advised ? kExitOk : kExitArmFailed;
+        const bool wrote = writeOutputs(*run, out, QString::number(runId)) && advised;
+        std::cout.flush();
+        // Damaged: the files are written (its damaged arms failed, code damaged, no figures), and
+        // the exit status says the history let the run down.
+        if (const int damaged = hist::sampleCheckOutcome(runId, check)) return damaged;
+        return wrote ? kExitOk : kExitArmFailed;
     }
     nlohmann::json j;
     std::string why;
@@ -376,6 +396,23 @@ int cmdRun(const QStringList& args) {
         std::string why;
         baselineRun = resolveBaseline(*history, gate, QString::fromStdString(preset.name), why);
         if (!baselineRun) return usageError(why);
+        // A baseline whose stored samples fail their check cannot judge anything: refused before
+        // anything is measured, with what is damaged (3: the history let the gate down).
+        store::SampleCheck check;
+        if (!history->loadRun(*baselineRun, &check)) {
+            std::cerr << "pitlane-cli: --baseline: the gate cannot read run " << *baselineRun << ": "
+                      << history->lastError().toStdString() << ": nothing measured\n";
+            return kExitNotStored;
+        }
+        if (check.isDamaged()) {
+            for (const QString& d : check.damaged)
+                std::cerr << "pitlane-cli: damaged: " << d.toStdString() << "\n";
+            std::cerr << "pitlane-cli: --baseline: the baseline run " << *baselineRun
+                      << " is damaged in the history (" << check.damagedArms.join(", ").toStdString()
+                      << "): the gate cannot judge against it; nothing measured (exit status 3). "
+                         "`pitlane-cli check-history` lists the damage; choose another baseline\n";
+            return kExitNotStored;
+        }
     }
     const auto outcome = runPreset(preset, history.get(), QStringLiteral("cli"), quiet);
     std::cout << results::comparisonTable(outcome.result) << std::flush;
@@ -423,15 +460,23 @@ int cmdCheckHistory(const QStringList& args) {
     }
     for (const auto& problem : check.problems)
         std::cout << path.toStdString() << ": " << problem.toStdString() << "\n";
+    const std::string unchecked =
+        check.uncheckedChunks > 0
+            ? "; " + std::to_string(check.uncheckedChunks) +
+                  " sample chunks unchecked: stored before schema v12 kept a checksum per chunk"
+            : std::string();
     if (check.problems.isEmpty()) {
         std::cout << path.toStdString() << ": ok (integrity_check; " << check.runs << " runs, "
-                  << check.samples << " samples, schema v" << check.schemaVersion << ")\n";
+                  << check.samples << " samples, each chunk's checksum, schema v" << check.schemaVersion
+                  << unchecked << ")\n";
         return kExitOk;
     }
     std::cout << path.toStdString() << ": damaged: " << check.problems.size()
               << " problems found (SQLite's integrity_check, the tables and columns of its "
-                 "schema, the samples of every finished run); move the file aside and recover "
-                 "what it holds with sqlite3's .recover\n";
+                 "schema, the samples of every finished run and each sample chunk's checksum, "
+                 "runs stored incomplete" << unchecked << "); a damaged file: move it aside and "
+                 "recover what it holds with sqlite3's .recover; an incomplete run: delete it "
+                 "(pitlane-cli history delete ID) or keep it as the part it is\n";
     return kExitArmFailed;
 }
 

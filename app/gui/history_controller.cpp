@@ -150,6 +150,7 @@ struct StoredRunRead {
     std::optional<results::RunResult> run;
     std::optional<store::RunInfo> info;
     std::optional<store::CrossRunComparison> comparison;
+    store::SampleCheck check;  // what verifying the stored samples found
     // What the views compute from every sample, computed here rather than on the UI thread.
     std::shared_ptr<W::PreparedRun> prepared;
 };
@@ -162,7 +163,7 @@ bool HistoryController::requestStoredRun(qint64 runId) {
     views_.window->statusBar()->showMessage(tr("Reading run #%1…").arg(runId));
     reader_->post(
         [runId, read](store::RunStore& s) {
-            read->run = s.loadRun(runId);
+            read->run = s.loadRun(runId, &read->check);
             if (!read->run) return false;
             read->info = s.runInfo(runId);
             read->prepared = W::PlotPanel::prepare(*read->run);
@@ -175,7 +176,7 @@ bool HistoryController::requestStoredRun(qint64 runId) {
                 emit shown(false);
                 return;
             }
-            showStoredRead(runId, std::move(*read->run), read->info, std::move(read->prepared));
+            showStoredRead(runId, std::move(*read->run), read->info, std::move(read->prepared), read->check);
             emit shown(true);
         });
     return true;
@@ -183,7 +184,8 @@ bool HistoryController::requestStoredRun(qint64 runId) {
 
 void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
                                        const std::optional<store::RunInfo>& info,
-                                       std::shared_ptr<W::PreparedRun> prepared) {
+                                       std::shared_ptr<W::PreparedRun> prepared,
+                                       const store::SampleCheck& check) {
     QStringList parts = {tr("Stored run #%1").arg(runId),
                          W::localDateText(QString::fromStdString(run.started_at)),
                          QString::fromStdString(run.preset.name)};
@@ -196,6 +198,14 @@ void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
                 "Its recording stopped before the run finished (the process was killed): "
                 "every sample received until then is here.");
     }
+    // Stored samples that fail their check (issue 42): the damaged arms are shown failed, code
+    // damaged, without figures; said above the verdict. Older runs: unchecked, said once.
+    if (check.isDamaged())
+        notes << tr("Damaged in the history: %1. Its damaged arms are shown as failed, without "
+                    "figures (pitlane-cli check-history lists every damaged chunk).")
+                     .arg(check.damaged.join(QStringLiteral("; ")));
+    else if (check.unchecked())
+        notes << check.uncheckedNote(runId) + QLatin1Char('.');
     showFinished(std::move(run), runId, parts.join(QStringLiteral(" · ")), notes, std::move(prepared));
     panel_->selectRun(runId);  // the list shows which run the views show
 }

@@ -86,9 +86,11 @@ signals:
 private:
     bool waitShown();
     void connectRecorder();
+    // `check`: what verifying its stored samples found (damaged arms, unchecked chunks).
     void showStoredRead(qint64 runId, results::RunResult run,
                         const std::optional<store::RunInfo>& info,
-                        std::shared_ptr<widgets::PreparedRun> prepared);
+                        std::shared_ptr<widgets::PreparedRun> prepared,
+                        const store::SampleCheck& check = {});
     void onRunStored(qint64 runId);
     // Puts a finished run into every view; `heading` names it above the verdict.
     // `prepared`: what the plots need from every sample, computed on the reader thread

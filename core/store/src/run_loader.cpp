@@ -7,6 +7,7 @@
 #include "sql_util.h"
 
 #include <QSqlError>
+#include <QSqlRecord>
 #include <QSqlQuery>
 #include <QVariant>
 
@@ -116,6 +117,25 @@ void markInterrupted(results::ArmResult& a) {
                                   {}};
 }
 
+// An arm some of whose stored samples fail their check (`damage`, sample_codec.h): failed, error
+// code "damaged" naming the first damaged chunk and how many there are, and none of its samples
+// (the sound chunks alone would be figures of a part presented as the whole).
+void markDamaged(results::ArmResult& a, qint64 runId, const QStringList& damage, SampleCheck& check) {
+    const QString arm = QStringLiteral("run %1 arm %2").arg(runId).arg(QString::fromStdString(a.name));
+    check.damagedArms << arm;
+    for (const QString& d : damage) check.damaged << arm + QStringLiteral(": ") + d;
+    const std::size_t samples = a.samples.size();
+    std::string message = "damaged in the history: " + damage.front().toStdString();
+    if (damage.size() > 1) message += " (and " + std::to_string(damage.size() - 1) + " more chunks)";
+    message += "; none of its samples are shown (" + std::to_string(samples) +
+               " were read from its sound chunks), the arm was stored as " + a.status +
+               "; pitlane-cli check-history lists every damaged chunk";
+    a.status = results::kFailed;
+    a.error = protocol::Error{"damaged", message, {}};
+    a.samples = results::SampleSeries();
+    a.warmup_ns.clear();
+}
+
 // Columns 1-16 of the arms query in loadRun (column 0 is the arm's id).
 results::ArmResult armFromRow(const QSqlQuery& arms, bool runFinished) {
     results::ArmResult a;
@@ -152,8 +172,11 @@ public:
         samples_.setForwardOnly(true);
         chunks_.setForwardOnly(true);
         chunks_.prepare(QStringLiteral(
-            "SELECT block, first_iter, n, batch_size, worker, process, latency_ns FROM "
-            "sample_chunks WHERE arm = ? ORDER BY rowid"));
+            "SELECT block, first_iter, n, batch_size, worker, process, latency_ns, %1 FROM "
+            "sample_chunks WHERE arm = ? ORDER BY rowid")
+                           .arg(db.record(QStringLiteral("sample_chunks")).contains(QStringLiteral("crc32"))
+                                    ? QStringLiteral("crc32")
+                                    : QStringLiteral("NULL")));
         samples_.prepare(
             QStringLiteral("SELECT block, iter, batch_size, worker, latency_ns, process FROM samples "
                            "WHERE arm = ? ORDER BY rowid"));
@@ -167,10 +190,13 @@ public:
 
     // Fills `a` from the rows of arm `armId`; false (and the database's message in `error`)
     // when a query fails.
-    bool read(qint64 armId, results::ArmResult& a, QString* error) {
-        // Runs written by v1-v9: a row per sample.
+    // `check` gathers what the chunks' checksums found; `damage` the damaged chunks of this arm.
+    bool read(qint64 armId, results::ArmResult& a, SampleCheck& check, QStringList& damage,
+              QString* error) {
+        // Runs written by v1-v9: a row per sample (no checksum: unchecked).
         if (!exec(samples_, armId, error)) return false;
         while (samples_.next()) {
+            ++check.uncheckedRows;
             const int block = samples_.value(0).toInt();
             const qint64 ns = samples_.value(4).toLongLong();
             if (block < 0) {
@@ -180,7 +206,7 @@ public:
             a.samples.push_back({block, samples_.value(1).toInt(), samples_.value(2).toInt(),
                                  samples_.value(3).toInt(), ns, samples_.value(5).toInt()});
         }
-        if (!readChunks(armId, a, error)) return false;
+        if (!readChunks(armId, a, check, damage, error)) return false;
         if (!exec(metrics_, armId, error)) return false;
         const auto metricColumns = detail::recordIndexes<results::MetricTick>(metrics_.record());
         while (metrics_.next()) {
@@ -213,26 +239,52 @@ public:
     }
 
 private:
-    // Schema v10: a row per run of samples, its latencies one BLOB. A chunk whose BLOB does not
-    // hold its n latencies is skipped (check-history names it); the finished run then counts
-    // fewer samples than it measured, as a lost row would.
-    bool readChunks(qint64 armId, results::ArmResult& a, QString* error) {
+    // Schema v10: a row per run of samples, its latencies one BLOB; v12: its CRC-32, verified
+    // here. A chunk that fails it, or does not hold its n latencies, is named in `damage`
+    // ("chunk 4 of 7 (block 3, ...) fails its checksum (...)"); the caller then drops the arm's
+    // samples (loadRun).
+    bool readChunks(qint64 armId, results::ArmResult& a, SampleCheck& check, QStringList& damage,
+                    QString* error) {
         if (!exec(chunks_, armId, error)) return false;
+        struct Bad {
+            int ordinal, block;
+            qint64 firstIter, n;
+            QString why;
+        };
+        std::vector<Bad> bad;
+        int ordinal = 0;
         std::vector<std::int64_t> ns;
         while (chunks_.next()) {
-            const int block = chunks_.value(0).toInt();
-            const qint64 n = chunks_.value(2).toLongLong();
+            detail::ChunkRow c;
+            c.arm = armId;
+            c.block = chunks_.value(0).toInt();
+            c.firstIter = chunks_.value(1).toLongLong();
+            c.n = chunks_.value(2).toLongLong();
+            c.batchSize = chunks_.value(3).toInt();
+            c.worker = chunks_.value(4).toInt();
+            c.process = chunks_.value(5).toInt();
+            c.blob = chunks_.value(6).toByteArray();
+            c.crc = chunks_.value(7);
+            ++ordinal;
             ns.clear();
-            if (n < 0 || !detail::decodeLatencies(chunks_.value(6).toByteArray(), std::size_t(n), ns))
+            QString why;
+            switch (detail::chunkState(c, ns, &why)) {
+            case detail::ChunkState::Damaged:
+                bad.push_back({ordinal, c.block, c.firstIter, c.n, why});
                 continue;
-            if (block < 0) {
+            case detail::ChunkState::Unchecked: ++check.uncheckedChunks; break;
+            case detail::ChunkState::Sound: ++check.checkedChunks; break;
+            }
+            if (c.block < 0) {
                 a.warmup_ns.insert(a.warmup_ns.end(), ns.begin(), ns.end());
                 continue;
             }
-            a.samples.append(block, chunks_.value(1).toInt(), chunks_.value(3).toInt(),
-                             chunks_.value(4).toInt(), chunks_.value(5).toInt(), ns.data(),
-                             ns.size());
+            a.samples.append(c.block, int(c.firstIter), c.batchSize, c.worker, c.process,
+                             ns.data(), ns.size());
         }
+        for (const auto& b : bad)
+            damage << QStringLiteral("sample %1 %2")
+                          .arg(detail::chunkName(b.ordinal, ordinal, b.block, b.firstIter, b.n), b.why);
         return true;
     }
 
@@ -261,7 +313,26 @@ std::optional<nlohmann::json> RunStore::runPreset(qint64 id) const {
     return preset;
 }
 
-std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
+QString SampleCheck::uncheckedNote(qint64 runId) const {
+    if (!unchecked()) return {};
+    return QStringLiteral("run %1's samples are unchecked: stored before Pitlane kept a checksum "
+                          "per sample chunk (schema v12), they are read as stored (%2)")
+        .arg(runId)
+        .arg(uncheckedChunks > 0 ? QStringLiteral("%1 chunks").arg(uncheckedChunks)
+                                 : QStringLiteral("%1 sample rows").arg(uncheckedRows));
+}
+
+void SampleCheck::merge(const SampleCheck& other) {
+    for (const auto& d : other.damaged)
+        if (!damaged.contains(d)) damaged << d;
+    for (const auto& d : other.damagedArms)
+        if (!damagedArms.contains(d)) damagedArms << d;
+    checkedChunks += other.checkedChunks;
+    uncheckedChunks += other.uncheckedChunks;
+    uncheckedRows += other.uncheckedRows;
+}
+
+std::optional<results::RunResult> RunStore::loadRun(qint64 id, SampleCheck* check) const {
     QSqlDatabase db = database(connection_);
     const QString what = QStringLiteral("load run %1").arg(id);
     QSqlQuery q(db);
@@ -282,19 +353,25 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
     arms.addBindValue(id);
     if (!arms.exec()) return fail(what, arms.lastError().text()), std::nullopt;
     ArmRows rows(db);
+    SampleCheck found;
     while (arms.next()) {
         results::ArmResult a = armFromRow(arms, finished);
         QString error;
-        if (!rows.read(arms.value(0).toLongLong(), a, &error)) return fail(what, error), std::nullopt;
+        QStringList damage;
+        if (!rows.read(arms.value(0).toLongLong(), a, found, damage, &error))
+            return fail(what, error), std::nullopt;
+        if (!damage.isEmpty()) markDamaged(a, id, damage, found);
         r.arms.push_back(std::move(a));
     }
     // Schema v10: the comparisons computed when the run finished, on these samples (the key
-    // says which): compareArms gives them back instead of redoing the bootstraps.
+    // says which): compareArms gives them back instead of redoing the bootstraps. Not for a
+    // damaged run: its damaged arms have no samples to be compared on.
     QSqlQuery stored(db);
     stored.prepare(QStringLiteral("SELECT comparisons FROM experiments WHERE id = ?"));
     stored.addBindValue(id);
-    if (stored.exec() && stored.next())
+    if (!found.isDamaged() && stored.exec() && stored.next())
         results::restoreComparisons(r, parseJsonText(stored.value(0).toString(), json()));
+    if (check) *check = found;
     // Arms stored before schema v9 measured the run's model, TorchScript.
     for (auto& a : r.arms) {
         if (a.model.empty()) a.model = r.preset.model;
@@ -317,12 +394,17 @@ std::optional<results::RunResult> RunStore::loadRun(qint64 id) const {
 }
 
 std::optional<CrossRunComparison> RunStore::compareRuns(qint64 runX, int armX, qint64 runY,
-                                                        int armY) const {
-    const auto x = loadRun(runX);
+                                                        int armY, SampleCheck* found) const {
+    SampleCheck checkX, checkY;
+    const auto x = loadRun(runX, &checkX);
     if (!x) return std::nullopt;
     const bool sameRun = runX == runY;
-    const auto y = sameRun ? x : loadRun(runY);
+    const auto y = sameRun ? x : loadRun(runY, &checkY);
     if (!y) return std::nullopt;
+    if (found) {
+        *found = checkX;
+        found->merge(checkY);
+    }
     auto check = [&](const results::RunResult& r, qint64 id, int arm) {
         if (arm >= 0 && std::size_t(arm) < r.arms.size()) return true;
         return fail(

@@ -19,6 +19,13 @@
 
 #include <mutex>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 namespace pitlane::store {
 
 using detail::Transaction;
@@ -77,8 +84,89 @@ QString RunStore::resolvePath(const QString& cliValue) {
 }
 
 bool RunStore::fail(const QString& what, const QString& why) const {
-    error_ = what + QStringLiteral(": ") + why;
+    // SQLITE_FULL, whichever write hit it: said as "disk full", with the file and the free space,
+    // every time (a bare "database or disk is full" left the user to guess which disk).
+    // A reason that says it already (a run's end naming its arms) is kept as it is.
+    if (why.contains(QLatin1String("disk full: "))) {
+        diskFull_ = true;
+        error_ = what + QStringLiteral(": ") + why;
+    } else if (why.contains(QLatin1String(kDiskFullText))) {
+        diskFull_ = true;
+        error_ = what + QStringLiteral(": ") + diskFullText(QLatin1String(kDiskFullText));
+    } else {
+        error_ = what + QStringLiteral(": ") + why;
+    }
     return false;
+}
+
+namespace {
+QString bytesText(double bytes) {
+    if (bytes < 1024) return QStringLiteral("%1 bytes").arg(qint64(bytes));
+    if (bytes < 1024.0 * 1024) return QStringLiteral("%1 KiB").arg(bytes / 1024, 0, 'f', 0);
+    if (bytes < 1024.0 * 1024 * 1024) return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024), 0, 'f', 1);
+    return QStringLiteral("%1 GiB").arg(bytes / (1024.0 * 1024 * 1024), 0, 'f', 1);
+}
+
+QString reservePath(const QString& path) {
+    return path + QStringLiteral("-reserve");
+}
+
+qint64 pageCapFromEnv() {
+    bool ok = false;
+    const qint64 pages = qEnvironmentVariable(RunStore::kMaxPagesEnv).toLongLong(&ok);
+    return ok && pages > 0 ? pages : 0;
+}
+}  // namespace
+
+QString RunStore::diskFullText(const QString& why) const {
+    const QString dir = QFileInfo(path_).absolutePath();
+    QString free;
+    struct statvfs fs {};
+    if (::statvfs(QFile::encodeName(dir).constData(), &fs) == 0)
+        free = QStringLiteral("%1 free on %2").arg(bytesText(double(fs.f_bavail) * double(fs.f_frsize)), dir);
+    else
+        free = QStringLiteral("the free space on %1 cannot be read: %2").arg(dir, QString::fromLocal8Bit(std::strerror(errno)));
+    if (const qint64 cap = pageCapFromEnv())
+        free += QStringLiteral("; the history is capped at %1 pages by $%2, a test setting")
+                    .arg(cap)
+                    .arg(QLatin1String(kMaxPagesEnv));
+    return QStringLiteral("disk full: %1: %2 (%3)").arg(QFileInfo(path_).absoluteFilePath(), why, free);
+}
+
+bool RunStore::makeReserve() {
+    if (reserveHeld_) return true;
+    reserveProblem_.clear();
+    const QString file = reservePath(path_);
+    const QByteArray name = QFile::encodeName(file);
+    struct stat st {};
+    if (::stat(name.constData(), &st) == 0 && st.st_size >= kReserveBytes) return reserveHeld_ = true;
+    const int fd = ::open(name.constData(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return reserveHeld_ = false;  // an unwritable folder: the history's own writes say so
+    const int err = ::posix_fallocate(fd, 0, kReserveBytes);
+    ::close(fd);
+    if (err == 0) return reserveHeld_ = true;
+    ::unlink(name.constData());
+    if (err == ENOSPC || err == EDQUOT)
+        reserveProblem_ = diskFullText(QStringLiteral("no room for the %1 reserve the history keeps "
+                                                      "to record a run's end")
+                                           .arg(bytesText(double(kReserveBytes))));
+    return reserveHeld_ = false;
+}
+
+void RunStore::releaseReserve() {
+    ::unlink(QFile::encodeName(reservePath(path_)).constData());
+    if (reserveHeld_) applyPageCap(kReserveBytes / 4096);  // the cap stands for the disk (tests)
+    reserveHeld_ = false;
+}
+
+void RunStore::applyPageCap(qint64 extraPages) {
+    const qint64 cap = pageCapFromEnv();
+    if (!cap || !isOpen()) return;
+    QSqlQuery q(database(connection_));
+    qint64 pages = cap + extraPages;
+    if (extraPages > 0 && q.exec(QStringLiteral("PRAGMA page_count")) && q.next())
+        pages = std::max(pages, q.value(0).toLongLong() + extraPages);
+    q.exec(QStringLiteral("PRAGMA max_page_count = %1").arg(pages));
 }
 
 bool RunStore::initialize(QString* why) {
@@ -189,6 +277,28 @@ QStringList missingSamples(const QSqlDatabase& db) {
     return problems;
 }
 
+// Arms the history could not hold whole (finishRun stored them as failed, code not_stored: the
+// disk filled, a table went missing, a write failed): each a problem, as a run stored in part is
+// not the run that was measured.
+QStringList incompleteRuns(const QSqlDatabase& db) {
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT e.id, a.name, a.error_message FROM arms a JOIN experiments e "
+                               "ON a.experiment = e.id WHERE a.error_code = 'not_stored' ORDER BY "
+                               "e.id, a.idx")))
+        return {QStringLiteral("cannot look for incomplete runs: %1").arg(q.lastError().text())};
+    QStringList problems;
+    while (q.next()) {
+        QString message = q.value(2).toString();
+        if (message.startsWith(QLatin1String("not stored: "))) message = message.mid(12);
+        if (!message.startsWith(QLatin1String("incomplete")))
+            message = QStringLiteral("incomplete: ") + message;
+        problems << QStringLiteral("run %1 arm %2 is %3")
+                        .arg(q.value(0).toLongLong())
+                        .arg(q.value(1).toString(), message);
+    }
+    return problems;
+}
+
 }  // namespace
 
 bool RunStore::open(const QString& path) {
@@ -236,7 +346,9 @@ bool RunStore::open(const QString& path) {
         close();
         return fail(path, why);
     }
+    applyPageCap();
     error_.clear();
+    diskFull_ = false;
     return true;
 }
 
@@ -280,14 +392,17 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
                 if (report.problems.isEmpty() && report.schemaVersion >= 1) {
                     // Sound pages can still hold less than the schema and the runs say.
                     report.problems << detail::missingSchema(db, report.schemaVersion, true);
-                    if (report.problems.isEmpty()) report.problems << missingSamples(db);
+                    const bool schemaWhole = report.problems.isEmpty();
+                    if (schemaWhole) report.problems << missingSamples(db);
                     if (q.exec(QStringLiteral("SELECT count(*) FROM experiments")) && q.next())
                         report.runs = q.value(0).toLongLong();
                     if (q.exec(QStringLiteral("SELECT count(*) FROM samples WHERE block >= 0")) &&
                         q.next())
                         report.samples = q.value(0).toLongLong();
                     if (report.schemaVersion >= 10)
-                        report.problems << detail::damagedChunks(db, &report.samples);
+                        report.problems << detail::damagedChunks(db, &report.samples,
+                                                                 &report.uncheckedChunks);
+                    if (schemaWhole) report.problems << incompleteRuns(db);
                 }
             }
             db.close();
@@ -299,6 +414,7 @@ IntegrityReport RunStore::checkIntegrity(const QString& path) {
 }
 
 void RunStore::close() {
+    reserveHeld_ = false;  // the file stays: another process recording into the history shares it
     if (QSqlDatabase::contains(connection_)) {
         {
             QSqlDatabase db = database(connection_);

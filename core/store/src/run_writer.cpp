@@ -134,7 +134,7 @@ struct Inserter {
     bool prepareChunk(QSqlQuery& q) {
         if (q.prepare(QStringLiteral(
                 "INSERT INTO sample_chunks (arm, block, first_iter, n, batch_size, worker, "
-                "process, latency_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")))
+                "process, latency_ns, crc32) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")))
             return true;
         return exec(q);
     }
@@ -142,14 +142,24 @@ struct Inserter {
     bool chunk(QSqlQuery& q, qint64 armId, int block, int firstIter, int batchSize, int worker,
                int process, const std::vector<std::int64_t>& ns) {
         if (ns.empty()) return true;
-        q.bindValue(0, armId);
-        q.bindValue(1, block);
-        q.bindValue(2, firstIter);
-        q.bindValue(3, qint64(ns.size()));
-        q.bindValue(4, batchSize);
-        q.bindValue(5, worker);
-        q.bindValue(6, process);
-        q.bindValue(7, detail::encodeLatencies(ns.data(), ns.size()));
+        detail::ChunkRow c;
+        c.arm = armId;
+        c.block = block;
+        c.firstIter = firstIter;
+        c.n = qint64(ns.size());
+        c.batchSize = batchSize;
+        c.worker = worker;
+        c.process = process;
+        c.blob = detail::encodeLatencies(ns.data(), ns.size());
+        q.bindValue(0, c.arm);
+        q.bindValue(1, c.block);
+        q.bindValue(2, c.firstIter);
+        q.bindValue(3, c.n);
+        q.bindValue(4, c.batchSize);
+        q.bindValue(5, c.worker);
+        q.bindValue(6, c.process);
+        q.bindValue(7, c.blob);
+        q.bindValue(8, qint64(detail::chunkChecksum(c)));  // schema v12, verified on every read
         return exec(q);
     }
 
@@ -239,6 +249,10 @@ std::optional<QString> writeAlone(const QSqlDatabase& db, Write&& write) {
 
 std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
                                               const QString& source) {
+    // The reserve the run's end needs if the disk fills mid-run: without room for it, the run is
+    // not recorded at all (said as disk full) rather than stored in part with no end.
+    if (!makeReserve() && !reserveProblem_.isEmpty())
+        return fail(QStringLiteral("record run"), reserveProblem_), std::nullopt;
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
     if (!tx.began()) return fail(QStringLiteral("record run"), tx.error()), std::nullopt;
@@ -251,8 +265,9 @@ std::optional<RecordedRun> RunStore::beginRun(const results::RunResult& run,
         if (!armId) return fail(QStringLiteral("record run"), ins.error), std::nullopt;
         rec.armIds.push_back(*armId);
     }
-    if (!tx.commit())
-        return fail(QStringLiteral("record run"), ins.db.lastError().text()), std::nullopt;
+    // The COMMIT's error is the transaction's (its own query's), not the connection's: that one
+    // is empty ("run history: record run: " with no reason, on a full disk).
+    if (!tx.commit()) return fail(QStringLiteral("record run"), tx.error()), std::nullopt;
     return rec;
 }
 
@@ -333,7 +348,7 @@ namespace {
 // (the first write of the run that failed, "" when none did): what the file holds is counted,
 // not assumed, so a write whose commit failed after it ran is found too.
 QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measured,
-                        const QString& lostWrite) {
+                        const QString& lostWrite, bool diskFull) {
     QSqlQuery q(db);
     const QString cause = lostWrite.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(lostWrite);
     // Prepared apart: when the table is gone, prepare() has the reason, exec() only a
@@ -349,6 +364,17 @@ QString unstoredSamples(const QSqlDatabase& db, qint64 armId, std::size_t measur
         return QStringLiteral("the history cannot hold its samples: %1%2")
             .arg(q.lastError().text(), cause);
     const qint64 held = q.value(0).toLongLong();
+    // The disk (or the page cap) filled: the run is incomplete, not cancelled, and says where.
+    if (diskFull && held < qint64(measured))
+        return QStringLiteral("incomplete: the history ran out of space after %1 of %2 samples%3")
+            .arg(held)
+            .arg(measured)
+            .arg(cause);
+    if (diskFull && !lostWrite.isEmpty())
+        return QStringLiteral("incomplete: the history ran out of space after storing its %1 "
+                              "samples; later rows (metrics, events, processes) may be missing%2")
+            .arg(held)
+            .arg(cause);
     if (held < qint64(measured))
         return QStringLiteral("the history holds %1 of the %2 samples measured%3")
             .arg(held)
@@ -380,6 +406,10 @@ bool storeSessionCaveats(Inserter& ins, qint64 runId, qint64 armId, const result
 }  // namespace
 
 bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& lostWrite) {
+    // A write of the run hit a full disk: the reserve is given back so that this, the run's end,
+    // has room ("incomplete: the history ran out of space ...", never an unfinished run).
+    const bool full = diskFull_ || lostWrite.contains(QLatin1String("disk full"));
+    if (full) releaseReserve();
     Inserter ins{database(connection_), {}};
     Transaction tx(ins.db);
     if (!tx.began()) return fail(QStringLiteral("finish run"), tx.error());
@@ -396,7 +426,7 @@ bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& l
     QStringList notStored;
     for (std::size_t i = 0; i < armIds.size() && i < run.arms.size(); ++i) {
         auto& arm = run.arms[i];
-        const QString why = unstoredSamples(ins.db, armIds[i], arm.samples.size(), lostWrite);
+        const QString why = unstoredSamples(ins.db, armIds[i], arm.samples.size(), lostWrite, full);
         if (why.isEmpty()) continue;
         notStored << QStringLiteral("arm %1: %2").arg(QString::fromStdString(arm.name), why);
         ins.event(runId, armIds[i], run.wall_s * 1000,  // the event's own failure changes nothing
@@ -406,7 +436,8 @@ bool RunStore::finishRun(qint64 runId, results::RunResult& run, const QString& l
                    {"source", "history"}});
         if (arm.status == results::kOk) {
             arm.status = results::kFailed;
-            arm.error = protocol::Error{"not_stored", "not stored: " + why.toStdString(), {}};
+            arm.error = protocol::Error{
+                "not_stored", (full ? std::string() : std::string("not stored: ")) + why.toStdString(), {}};
         }
     }
     for (std::size_t i = 0; i < armIds.size() && i < run.arms.size(); ++i)

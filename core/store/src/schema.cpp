@@ -229,6 +229,14 @@ const char* const kV11[] = {
     "ALTER TABLE arms ADD COLUMN compile TEXT NOT NULL DEFAULT ''",
 };
 
+// v11 -> v12: each sample chunk's CRC-32 (sample_codec.h: over its arm, block, first iteration,
+// n, batch size, worker, process and BLOB), written with the chunk and verified on every read:
+// a BLOB changed in place that still decodes to its n latencies is found (issue 42). Chunks
+// written by v10 and v11 hold NULL: read as before, labelled unchecked.
+const char* const kV12[] = {
+    "ALTER TABLE sample_chunks ADD COLUMN crc32 INTEGER",
+};
+
 struct Step {
     const char* const* statements;
     std::size_t count;
@@ -244,7 +252,8 @@ const Step kSteps[] = {{kV1, sizeof kV1 / sizeof *kV1},
                        {kV8, sizeof kV8 / sizeof *kV8},
                        {kV9, sizeof kV9 / sizeof *kV9},
                        {kV10, sizeof kV10 / sizeof *kV10},
-                       {kV11, sizeof kV11 / sizeof *kV11}};
+                       {kV11, sizeof kV11 / sizeof *kV11},
+                       {kV12, sizeof kV12 / sizeof *kV12}};
 // clang-format on
 constexpr int kStepCount = int(sizeof kSteps / sizeof *kSteps);
 

@@ -77,12 +77,45 @@ struct IntegrityReport {
     QStringList problems;  // empty: the file is sound
     int schemaVersion = -1;
     qint64 runs = 0, samples = 0;  // counted when the file is sound
+    qint64 uncheckedChunks = 0;    // sample chunks stored before schema v12 (no checksum)
+};
+
+// What reading a run's samples found (RunStore::loadRun, compareRuns). Every sample chunk
+// written since schema v12 carries a CRC-32 (sample_codec.h) verified on every read; a chunk that
+// fails it, or whose BLOB does not hold the latencies it says, makes its arm damaged: the arm is
+// loaded as failed with error code "damaged" and the reason, without its samples, so no figure
+// of it (median, CI, verdict) is shown as if it were whole. Chunks written before v12 and the
+// v1-v9 sample rows carry no checksum: read as before, counted here as unchecked.
+struct SampleCheck {
+    // "run 3 arm B: sample chunk 4 of 7 (block 3, iterations 1500-1999) fails its checksum
+    // (stored CRC-32 0x..., computed 0x...)", one per damaged chunk.
+    QStringList damaged;
+    QStringList damagedArms;  // "run 3 arm B"
+    qint64 checkedChunks = 0;
+    qint64 uncheckedChunks = 0;  // sample chunks written before schema v12
+    qint64 uncheckedRows = 0;    // v1-v9 sample rows
+    bool isDamaged() const { return !damaged.isEmpty(); }
+    bool unchecked() const { return uncheckedChunks > 0 || uncheckedRows > 0; }
+    // "run 3's samples are unchecked: ..." (one line), "" when every sample was checked.
+    QString uncheckedNote(qint64 runId) const;
+    void merge(const SampleCheck& other);
 };
 
 // One RunStore is one SQLite connection: use it from the thread that opened it.
 class RunStore {
 public:
-    static constexpr int kSchemaVersion = 11;
+    static constexpr int kSchemaVersion = 12;
+    // SQLite's text for SQLITE_FULL ("database or disk is full"): a write the filesystem (or a
+    // page cap) had no room for.
+    static constexpr const char* kDiskFullText = "database or disk is full";
+    // A test setting (docs/RELIABILITY.md): caps the history at this many pages
+    // (PRAGMA max_page_count on every connection), so a write beyond it fails with SQLite's own
+    // SQLITE_FULL, the error a full filesystem gives, without a small filesystem to fill.
+    static constexpr const char* kMaxPagesEnv = "PITLANE_HISTORY_MAX_PAGES";
+    // Bytes kept free beside the history while it records (the file PATH-reserve): when the disk
+    // fills mid-run, they are given back so the run's end ("incomplete: the history ran out of
+    // space after N of M samples") can still be written.
+    static constexpr qint64 kReserveBytes = 1 << 20;
     // "none": store nothing (CONTRACT.md `--db none`).
     static constexpr const char* kNone = "none";
 
@@ -124,7 +157,10 @@ public:
     // but no process rows (written before schema v3, or imported from a results JSON without
     // "processes") gets one process per worker (replicate 0, the worker's pid): one round of
     // workers is all such runs had.
-    std::optional<results::RunResult> loadRun(qint64 id) const;
+    // Every sample chunk is verified (SampleCheck): a damaged arm is loaded as failed, error code
+    // "damaged", without its samples, and the comparisons stored with the run are not restored;
+    // `check` (when given) says what was damaged and what was unchecked.
+    std::optional<results::RunResult> loadRun(qint64 id, SampleCheck* check = nullptr) const;
     // The preset the run measured, as it was stored (its results JSON's "preset"), without
     // reading its samples: the window's History ▸ Load setup.
     std::optional<nlohmann::json> runPreset(qint64 id) const;
@@ -134,7 +170,7 @@ public:
     bool setBaseline(qint64 id, bool on);
     std::optional<qint64> baselineRun(const QString& model) const;
     std::optional<CrossRunComparison> compareRuns(qint64 runX, int armX, qint64 runY,
-                                                  int armY) const;
+                                                  int armY, SampleCheck* check = nullptr) const;
     // Stores a finished RunResult (e.g. re-imported from a results JSON) in one transaction.
     std::optional<qint64> importRun(const results::RunResult& run, const QString& source);
 
@@ -174,13 +210,28 @@ public:
 
     qint64 sampleCount(qint64 runId) const;  // measured samples of all arms (tests, the list)
 
+    // A write of this connection failed because the disk (or the page cap, kMaxPagesEnv) was
+    // full; lastError() then says "disk full", the file and the free space.
+    bool diskFull() const { return diskFull_; }
+    // "disk full: /x/history.sqlite: database or disk is full (12 KiB free on /x)".
+    QString diskFullText(const QString& why) const;
+
 private:
     bool fail(const QString& what, const QString& why) const;
     bool initialize(QString* why);  // pragmas and migration of a freshly opened connection
     bool insertArmRows(qint64 armId, const results::ArmResult& arm);
 
+    // The reserve (kReserveBytes, the file PATH-reserve): made when the file opens; false when
+    // the disk had no room for it (beginRun then refuses to record: disk full).
+    bool makeReserve();
+    void releaseReserve();
+    void applyPageCap(qint64 extraPages = 0);
+
     QString path_;
     QString connection_;
+    bool reserveHeld_ = false;
+    QString reserveProblem_;
+    mutable bool diskFull_ = false;
     QString heldKey_;  // the file as counted among those this process holds open ("" when not)
     mutable QString error_;
 };
