@@ -200,6 +200,7 @@ void HistoryController::showStoredRead(qint64 runId, results::RunResult run,
     }
     // Stored samples that fail their check (issue 42): the damaged arms are shown failed, code
     // damaged, without figures; said above the verdict. Older runs: unchecked, said once.
+    shownDamaged_ = check.isDamaged();
     if (check.isDamaged())
         notes << tr("Damaged in the history: %1. Its damaged arms are shown as failed, without "
                     "figures (pitlane-cli check-history lists every damaged chunk).")

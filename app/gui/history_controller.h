@@ -70,6 +70,8 @@ public:
     // The same, returning once the views show it (the event loop runs meanwhile): scripts and
     // tests. False when it could not be shown.
     bool showStoredRun(qint64 runId);
+    // Whether the stored run shown last has samples that failed their check (issue 42).
+    bool shownRunDamaged() const { return shownDamaged_; }
     bool showRunComparison(const widgets::CrossRunChoice& choice);
 
 signals:
@@ -113,6 +115,7 @@ private:
     QString openError_;    // why the chosen history could not be opened ("" when it was)
     widgets::HistoryPanel* panel_ = nullptr;
     QDockWidget* dock_ = nullptr;
+    bool shownDamaged_ = false;
 };
 
 }  // namespace pitlane::app

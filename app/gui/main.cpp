@@ -66,15 +66,19 @@ public:
         QObject::connect(&heartbeat_, &QTimer::timeout, &app, [this] { beat(); });
         if (auto* verdict = window.findChild<pitlane::widgets::VerdictCalculator*>())
             QObject::connect(verdict, &pitlane::widgets::VerdictCalculator::ready, &app,
-                             [this, &app, quitWhenDone](const auto&, bool final) {
+                             [this, &app, &window, quitWhenDone](const auto&, bool final) {
                                  if (!final || !clock_.isValid() || verdictAt_ >= 0) return;
                                  verdictAt_ = clock_.elapsed();
-                                 QTimer::singleShot(1000, &app, [this, &app, quitWhenDone] {
+                                 QTimer::singleShot(1000, &app, [this, &app, &window, quitWhenDone] {
                                      beat();
                                      std::cerr << "pitlane: reopen " << verdictAt_ / 1000.0
                                                << " s to the verdict, longest event-loop gap "
                                                << longestGap_ << " ms (until 1 s after it)\n";
-                                     if (quitWhenDone) app.exit(0);
+                                     // A run damaged in the history: shown, and said by
+                                     // the exit code as the CLI says it (3).
+                                     if (window.shownRunDamaged())
+                                         std::cerr << "pitlane: run is damaged in the history\n";
+                                     if (quitWhenDone) app.exit(window.shownRunDamaged() ? 3 : 0);
                                  });
                              });
         QTimer::singleShot(0, &window, [this, &app, &window, runId, quitWhenDone] {

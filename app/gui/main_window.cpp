@@ -481,6 +481,10 @@ QAction* MainWindow::browseLessonsAction() const {
 qint64 MainWindow::shownRunId() const {
     return historyCtl_->shownRunId();
 }
+bool MainWindow::shownRunDamaged() const {
+    return historyCtl_->shownRunDamaged();
+}
+
 bool MainWindow::showStoredRun(qint64 runId) {
     return historyCtl_->showStoredRun(runId);
 }

@@ -95,6 +95,8 @@ public:
     // Show a finished run from the history in the plots, tables and status rows (not while a
     // run is going). False, with the reason reported, when it cannot be loaded.
     bool showStoredRun(qint64 runId);
+    // Whether the stored run it shows has samples that failed their check (--open-run exits 3).
+    bool shownRunDamaged() const;
     // Arm X of one stored run against arm Y of another (RunStore::compareRuns) in the same
     // views, X as the baseline, with the note that the arms were not interleaved.
     bool showRunComparison(const widgets::CrossRunChoice& choice);

@@ -214,6 +214,20 @@ void expectDamagedEverywhere(Damage damage) {
                      .hasMatch())
         << r.out.toStdString();
 
+    // The window's reopening: shown with the damage said, and exit 3 as the CLI's.
+    {
+        QProcess window;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        window.setProcessEnvironment(env);
+        window.start(QString::fromLocal8Bit(qgetenv("PITLANE_BIN_DIR")) + QStringLiteral("/pitlane"),
+                     {QStringLiteral("--open-run"), QStringLiteral("1"), QStringLiteral("--db"), db,
+                      QStringLiteral("--quit-when-done")});
+        ASSERT_TRUE(window.waitForFinished(120000));
+        EXPECT_EQ(window.exitCode(), 3) << window.readAllStandardError().toStdString();
+        EXPECT_TRUE(window.readAllStandardError().contains("run is damaged in the history"));
+    }
+
     // The gate against the damaged run: refused before anything is measured; exit 3.
     r = cli({QStringLiteral("run"), preset, QStringLiteral("--db"), db, QStringLiteral("--baseline"),
              QStringLiteral("1"), QStringLiteral("--quiet")});
