@@ -3,6 +3,7 @@
 
 #include "pitlane/results/advice.h"
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/run_plan.h"
 #include "pitlane/store/run_recorder.h"
 
 #include <QCoreApplication>
@@ -105,10 +106,13 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                              std::cerr << "[" << name << "] served " << servingLine(*done->serving)
                                        << " (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
                                        << " levels)\n";
-                         else if (done->phase == "measure")
+                         else if (done->phase == "measure") {
+                             // The whole run's time left (remaining_time.h), once it is known.
+                             const std::string left = session::remainingText(runner.remaining());
                              std::cerr << "[" << name << "] block " << done->block << " done ("
                                        << runner.doneIters(arm) << "/" << runner.totalIters(arm)
-                                       << " iterations)\n";
+                                       << " iterations)" << (left.empty() ? "" : ", " + left) << "\n";
+                         }
                      });
 }
 
@@ -398,6 +402,10 @@ RunOutcome runPreset(const spec::Preset& preset, store::RunStore* history, const
         }
     });
     interruptPoll.start(100);
+    // What will be measured, before the first progress line (run_plan.h): "60 asked -> 60-120
+    // measured per arm: ..." when replication may add processes.
+    if (!quiet && !preset.serving.enabled)
+        std::cerr << "pitlane-cli: plan: " << session::planText(session::measurementPlan(preset)) << "\n";
     QTimer::singleShot(0, &loop, [&] { runner.start(preset); });
     loop.exec();
     if (recorder && !recorder->runId() && storeError.isEmpty())

@@ -225,10 +225,20 @@ private slots:
         w.activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(&w));
         QSignalSpy finished(&w, &app::MainWindow::runFinished);
+        // The Remaining cell as the samples come (issue 41: the whole run's time left, once
+        // every arm has a measured warmup or block).
+        QStringList remaining;
         QTest::keyClick(&w, Qt::Key_R, Qt::ControlModifier);  // Run (Ctrl+R)
         QVERIFY(w.isRunning());
+        connect(w.runner(), &session::ExperimentRunner::samplesAppended, this,
+                [&] { remaining << w.statusPanel()->remainingText(0); });
+        // What will be measured, said before it is: exactly what the preset asks (processes given).
+        QCOMPARE(w.statusPanel()->planText(),
+                 QStringLiteral("40 iterations measured per arm, as asked: 3 processes of 1-2 blocks of 10 iterations"));
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY2(!remaining.isEmpty() && remaining.last().endsWith(QStringLiteral(" s")),
+                 qPrintable(remaining.join(QStringLiteral(" | "))));
 
         auto* plots = w.plotPanel();
         QVERIFY(plots->refreshCount() > 0);

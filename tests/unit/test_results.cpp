@@ -399,6 +399,28 @@ TEST(Processes, ReplicationSummarySaysHowManyProcessesAndWhy) {
     EXPECT_EQ(R::fromResultsJson(R::toResultsJson(run)).replication, run.replication);
 }
 
+// Issue 41: what was measured next to what was asked (the runner's asked_iters and
+// measured_iters), said only when they differ; a run recorded before says nothing of it.
+TEST(Processes, ReplicationSummarySaysMeasuredWhereItIsNotWhatWasAsked) {
+    R::RunResult run;
+    run.replication = {{"processes", 6}, {"processes_min", 3}, {"processes_max", 6},
+                       {"extensions", json::array({json::array({"..."})})}, {"stopped", "cap"},
+                       {"asked_iters", 60}, {"planned_iters", {60, 120}},
+                       {"measured_iters", {{"A", 120}, {"B", 120}}}};
+    EXPECT_EQ(R::replicationSummary(run),
+              "6 worker processes per arm: 3, then 3 more while a comparison was inconclusive "
+              "(the cap, run.max_processes); measured 120 iterations per arm where 60 were asked "
+              "(run.iters)");
+    run.replication["measured_iters"] = {{"A", 60}, {"B", 40}};
+    EXPECT_NE(R::replicationSummary(run).find("measured iterations per arm: A 60, B 40 where 60 were asked"),
+              std::string::npos)
+        << R::replicationSummary(run);
+    run.replication = {{"asked_iters", 60}, {"measured_iters", {{"A", 60}, {"B", 60}}}};
+    EXPECT_EQ(R::replicationSummary(run), "") << "as asked: nothing to say";
+    run.replication["measured_iters"] = {{"A", 90}, {"B", 90}};  // adaptive stopping: no processes
+    EXPECT_EQ(R::replicationSummary(run), "measured 90 iterations per arm where 60 were asked (run.iters)");
+}
+
 // An arm's profile as a trace file: nothing without a profile; a trace stored before the worker
 // ordered its events (children first, no thread names) comes out in order of start, the longer
 // first at equal starts, under the arm's name, each thread named.

@@ -348,9 +348,35 @@ std::vector<stats::Comparison> compareArms(const RunResult& run) {
     return out;
 }
 
-std::string replicationSummary(const RunResult& run) {
+namespace {
+// "measured 120 iterations per arm where 60 were asked (run.iters)" when what was measured is not
+// what was asked (replication's added rounds, adaptive stopping, an arm that ended early); ""
+// when it is, or for a run recorded before the runner kept both (issue 41).
+std::string measuredVsAsked(const RunResult& run) {
     const json& r = run.replication;
-    if (!r.is_object() || !r.contains("processes")) return {};
+    const auto measured = r.find("measured_iters");
+    if (!r.contains("asked_iters") || measured == r.end() || !measured->is_object() || measured->empty())
+        return {};
+    const int asked = r.value("asked_iters", 0);
+    bool same = true, asAsked = true;
+    const int first = measured->begin()->is_number_integer() ? measured->begin()->get<int>() : -1;
+    std::string each;
+    for (auto it = measured->begin(); it != measured->end(); ++it) {
+        const int n = it->is_number_integer() ? it->get<int>() : -1;
+        same = same && n == first;
+        asAsked = asAsked && n == asked;
+        each += (each.empty() ? "" : ", ") + it.key() + " " + std::to_string(n);
+    }
+    if (asAsked) return {};
+    bool workers = false;
+    for (const auto& a : run.arms) workers = workers || a.workers > 1;
+    const std::string per = workers ? " per arm and worker" : " per arm";
+    return "measured " + (same ? std::to_string(first) + " iterations" + per : "iterations" + per + ": " + each) +
+           " where " + std::to_string(asked) + " were asked (run.iters)";
+}
+}  // namespace
+
+static std::string processesSummary(const json& r) {
     const int n = r.value("processes", 0), min = r.value("processes_min", n),
               max = r.value("processes_max", n);
     std::string s = std::to_string(n) + " worker process" + (n == 1 ? "" : "es") + " per arm";
@@ -365,6 +391,15 @@ std::string replicationSummary(const RunResult& run) {
              " if not)";
     }
     return s;
+}
+
+std::string replicationSummary(const RunResult& run) {
+    const json& r = run.replication;
+    if (!r.is_object()) return {};
+    const std::string n = measuredVsAsked(run);
+    if (!r.contains("processes")) return n;
+    std::string s = processesSummary(r);
+    return n.empty() ? s : s + "; " + n;
 }
 
 }  // namespace pitlane::results

@@ -1,6 +1,7 @@
 // Adaptive and timed stopping and replication (DESIGN.md "Stopping"): after the fixed minimum of
 // blocks the runner asks the stopping policy (stopping_policy.h) and queues what it decides.
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/run_plan.h"
 #include "pitlane/session/stopping_policy.h"
 
 #include <QString>
@@ -27,10 +28,11 @@ bool ExperimentRunner::extendAdaptive() {
         return false;
     }
     if (run.processes > 1) {
-        // The CI's units are processes: only another round of fresh processes narrows it.
-        const int blocks = std::max(1, blocksPerPoint_ / run.processes);
-        queueRound(rounds_, nextBlock_, std::vector<int>(std::size_t(blocks), run.block_iters), false);
-        nextBlock_ += blocks;
+        // The CI's units are processes: only another round of fresh processes narrows it, one
+        // like the first planned round (run_plan.h).
+        const std::vector<int> blocks = addedRoundBlocks(run);
+        queueRound(rounds_, nextBlock_, blocks, false);
+        nextBlock_ += int(blocks.size());
         return true;
     }
     for (std::size_t i = 0; i < result_.arms.size(); ++i) {
@@ -61,9 +63,13 @@ bool ExperimentRunner::decideReplication() {
     if (rounds_ >= run.max_processes) {
         if (!rep["extensions"].empty())
             rep["stopped"] = "run.max_processes reached: the last round is judged by the 95 % CI";
+        replicationOver_ = true;
         return false;
     }
-    if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) return false;
+    if (result_.arms.size() < 2 || result_.arms.front().status != R::kPending) {
+        replicationOver_ = true;
+        return false;
+    }
     // Copies for the thread: the samples keep arriving into result_ only after a decision.
     std::vector<ReplicationPair> pairs;
     const auto& base = result_.arms.front();
@@ -73,7 +79,11 @@ bool ExperimentRunner::decideReplication() {
         if (a.status != R::kPending || a.samples.empty() || base.samples.empty()) continue;
         pairs.push_back({base.name, a.name, baseBlocks, a.blocked()});
     }
-    if (pairs.empty()) return false;
+    if (pairs.empty()) {
+        replicationOver_ = true;
+        return false;
+    }
+    decisionStartMs_ = elapsedMs();
     static int generation = 0;
     const int mine = ++generation == 0 ? ++generation : generation;
     deciding_ = mine;
@@ -93,6 +103,13 @@ bool ExperimentRunner::decideReplication() {
 }
 
 void ExperimentRunner::replicationDecided(int, const json& reasons) {
+    if (decisionStartMs_ >= 0) {
+        double samples = 0;  // what the decision compared: every arm still measuring
+        for (const auto& a : result_.arms)
+            if (a.status == R::kPending) samples += double(a.samples.size());
+        costLog_.recordDecision(elapsedMs() - decisionStartMs_, samples);
+    }
+    decisionStartMs_ = -1;
     if (stopping_ || !running_) {
         finishIfDone();
         return;
@@ -100,14 +117,16 @@ void ExperimentRunner::replicationDecided(int, const json& reasons) {
     const auto& run = result_.preset.run;
     auto& rep = result_.replication;
     if (reasons.empty()) {
+        replicationOver_ = true;
         completeTasks();
         return;
     }
     rep["extensions"].push_back(reasons);
-    const int blocks = std::max(1, blocksPerPoint_ / std::max(1, run.processes));
-    queueRound(rounds_, nextBlock_, std::vector<int>(std::size_t(blocks), run.block_iters), false);
+    // A round like the first planned one (run_plan.h), so the plan's "up to" is what can come.
+    const std::vector<int> blocks = addedRoundBlocks(run);
+    queueRound(rounds_, nextBlock_, blocks, false);
     rep["processes"] = rounds_;
-    nextBlock_ += blocks;
+    nextBlock_ += int(blocks.size());
     emit logMessage(-1, QStringLiteral("info"),
                     QStringLiteral("adding replicate %1 (fresh processes): %2")
                         .arg(rounds_)

@@ -4,6 +4,8 @@
 #include "pitlane/session/worker_process.h"
 #include "pitlane/session/compile_step.h"
 #include "pitlane/session/model_probe.h"
+#include "pitlane/session/run_plan.h"
+#include "pitlane/spec/run_limits.h"
 #include "pitlane/spec/arm_model_check.h"
 #include "pitlane/spec/model_file.h"
 
@@ -173,6 +175,16 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     nextBlock_ = int(maxSweep) * blocksPerPoint_;
     rounds_ = 0;
     measureClock_.invalidate();
+    costLog_ = CostLog(int(preset.arms.size()), preset.serving.enabled ? -1 : processes);
+    groupStartMs_ = decisionStartMs_ = -1;
+    replicationOver_ = false;
+    // What will be measured, said before it is (run_plan.h); what was is added at finalize().
+    if (!preset.serving.enabled) {
+        const MeasurementPlan plan = measurementPlan(preset);
+        result_.replication["asked_iters"] = plan.asked;
+        result_.replication["planned_iters"] = {plan.minIters, plan.maxIters};
+        result_.replication["plan"] = planText(plan);
+    }
     if (preset.serving.enabled) {
         // Levels instead of blocks; run.processes rounds exactly (no replication decision: it
         // judges latency samples), then the SLO search.
@@ -265,6 +277,7 @@ void ExperimentRunner::abandon(int arm) {
 void ExperimentRunner::next() {
     if (preparing_ || compiling_) return;  // remoteHostsPrepared() / the compile step go on
     watchdog_.stop();
+    recordGroupCost();
     active_.clear();
     while (!tasks_.empty() && !stopping_) {
         Task t = tasks_.front();
@@ -295,6 +308,7 @@ void ExperimentRunner::next() {
         }
         for (const auto& m : active_)
             for (auto& w : arms_[m.arm].workers) w.sent = w.taskDone = false;
+        groupStartMs_ = elapsedMs();
         sendCurrent();
         return;
     }
@@ -490,6 +504,57 @@ bool ExperimentRunner::hasWorkLeft(int arm) const {
     if (std::any_of(tasks_.begin(), tasks_.end(), pending)) return true;
     return std::any_of(active_.begin(), active_.end(),
                        [&](const Task& t) { return !t.finished && pending(t); });
+}
+
+// The group of tasks that just ended, with its wall time since it was sent (a configure's
+// includes waiting for the processes' start-up), prices the tasks still to come.
+void ExperimentRunner::recordGroupCost() {
+    if (groupStartMs_ < 0 || active_.empty()) return;
+    bool complete = true;
+    for (const auto& t : active_) complete = complete && t.finished && result_.arms[std::size_t(t.arm)].status == R::kPending;
+    if (complete) costLog_.record(active_, elapsedMs() - groupStartMs_);
+    groupStartMs_ = -1;
+}
+
+RemainingTime ExperimentRunner::remaining() const {
+    RemainingTime r;
+    if (!running_) {
+        r.known = !result_.arms.empty();
+        return r;
+    }
+    const auto& preset = result_.preset;
+    if (preset.serving.enabled || stopping_) return r;
+    const auto pendingArm = [&](int arm) { return arm < 0 || result_.arms[std::size_t(arm)].status == R::kPending; };
+    RemainingInput in;
+    for (const auto& t : active_)
+        if (!t.finished && pendingArm(t.arm)) in.pending.push_back(t);
+    if (!in.pending.empty() && groupStartMs_ >= 0) in.activeElapsedMs = elapsedMs() - groupStartMs_;
+    for (const auto& t : tasks_)
+        if (pendingArm(t.arm)) in.pending.push_back(t);
+    for (std::size_t i = 0; i < result_.arms.size(); ++i) {
+        in.workers.push_back(preset.arms[i].knobs.workers);
+        if (pendingArm(int(i))) in.samplesDone += double(result_.arms[i].samples.size());
+    }
+    const auto& run = preset.run;
+    if (run.adaptive()) {
+        const double measured = measureClock_.isValid() ? double(measureClock_.elapsed()) : 0.0;
+        in.adaptiveCapLeftMs = std::max(0.0, spec::adaptiveTimeCapMs(run) - measured);
+    } else if (!replicationOver_ && result_.arms.size() >= 2) {
+        in.decisionDue = rounds_ < run.max_processes;
+        in.roundsMayBeAdded = std::max(0, run.max_processes - rounds_);
+        for (const auto& t : planRound(preset, std::max(1, rounds_), nextBlock_, addedRoundBlocks(run), false,
+                                       blocksPerPoint_))
+            if (pendingArm(t.arm)) in.addedRound.push_back(t);
+    }
+    if (decisionStartMs_ >= 0) in.decisionDue = false;  // under way: what is left of it below
+    const ObservedCosts costs = costLog_.costs();
+    r = estimateRemaining(in, costs);
+    if (decisionStartMs_ >= 0 && r.known) {
+        const double left = std::max(0.0, analysisMs(costs, in.samplesDone) - (elapsedMs() - decisionStartMs_));
+        r.lowMs += left;
+        r.highMs += left;
+    }
+    return r;
 }
 
 }  // namespace pitlane::session

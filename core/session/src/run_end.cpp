@@ -7,6 +7,7 @@
 
 namespace pitlane::session {
 
+using json = nlohmann::json;
 namespace R = results;
 
 // An arm that had measured everything planned for it is ok (the user stopped the others, not
@@ -65,6 +66,30 @@ void ExperimentRunner::finalize() {
     killTimer_.stop();
     watchdog_.stop();
     result_.wall_s = elapsedMs() / 1000.0;
+    // What was measured next to what was asked (run_plan.h): per arm, at its first batch size,
+    // per worker process running at once, as the plan counts.
+    if (result_.replication.contains("asked_iters")) {
+        json measured = json::object();
+        for (const auto& a : result_.arms)
+            measured[a.name] = int(a.latencies(a.batch_size).size()) / std::max(1, a.workers);
+        result_.replication["measured_iters"] = measured;
+        // Why what was measured differs from what was asked, in words (absent when it does not).
+        auto& rep = result_.replication;
+        const int asked = rep.value("asked_iters", 0);
+        std::string why;
+        for (const auto& a : result_.arms) {
+            const int n = measured.value(a.name, 0);
+            if (n > asked && why.empty())
+                why = result_.preset.run.adaptive()
+                          ? "adaptive stopping added rounds after the asked iterations (see stopping)"
+                          : "replication added " + std::to_string(rounds_ - plannedProcesses(result_.preset.run)) +
+                                " round(s) of fresh processes while a comparison was inconclusive "
+                                "(run.max_processes " + std::to_string(result_.preset.run.max_processes) + ")";
+            else if (n < asked)
+                why += (why.empty() ? "" : "; ") + a.name + " ended " + a.status + " before its plan";
+        }
+        if (!why.empty()) rep["measured_reason"] = why;
+    }
     scratch_.reset();  // every worker has exited: what a model wrote there goes with it
     for (const auto& [host, prep] : remote_) cleanupRemote(prep.host, prep.scratch);
     remote_.clear();

@@ -2,6 +2,7 @@
 
 #include "pitlane/results/run_result.h"
 #include "pitlane/session/experiment_runner.h"
+#include "pitlane/session/run_plan.h"
 #include "pitlane/widgets/common/arm_palette.h"
 
 #include <QEvent>
@@ -43,6 +44,12 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     }
     grid_->setColumnStretch(5, 3);
     grid_->setColumnStretch(6, 2);
+    // What the run will measure, said before it measures (run_plan.h), below the arms' rows.
+    plan_ = new QLabel(this);
+    plan_->setObjectName(QStringLiteral("runPlan"));
+    plan_->setWordWrap(true);
+    plan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    grid_->addWidget(plan_, kPlanRow, 0, 1, int(headers.size()));
     clockTimer_.setInterval(250);
     connect(&clockTimer_, &QTimer::timeout, this, &RunStatusPanel::updateTimes);
 }
@@ -112,6 +119,10 @@ void RunStatusPanel::beginRun() {
     if (!runner_) return;
     const auto& result = runner_->result();
     setServingHeader(result.preset.serving.enabled);
+    plan_->setText(QString::fromStdString(session::planText(session::measurementPlan(result.preset))));
+    plan_->setToolTip(tr("measured iterations per arm as planned: replication adds rounds of fresh "
+                         "processes, up to run.max_processes, while a comparison is inconclusive; "
+                         "adaptive stopping adds rounds until its target or time cap"));
     for (std::size_t i = 0; i < result.arms.size(); ++i) {
         addRow(int(i), QString::fromStdString(result.arms[i].name));
         rows_.back().startMs = runner_->elapsedMs();
@@ -125,6 +136,10 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
     clearRows();
     showsStored_ = true;
     setServingHeader(run.preset.serving.enabled);
+    // Stored: what was asked and what was measured (the results' replication record).
+    const auto& rep = run.replication;
+    plan_->setText(rep.is_object() && rep.contains("plan") ? QString::fromStdString(rep.value("plan", std::string()))
+                                                           : QString());
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         addRow(int(i), QString::fromStdString(a.name));
@@ -151,6 +166,12 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
             r, a.status,
             a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
     }
+}
+
+QString RunStatusPanel::planText() const { return plan_->text(); }
+
+QString RunStatusPanel::remainingText(int arm) const {
+    return arm >= 0 && arm < int(rows_.size()) ? rows_[std::size_t(arm)].remaining->text() : QString();
 }
 
 QString RunStatusPanel::statusText(int arm) const {
@@ -214,6 +235,18 @@ void RunStatusPanel::setStatus(Row& r, const std::string& status, const QString&
 void RunStatusPanel::updateTimes() {
     if (!runner_ || showsStored_) return;
     const double now = runner_->elapsedMs();
+    // The whole run's time left (remaining_time.h): every arm's blocks, the rounds to come with
+    // their process starts, model loads and warmups as measured so far, and (the high end) the
+    // rounds replication may add. A serving run keeps each arm's own pace.
+    const session::RemainingTime left = runner_->remaining();
+    const bool serving = runner_->result().preset.serving.enabled;
+    QString leftText = QStringLiteral("—"), leftTip;
+    if (left.known) {
+        leftText = clockText(left.lowMs);
+        if (clockText(left.highMs) != leftText) leftText += QStringLiteral(" – ") + clockText(left.highMs);
+        leftTip = QString::fromStdString(session::remainingText(left)) +
+                  tr(": the run's plan priced with the times measured so far");
+    }
     for (std::size_t i = 0; i < rows_.size(); ++i) {
         auto& r = rows_[i];
         const double end = r.endMs >= 0 ? r.endMs : now;
@@ -222,6 +255,9 @@ void RunStatusPanel::updateTimes() {
         const int done = runner_->doneIters(int(i)), total = runner_->totalIters(int(i));
         if (r.endMs >= 0) {
             r.remaining->setText(done >= total ? clockText(0) : QStringLiteral("—"));
+        } else if (!serving) {
+            r.remaining->setText(leftText);
+            r.remaining->setToolTip(leftTip);
         } else if (done > 0 && r.firstMeasureMs >= 0) {
             // The arm's own pace since it started measuring includes waiting for the other arms'
             // interleaved blocks, which is what the wall clock will see.

@@ -9,6 +9,7 @@
 #include "pitlane/results/run_feed.h"
 #include "pitlane/results/run_result.h"
 #include "pitlane/session/protocol_check.h"
+#include "pitlane/session/remaining_time.h"
 #include "pitlane/session/remote_launch.h"
 #include "pitlane/session/round_plan.h"
 #include "pitlane/spec/preset.h"
@@ -82,6 +83,11 @@ public:
     int doneIters(int arm) const;
     int totalIters(int arm) const;
     double elapsedMs() const { return clock_.isValid() ? double(clock_.elapsed()) : 0.0; }
+    // The time the run has left, from its whole plan priced with what it measured so far
+    // (remaining_time.h): every task queued, the replication decision still due, and the rounds
+    // replication may still add (the high end). Not known before every arm still measuring has
+    // measured a block, nor for a serving run; {known, 0, 0} once the run ended.
+    RemainingTime remaining() const;
     // `feed` hears of the run under way and every later one (results/run_feed.h), before this
     // object's signals are emitted; not owned: a feed destroyed first is dropped, and a feed
     // outliving this object is told sourceClosed().
@@ -175,6 +181,12 @@ private:
     void finishIfDone();
     void finalize();
     bool extendAdaptive();
+    // The group of tasks just finished (active_) and its wall time into costLog_.
+    void recordGroupCost();
+    CostLog costLog_;
+    double groupStartMs_ = -1;     // when the group of tasks under way was sent
+    double decisionStartMs_ = -1;  // when the replication decision under way began
+    bool replicationOver_ = false; // replication decided not to add another round (or cannot)
     bool decideReplication();
     void replicationDecided(int decision, const nlohmann::json& reasons);
     void completeTasks();

@@ -1,8 +1,9 @@
 #pragma once
 // One row per arm while a run goes: colour, name, phase, iterations done/total, elapsed and
-// remaining time, a progress bar, and how the arm ended (ok, failed, crashed, killed, timeout,
-// cancelled, with the error as tooltip). Time labels update at 4 Hz, not per event. A finished
-// run from the history can be shown instead (how each arm ended, its sample count).
+// remaining time (the whole run's, from its plan: remaining_time.h), a progress bar, and how the
+// arm ended (ok, failed, crashed, killed, timeout, cancelled, with the error as tooltip); below
+// them what the run will measure (run_plan.h). Time labels update at 4 Hz, not per event. A
+// finished run from the history can be shown instead (how each arm ended, its sample count).
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
@@ -35,6 +36,9 @@ public:
     // For tests and the scripted mode: the text of an arm's status / phase cell.
     QString statusText(int arm) const;
     QString phaseText(int arm) const;
+    // What the run will measure (run_plan.h's planText), and an arm's Remaining cell.
+    QString planText() const;
+    QString remainingText(int arm) const;
     int rows() const { return int(rows_.size()); }
 
 protected:
@@ -63,6 +67,8 @@ private:
     QPointer<const session::ExperimentRunner> runner_;
     QGridLayout* grid_;
     QLabel* itersHeader_ = nullptr;  // "Iterations", or "Levels" for a serving run
+    QLabel* plan_ = nullptr;         // the run's measurement plan, below the rows
+    static constexpr int kPlanRow = 1000;
     void setServingHeader(bool serving);
     std::vector<Row> rows_;
     QTimer clockTimer_;
