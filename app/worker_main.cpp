@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace pitlane;
 
@@ -40,7 +41,11 @@ const char* const kUsage =
     "beneath the scratch directory (none without --scratch); reads only the files given with "
     "--read (the model), the scratch directory and the system's libraries; no sockets but "
     "AF_UNIX and no connect(); no exec or fork; no capabilities or new privileges; and a memory "
-    "limit (auto: 75 % of physical memory).\n";
+    "limit (auto: 75 % of physical memory).\n"
+    "pitlane-worker --sandbox-exec --write DIR [--read PATH]... [--memory-limit-mb N|none] -- PROGRAM [ARGS]...\n"
+    "The compile step's launcher: the same sandbox (writes only beneath DIR, reads only the PATHs "
+    "and the system's libraries, no sockets but AF_UNIX, no connect()), exec and fork allowed; "
+    "says {\"sandbox\": ...} on stdout, then runs PROGRAM.\n";
 
 // The command line. Returns 0 to go on, else the exit code (--help: 0 after printing, a bad
 // argument: 2 with the reason on stderr).
@@ -90,6 +95,47 @@ int parseArgs(int argc, char** argv, Args& args, bool& help) {
         }
     }
     return 0;
+}
+
+// `pitlane-worker --sandbox-exec --write DIR [--read PATH]... [--memory-limit-mb N|none] --
+// PROGRAM ARGS...`: the compile step's launcher (sandbox.h, sandboxExec). Returns only on failure.
+int sandboxExecMain(int argc, char** argv) {
+    engine::SandboxOptions opts;
+    opts.memoryLimitBytes = 0;
+    std::vector<std::string> program;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool hasValue = i + 1 < argc;
+        if (a == "--") {
+            program.assign(argv + i + 1, argv + argc);
+            break;
+        }
+        if (a == "--write" && hasValue && opts.scratch.empty()) {
+            opts.scratch = argv[++i];
+        } else if (a == "--read" && hasValue) {
+            opts.readable.push_back(argv[++i]);
+        } else if (a == "--memory-limit-mb" && hasValue) {
+            const std::string v = argv[++i];
+            char* end = nullptr;
+            const long long mb = std::strtoll(v.c_str(), &end, 10);
+            if (v == "none") opts.memoryLimitBytes = 0;
+            else if (end && *end == '\0' && mb > 0 && mb < (1LL << 40)) opts.memoryLimitBytes = mb << 20;
+            else {
+                std::cerr << "pitlane-worker --sandbox-exec: --memory-limit-mb " << v << ": expected a positive number of MiB or none\n";
+                return 2;
+            }
+        } else {
+            std::cerr << "pitlane-worker --sandbox-exec: unknown or incomplete argument \"" << a << "\"\n"
+                      << "usage: pitlane-worker --sandbox-exec --write DIR [--read PATH]... [--memory-limit-mb N|none] -- PROGRAM [ARGS]...\n";
+            return 2;
+        }
+    }
+    if (opts.scratch.empty() || program.empty()) {
+        std::cerr << "pitlane-worker --sandbox-exec: --write DIR and a program after -- are required\n";
+        return 2;
+    }
+    engine::setJemallocBackgroundThreads(false);  // one thread when confined (they end at exec anyway)
+    return engine::sandboxExec(opts, program);
 }
 
 // The hello event: who this worker is and the environment manifest.
@@ -216,6 +262,7 @@ nlohmann::json byeEvent(const engine::MetricsSampler& sampler, int malformed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--sandbox-exec") return sandboxExecMain(argc, argv);
     // Before anything can print (the arguments print only to stderr): the protocol gets the
     // channel socket or keeps the real stdout, and fd 1 goes to stderr.
     Args args;

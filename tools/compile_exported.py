@@ -22,6 +22,13 @@ options as JSON) and, when given, batch and input, as tools/export_packages.py's
 The package is written to a temporary file beside OUT, then renamed: an interrupted compile never
 leaves a half package under OUT's name. Set TORCHINDUCTOR_CACHE_DIR and TMPDIR to keep Inductor's
 files where the caller wants them.
+
+A program is untrusted data: torch.export.load unpickles pickled weights and constants with
+weights_only=False, and retries example inputs that way when the safe load fails, so a program's
+pickle could run any code. This script sets TORCH_FORCE_WEIGHTS_ONLY_LOAD before torch is
+imported: every torch.load unpickles tensors and plain containers only, and a pickle that names
+anything else (os.system) is refused with its name. Pitlane also runs the script confined
+(pitlane-worker --sandbox-exec: session/compile_step.h).
 """
 import argparse
 import json
@@ -92,6 +99,15 @@ def reason(exc):
             break
     text = type(exc).__name__
     return text + (": " + " / ".join(lines) if lines else "")
+
+
+def refused_pickle(exc):
+    """The reason for a pickle the weights-only unpickler refused: the global it named."""
+    for line in str(exc).splitlines():
+        if "GLOBAL" in line:
+            return (f"the program holds a pickle that would call code ({line.strip()[:MAX_LINE]}): refused, "
+                    f"never run (compile_exported.py unpickles tensors only)")
+    return None
 
 
 def torch_version():
@@ -184,6 +200,9 @@ def main():
     parser.add_argument("--metadata", default="")
     parser.add_argument("--torch-version", action="store_true")
     args = parser.parse_args()
+    # Before torch is imported: no pickle in the program runs code (see above).
+    os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+    os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     out = protocol_stream()
     logged = LoggedErrors()
     for name in ("", "torch", "torch.export"):  # torch's loggers do not all propagate to the root
@@ -202,6 +221,8 @@ def main():
         if isinstance(e, ModuleNotFoundError) and e.name in ("torch", "torch._inductor"):
             emit(out, {"error": f"{sys.executable} has no torch ({reason(e)}): use the project's "
                                 f"venv or set PITLANE_PYTHON to a Python with torch"})
+        elif refused_pickle(e):
+            emit(out, {"error": refused_pickle(e)})
         elif logged.exceptions and "warnings above" in str(e):
             emit(out, {"error": reason(root_cause(logged.exceptions[-1]))})
         else:

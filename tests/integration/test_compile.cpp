@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "harness.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -285,6 +286,198 @@ TEST_F(Compile, StopWhileCompilingKillsTheCompiler) {
         << "a compiler process outlived Stop";
     for (QDirIterator it(cache(), QDir::Files); it.hasNext();)
         EXPECT_FALSE(it.next().endsWith(QStringLiteral(".pt2"))) << it.filePath().toStdString();
+}
+
+// ---- Hostile programs and a tampered cache (issue 42 item 6) ----------------------------------
+
+// A copy of tiny_probe.exported.pt2 made hostile by tests/integration's Python: `mode` "traversal"
+// adds an entry named ../../x, "traversal_inside" one named <root>/../../x; "weights" names a
+// pickled weight whose pickle calls os.system("touch MARKER"), "inputs" makes the example inputs
+// that pickle (torch.export.load retries them with weights_only=False when the safe load fails).
+QString hostileProgram(const QString& dir, const QString& mode, const QString& marker = QStringLiteral("/nonexistent")) {
+    const QString out = QDir(dir).filePath(mode + QStringLiteral(".pt2"));
+    QProcess py;
+    py.start(QStringLiteral(PITLANE_PYTHON),
+             {QStringLiteral("-c"),
+              QStringLiteral("import sys, zipfile, json\n"
+                             "src, dst, mode, marker = sys.argv[1:5]\n"
+                             "payload = (\"cos\\nsystem\\n(S'touch %s'\\ntR.\" % marker).encode()\n"
+                             "zi = zipfile.ZipFile(src); zo = zipfile.ZipFile(dst, 'w')\n"
+                             "root = zi.namelist()[0].split('/')[0] + '/'\n"
+                             "for info in zi.infolist():\n"
+                             "    data = zi.read(info.filename)\n"
+                             "    if mode == 'weights' and info.filename.endswith('data/weights/model_weights_config.json'):\n"
+                             "        data = json.dumps({'config': {'w': {'path_name': 'weight_0', 'is_param': False,\n"
+                             "                                           'use_pickle': True, 'tensor_meta': None}}}).encode()\n"
+                             "    if mode == 'inputs' and info.filename.endswith('data/sample_inputs/model.pt'):\n"
+                             "        data = payload\n"
+                             "    zo.writestr(info, data)\n"
+                             "if mode == 'weights': zo.writestr(root + 'data/weights/weight_0', payload)\n"
+                             "if mode == 'traversal': zo.writestr('../../x', b'x')\n"
+                             "if mode == 'traversal_inside': zo.writestr(root + '../../x', b'x')\n"
+                             "zo.close()\n"),
+              QString::fromStdString(modelDir() + "/tiny_probe.exported.pt2"), out, mode, marker});
+    if (!py.waitForFinished(60000) || py.exitCode() != 0) return {};
+    return out;
+}
+
+json aotiOnly(const QString& name, const QString& model, const char* sandbox = "on") {
+    return {{"name", name.toStdString()},
+            {"model", model.toStdString()},
+            {"run", {{"warmup_iters", 1}, {"iters", 4}, {"block_iters", 2}, {"processes", 1}}},
+            {"arms", json::array({{{"name", "aoti"},
+                                   {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"}, {"sandbox", sandbox}}}}})}};
+}
+
+// A zip entry named ../../x (at the top, or inside the archive's folder): refused by the model
+// check before anything is compiled or loaded, naming the entry; nothing named x appears.
+TEST_F(Compile, AnEntryThatLeavesTheArchiveIsRefusedBeforeCompiling) {
+    for (const QString& mode : {QStringLiteral("traversal"), QStringLiteral("traversal_inside")}) {
+        const QString hostile = hostileProgram(dir.path(), mode);
+        ASSERT_FALSE(hostile.isEmpty()) << mode.toStdString();
+        const auto r = runCli({"run", writeJson(path(mode + ".preset.json"), aotiOnly(mode, hostile)), "--db", "none",
+                               "--json", path(mode + ".out.json")},
+                              120000);
+        ASSERT_TRUE(r.finished) << r.err;
+        EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+        const std::string said = r.out + r.err;
+        EXPECT_NE(said.find("../../x"), std::string::npos) << said;
+        EXPECT_NE(said.find("leaves the archive's folder"), std::string::npos) << said;
+        EXPECT_EQ(said.find("compiling"), std::string::npos) << "compiled a refused program: " << said;
+        for (const QString& base : {dir.path(), cache(), QDir::currentPath()})
+            EXPECT_FALSE(QFileInfo::exists(QDir(base).absoluteFilePath(QStringLiteral("../../x")))) << base.toStdString();
+    }
+}
+
+// A pickle in the program that would run code (a pickled weight, and the example inputs torch
+// retries unsafely): never run — with the compiler's sandbox off too, so the unpickler is what
+// stops it — and the arm fails with compile_failed naming what the pickle called.
+TEST_F(Compile, APickleInTheProgramThatWouldRunCodeIsNeverRun) {
+    for (const QString& mode : {QStringLiteral("weights"), QStringLiteral("inputs")}) {
+        const QString marker = path(QStringLiteral("pwned_") + mode);
+        const QString hostile = hostileProgram(dir.path(), mode, marker);
+        ASSERT_FALSE(hostile.isEmpty()) << mode.toStdString();
+        const auto r = runCli({"run", writeJson(path(mode + ".preset.json"), aotiOnly(mode, hostile, "off")), "--db", "none",
+                               "--json", path(mode + ".out.json")},
+                              180000);
+        ASSERT_TRUE(r.finished) << r.err;
+        EXPECT_FALSE(QFileInfo::exists(marker)) << mode.toStdString() << ": the program's pickle ran";
+        EXPECT_NE(r.exitCode, 0) << r.out << r.err;
+        if (!QFileInfo::exists(path(mode + ".out.json"))) {
+            // Refused before the run (the model check): nothing was unpickled either.
+            EXPECT_EQ((r.out + r.err).find("compiling"), std::string::npos) << r.out << r.err;
+            continue;
+        }
+        const json arm = readJson(path(mode + ".out.json"))["arms"][0];
+        EXPECT_EQ(arm["status"], "failed") << arm.dump();
+        EXPECT_EQ(arm["error"]["code"], "compile_failed") << arm.dump();
+        const std::string why = arm["error"]["message"];
+        EXPECT_NE(why.find("would call code"), std::string::npos) << why;
+        EXPECT_NE(why.find("os.system"), std::string::npos) << why;
+        EXPECT_EQ(why.find("will likely succeed"), std::string::npos) << "torch's advice to unpickle unsafely: " << why;
+        EXPECT_EQ(r.err.find("the compiler ran confined"), std::string::npos) << "sandbox off, yet: " << r.err;
+    }
+}
+
+// The compile runs confined: the Python under pitlane-worker --sandbox-exec writes its own folder
+// and nothing else, opens no AF_INET socket, reads no home folder, and still runs a program (g++).
+TEST_F(Compile, TheCompilersLauncherConfinesWhatItRuns) {
+    const QString work = path(QStringLiteral("work"));
+    ASSERT_TRUE(QDir().mkpath(work));
+    const QString outside = path(QStringLiteral("outside.txt"));
+    const QString venv = QFileInfo(QFileInfo(QStringLiteral(PITLANE_PYTHON)).absolutePath()).absolutePath();
+    QProcess p;
+    p.start(QString::fromStdString(workerPath()),
+            {QStringLiteral("--sandbox-exec"), QStringLiteral("--write"), work, QStringLiteral("--read"), venv,
+             QStringLiteral("--memory-limit-mb"), QStringLiteral("4096"), QStringLiteral("--"),
+             QFileInfo(QStringLiteral(PITLANE_PYTHON)).absoluteFilePath(), QStringLiteral("-c"),
+             QStringLiteral("import os, socket, subprocess, sys\n"
+                            "def attempt(what, f):\n"
+                            "    try:\n"
+                            "        f(); print(what, 'allowed')\n"
+                            "    except OSError as e:\n"
+                            "        print(what, 'refused', e.errno)\n"
+                            "attempt('write_inside', lambda: open(os.path.join(sys.argv[1], 'in.txt'), 'w').write('x'))\n"
+                            "attempt('write_outside', lambda: open(sys.argv[2], 'w').write('x'))\n"
+                            "attempt('socket_inet', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))\n"
+                            "attempt('socket_inet6', lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))\n"
+                            "attempt('read_home', lambda: os.listdir(os.path.expanduser('~')))\n"
+                            "attempt('run_program', lambda: subprocess.run(['/bin/sh', '-c', 'echo > ' + sys.argv[2]],\n"
+                            "                                              stderr=subprocess.DEVNULL))\n"
+                            "print('child_wrote_outside', os.path.exists(sys.argv[2]))\n"),
+             work, outside});
+    ASSERT_TRUE(p.waitForFinished(60000)) << p.readAllStandardError().toStdString();
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    ASSERT_EQ(p.exitCode(), 0) << out.toStdString() << p.readAllStandardError().toStdString();
+    // First the launcher's report, then the program's lines.
+    const json report = json::parse(out.section(QLatin1Char('\n'), 0, 0).toStdString(), nullptr, false);
+    ASSERT_TRUE(report.contains("sandbox")) << out.toStdString();
+    EXPECT_EQ(report["sandbox"]["errors"], json::array()) << report.dump();
+    EXPECT_EQ(report["sandbox"]["memory_limit_bytes"], 4096LL << 20);
+    EXPECT_TRUE(out.contains(QStringLiteral("write_inside allowed"))) << out.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("write_outside refused 13"))) << out.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("socket_inet refused 13"))) << out.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("socket_inet6 refused 13"))) << out.toStdString();
+    EXPECT_TRUE(out.contains(QStringLiteral("read_home refused 13"))) << out.toStdString();
+    // A program it starts runs (the compiler needs g++), confined the same way: its write fails.
+    EXPECT_TRUE(out.contains(QStringLiteral("child_wrote_outside False"))) << out.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(outside));
+    EXPECT_TRUE(QFileInfo::exists(QDir(work).filePath(QStringLiteral("in.txt"))));
+}
+
+// A cache entry whose package no longer has the SHA-256 recorded when it was compiled (here: an
+// entry added to the zip, still a sound package) is removed and compiled again, never measured;
+// the log says so. The compile that made it ran confined and left no work folder behind.
+TEST_F(Compile, ATamperedCacheEntryIsRecompiledNotRun) {
+    const json j = aotiOnly(QStringLiteral("tamper"), QString::fromStdString(program()));
+    const QString p = writeJson(path("tamper.json"), j);
+    const auto first = runCli({"run", p, "--db", "none", "--json", path("first.json")}, 300000);
+    ASSERT_TRUE(first.finished) << first.err;
+    ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
+    EXPECT_NE(first.err.find("the compiler ran confined: it could write only " + cache().toStdString() + "/work/"),
+              std::string::npos)
+        << first.err;
+    EXPECT_TRUE(QDir(cache() + QStringLiteral("/work")).isEmpty()) << "a work folder was left behind";
+    const json c1 = readJson(path("first.json"))["arms"][0]["compile"];
+    ASSERT_EQ(c1["cache_hit"], false) << c1.dump();
+    const QString package = QString::fromStdString(c1["package"].get<std::string>());
+    const QString record = package.left(package.size() - 4) + QStringLiteral(".json");
+    ASSERT_TRUE(QFileInfo::exists(record));
+    const std::string recorded = readJson(record)["package_sha256"];
+
+    // Tamper: one entry more in the package, which stays a sound AOTInductor package.
+    QProcess py;
+    py.start(QStringLiteral(PITLANE_PYTHON),
+             {QStringLiteral("-c"),
+              QStringLiteral("import sys, zipfile\n"
+                             "z = zipfile.ZipFile(sys.argv[1], 'a')\n"
+                             "root = z.namelist()[0].split('/')[0]\n"
+                             "z.writestr(root + '/data/aotinductor/model/planted.txt', b'not compiled by Pitlane')\n"
+                             "z.close()\n"),
+              package});
+    ASSERT_TRUE(py.waitForFinished(60000) && py.exitCode() == 0) << py.readAllStandardError().toStdString();
+
+    const auto second = runCli({"run", p, "--db", "none", "--json", path("second.json")}, 300000);
+    ASSERT_TRUE(second.finished) << second.err;
+    ASSERT_EQ(second.exitCode, 0) << second.out << second.err;
+    EXPECT_NE(second.err.find("cache entry tampered: recompiled"), std::string::npos) << second.err;
+    EXPECT_NE(second.err.find("recorded " + recorded), std::string::npos) << second.err;
+    const json arm = readJson(path("second.json"))["arms"][0];
+    EXPECT_EQ(arm["status"], "ok") << arm.dump();
+    EXPECT_EQ(arm["compile"]["cache_hit"], false) << arm["compile"].dump();
+    EXPECT_EQ(arm["compile"]["package"], c1["package"]);
+    // What was measured is the fresh package: no planted entry, and its record says its bytes.
+    QProcess list;
+    list.start(QStringLiteral(PITLANE_PYTHON),
+               {QStringLiteral("-c"), QStringLiteral("import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))"),
+                package});
+    ASSERT_TRUE(list.waitForFinished(60000) && list.exitCode() == 0);
+    EXPECT_FALSE(list.readAllStandardOutput().contains("planted.txt"));
+    QFile f(package);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    QCryptographicHash sha(QCryptographicHash::Sha256);
+    ASSERT_TRUE(sha.addData(&f));
+    EXPECT_EQ(readJson(record)["package_sha256"], sha.result().toHex().toStdString());
 }
 
 }  // namespace

@@ -158,4 +158,63 @@ TEST(CompileInfo, JsonRoundTripAndLine) {
     EXPECT_FALSE(pitlane::results::compileFromJson("x"));
 }
 
+// The launcher's {"sandbox": ...} line (pitlane-worker --sandbox-exec): confined, and what could
+// not be applied.
+TEST(CompileStep, ReadsTheLaunchersSandboxLine) {
+    const CompileAnswer a = parseCompileOutput(
+        "{\"sandbox\": {\"enabled\": true, \"errors\": [\"filesystem: Landlock is not available\"]}}\n"
+        "{\"stage\": \"loading\"}\n");
+    EXPECT_TRUE(a.sandboxed);
+    EXPECT_EQ(a.sandboxErrors, QStringList{QStringLiteral("filesystem: Landlock is not available")});
+    EXPECT_EQ(a.stage, QStringLiteral("loading"));
+    EXPECT_EQ(a.malformed, 0);
+    EXPECT_FALSE(parseCompileOutput("{\"stage\": \"loading\"}\n").sandboxed);
+}
+
+// What the confined compiler reads: the program, the script, the venv above bin/python and the
+// interpreter's own prefix ("/" never), $PYTHONPATH's folders; only those that exist.
+TEST(CompileStep, TheCompilerReadsItsProgramScriptAndPython) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const QDir d(dir.path());
+    ASSERT_TRUE(d.mkpath(QStringLiteral("venv/bin")) && d.mkpath(QStringLiteral("pylib")) && d.mkpath(QStringLiteral("prefix/bin")));
+    QFile interpreter(d.filePath(QStringLiteral("prefix/bin/python3.11")));
+    ASSERT_TRUE(interpreter.open(QIODevice::WriteOnly));
+    interpreter.close();
+    ASSERT_TRUE(QFile::link(d.filePath(QStringLiteral("prefix/bin/python3.11")), d.filePath(QStringLiteral("venv/bin/python"))));
+    for (const char* f : {"program.pt2", "compile_exported.py"}) {
+        QFile file(d.filePath(QString::fromLatin1(f)));
+        ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    }
+    QProcessEnvironment env;
+    env.insert(QStringLiteral("PYTHONPATH"), d.filePath(QStringLiteral("pylib")) + QStringLiteral(":/nonexistent:/"));
+    const QStringList r = compilerReadable(d.filePath(QStringLiteral("venv/bin/python")), d.filePath(QStringLiteral("compile_exported.py")),
+                                           d.filePath(QStringLiteral("program.pt2")), env);
+    const QString canonical = QFileInfo(dir.path()).canonicalFilePath();
+    EXPECT_EQ(r, (QStringList{d.filePath(QStringLiteral("program.pt2")), d.filePath(QStringLiteral("compile_exported.py")),
+                              d.filePath(QStringLiteral("venv")), QDir(canonical).filePath(QStringLiteral("prefix")),
+                              d.filePath(QStringLiteral("pylib"))}))
+        << r.join(QLatin1Char(' ')).toStdString();
+    // A Python at the root's bin/ reads no "/".
+    EXPECT_FALSE(compilerReadable(QStringLiteral("/bin/sh"), {}, {}, {}).contains(QStringLiteral("/")));
+}
+
+// A compile job is confined unless every arm it serves has the knob sandbox off.
+TEST(CompileStep, AJobIsConfinedUnlessEveryArmHasTheSandboxOff) {
+    pitlane::spec::Preset p;
+    p.model_path = "/m/tiny.exported.pt2";
+    for (int i = 0; i < 4; ++i) {
+        pitlane::spec::ArmSpec a;
+        a.name = "arm" + std::to_string(i);
+        a.knobs.compile = pitlane::spec::Compile::Aoti;
+        a.knobs.inductor.freezing = i >= 2;
+        a.knobs.sandbox = i == 3 ? pitlane::spec::Sandbox::On : pitlane::spec::Sandbox::Off;
+        p.arms.push_back(a);
+    }
+    const auto jobs = compileJobs(p, std::vector<std::string>(4, std::string(64, 'c')), {true, true, true, true});
+    ASSERT_EQ(jobs.size(), 2u);
+    EXPECT_FALSE(jobs[0].sandbox);  // arms 0 and 1: both off
+    EXPECT_TRUE(jobs[1].sandbox);   // arms 2 (off) and 3 (on)
+}
+
 }  // namespace

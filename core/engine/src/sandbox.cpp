@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -155,7 +156,7 @@ std::vector<std::string> readablePaths() {
 // Restricts writes to `scratch`, reads to readablePaths(), scratch and `readable` (the model), and
 // TCP, signals, abstract sockets where the ABI allows. Returns the mechanism in words, or "" with
 // `error` set.
-std::string applyLandlock(const std::string& scratch, const std::vector<std::string>& readable,
+std::string applyLandlock(const std::string& scratch, const std::vector<std::string>& readable, bool processes,
                           std::string& error) {
     const int abi = landlockAbi();
     if (abi < 1) {
@@ -177,6 +178,7 @@ std::string applyLandlock(const std::string& scratch, const std::vector<std::str
     }
     std::string devices;
     bool ok = scratch.empty() || allowBeneath(ruleset, scratch, fs | kRead);
+    if (!ok) error = "filesystem: cannot allow the scratch directory " + scratch + ": " + errnoText(errno);
     // Reads: a path that does not exist here is skipped; one given (the model) must be allowed.
     std::vector<std::string> readAllowed;
     for (const auto& path : readablePaths()) {
@@ -193,7 +195,6 @@ std::string applyLandlock(const std::string& scratch, const std::vector<std::str
             ok = false;
         }
     }
-    if (!ok) error = "filesystem: cannot allow the scratch directory " + scratch + ": " + errnoText(errno);
     for (const auto& d : writableDevices())
         if (ok && allowBeneath(ruleset, d, kFsWriteFile | (abi >= 3 ? kFsTruncate : 0)))
             devices += (devices.empty() ? "" : ", ") + d;
@@ -211,9 +212,9 @@ std::string applyLandlock(const std::string& scratch, const std::vector<std::str
     if (!ok) return {};
     std::string text = "landlock ABI " + std::to_string(abi) + ": writes only " +
                        (scratch.empty() ? std::string("to ") : "beneath " + scratch + " and to ") + devices;
-    text += "; reads only the model";
+    text += processes ? "; reads only" : "; reads only the model";
     for (const auto& path : readable) text += " " + path;
-    text += ", the scratch folder and the system's libraries, /proc, /sys, /dev and a few files of /etc (" +
+    text += std::string(processes && readable.empty() ? " " : ", ") + "the scratch folder and the system's libraries, /proc, /sys, /dev and a few files of /etc (" +
             std::to_string(readAllowed.size()) + " paths)";
     if (abi >= 4) text += "; TCP bind/connect refused";
     if (abi >= 6) text += "; no signals or abstract UNIX sockets outside the sandbox";
@@ -264,7 +265,9 @@ struct FilterBuilder {
     }
 };
 
-std::string applySeccomp(std::string& error) {
+// `processes`: the compiler's launcher, whose Python runs g++ and compile workers: execve, fork
+// and setting PR_SET_PDEATHSIG stay allowed.
+std::string applySeccomp(bool processes, std::string& error) {
     if (kNativeArch == 0) {
         error = "seccomp: no filter for this architecture: sockets, exec and fork are not confined";
         return {};
@@ -280,14 +283,16 @@ std::string applySeccomp(std::string& error) {
     f.code.push_back(BPF_STMT(BPF_RET | BPF_K, kEnosys));
     // No new programs and no new processes: threads only (clone with CLONE_THREAD; clone3's
     // flags are behind a pointer, so it answers ENOSYS and glibc falls back to clone).
-    f.deny(__NR_execve, kEperm);
-    f.deny(__NR_execveat, kEperm);
+    if (!processes) {
+        f.deny(__NR_execve, kEperm);
+        f.deny(__NR_execveat, kEperm);
 #ifdef __NR_fork
-    f.deny(__NR_fork, kEperm);
-    f.deny(__NR_vfork, kEperm);
+        f.deny(__NR_fork, kEperm);
+        f.deny(__NR_vfork, kEperm);
 #endif
-    f.deny(__NR_clone3, kEnosys);
-    f.argRule(__NR_clone, true, CLONE_THREAD, kEperm, true);
+        f.deny(__NR_clone3, kEnosys);
+        f.argRule(__NR_clone, true, CLONE_THREAD, kEperm, true);
+    }
     // Nothing reaches another process or undoes the sandbox.
     f.deny(__NR_ptrace, kEperm);
     f.deny(__NR_process_vm_readv, kEperm);
@@ -302,22 +307,27 @@ std::string applySeccomp(std::string& error) {
     f.deny(__NR_keyctl, kEperm);
     f.deny(__NR_add_key, kEperm);
     f.deny(__NR_request_key, kEperm);
-    f.argRule(__NR_prctl, false, PR_SET_PDEATHSIG, kEperm, false);  // it dies with its parent
-    // Metadata Landlock does not cover: mode, owner and times of files anywhere.
+    if (!processes) f.argRule(__NR_prctl, false, PR_SET_PDEATHSIG, kEperm, false);  // it dies with its parent
+    // Metadata Landlock does not cover: mode, owner and times of files anywhere. The compiler's
+    // launcher answers mode and time changes with success and changes nothing: Python's
+    // shutil.copy (Inductor copies its kernels' metadata) and the linker set modes on the files
+    // they write in their own folder, and a refusal there failed the compile; no file anywhere
+    // gets a new mode or time either way.
+    const std::uint32_t kModes = processes ? SECCOMP_RET_ERRNO | 0U : kEperm;
 #ifdef __NR_chmod
-    f.deny(__NR_chmod, kEperm);
+    f.deny(__NR_chmod, kModes);
     f.deny(__NR_chown, kEperm);
     f.deny(__NR_lchown, kEperm);
-    f.deny(__NR_utime, kEperm);
-    f.deny(__NR_utimes, kEperm);
-    f.deny(__NR_futimesat, kEperm);
+    f.deny(__NR_utime, kModes);
+    f.deny(__NR_utimes, kModes);
+    f.deny(__NR_futimesat, kModes);
 #endif
-    f.deny(__NR_fchmod, kEperm);
-    f.deny(__NR_fchmodat, kEperm);
-    f.deny(__NR_fchmodat2, kEperm);
+    f.deny(__NR_fchmod, kModes);
+    f.deny(__NR_fchmodat, kModes);
+    f.deny(__NR_fchmodat2, kModes);
     f.deny(__NR_fchown, kEperm);
     f.deny(__NR_fchownat, kEperm);
-    f.deny(__NR_utimensat, kEperm);
+    f.deny(__NR_utimensat, kModes);
     // Network: no socket but AF_UNIX, and no connect() at all (a path socket: X11, D-Bus, a
     // container runtime's), no io_uring (it can open sockets too).
     f.deny(__NR_io_uring_setup, kEperm);
@@ -329,6 +339,11 @@ std::string applySeccomp(std::string& error) {
         error = "seccomp: filter refused by the kernel: " + errnoText(errno);
         return {};
     }
+    if (processes)
+        return "seccomp filter on every thread and every process it starts: socket() refused (EACCES) "
+               "for every family but AF_UNIX, connect() and io_uring refused; no ptrace, no "
+               "process_vm_*, no namespaces or mounts, no chown, chmod and utimes answered without "
+               "changing anything (exec and fork allowed: the compiler runs g++)";
     return "seccomp filter on every thread: socket() refused (EACCES) for every family but "
            "AF_UNIX, connect() and io_uring refused; no execve, no fork (threads only), no ptrace, "
            "no process_vm_*, no namespaces or mounts, no chmod/chown/utimes, PR_SET_PDEATHSIG "
@@ -441,7 +456,7 @@ json applySandbox(SandboxOptions opts) {
     if (!error.empty()) errors.push_back(error);
     report["scratch"] = scratch.empty() ? json() : json(scratch);
     // $TMPDIR points there; the working directory stays (relative model paths keep working).
-    if (!scratch.empty()) setenv("TMPDIR", scratch.c_str(), 1);
+    if (!scratch.empty() && opts.setTmpdir) setenv("TMPDIR", scratch.c_str(), 1);
 #ifdef __linux__
     if (report["threads_at_start"].get<int>() > 1)
         errors.push_back("filesystem: " + report["threads_at_start"].dump() +
@@ -456,7 +471,7 @@ json applySandbox(SandboxOptions opts) {
         const auto canonical = std::filesystem::weakly_canonical(path, ec);
         readable.push_back(ec ? path : canonical.string());
     }
-    const std::string fs = applyLandlock(scratch, readable, error);
+    const std::string fs = applyLandlock(scratch, readable, opts.processes, error);
     if (!error.empty()) errors.push_back(error);
     report["filesystem"] = fs.empty() ? "not confined" : fs;
     report["readable"] = readable;
@@ -465,7 +480,7 @@ json applySandbox(SandboxOptions opts) {
     if (!error.empty()) errors.push_back(error);
     report["capabilities"] = caps.empty() ? "kept" : caps;
     error.clear();
-    const std::string net = applySeccomp(error);
+    const std::string net = applySeccomp(opts.processes, error);
     if (!error.empty()) errors.push_back(error);
     report["network"] = net.empty() ? "not confined" : net;
 #else
@@ -473,6 +488,42 @@ json applySandbox(SandboxOptions opts) {
 #endif
     gReport = report;
     return report;
+}
+
+int sandboxExec(SandboxOptions opts, const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        std::fprintf(stderr, "pitlane-worker --sandbox-exec: no program to run\n");
+        return 127;
+    }
+    const std::int64_t limit = opts.memoryLimitBytes == -1 ? defaultMemoryLimitBytes() : opts.memoryLimitBytes;
+    opts.memoryLimitBytes = 0;
+    opts.processes = true;
+    opts.setTmpdir = false;
+    json report = applySandbox(opts);
+    report["program"] = argv[0];
+    // Absolute: the program starts afresh, with none of this process's mappings (libtorch's).
+    report["memory_limit_bytes"] = nullptr;
+    if (limit > 0) {
+        struct rlimit rl {rlim_t(limit), rlim_t(limit)};
+        if (setrlimit(RLIMIT_DATA, &rl) == 0)
+            report["memory_limit_bytes"] = limit;
+        else
+            report["errors"].push_back("memory: setrlimit(RLIMIT_DATA, " + std::to_string(limit) +
+                                       ") failed: " + errnoText(errno));
+    }
+    const std::string line = json{{"sandbox", report}}.dump() + "\n";
+    for (std::size_t done = 0; done < line.size();) {
+        const ssize_t n = write(STDOUT_FILENO, line.data() + done, line.size() - done);
+        if (n <= 0 && errno != EINTR) break;
+        if (n > 0) done += std::size_t(n);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "pitlane-worker --sandbox-exec: cannot run %s: %s\n", argv[0].c_str(),
+                 errnoText(errno).c_str());
+    return 127;
 }
 
 json sandboxState() {

@@ -3,7 +3,8 @@
 // "aoti") gets its AOTInductor package (session/compile_step.h: one compiler at a time, cached;
 // arms with the same program, options and device share one compile). next() waits for it; Stop
 // kills the compiler; a compile that fails fails its arms alone (compile_failed). The arm's
-// workers then load the package, with the program's archive for its example inputs.
+// workers then load the package, with the program's archive for its example inputs. The compiler
+// runs confined by the arm's worker binary (pitlane-worker --sandbox-exec, compile_step.h).
 #include "pitlane/session/experiment_runner.h"
 
 #include "pitlane/session/compile_step.h"
@@ -42,13 +43,19 @@ bool ExperimentRunner::compileArms() {
     }
     std::vector<CompileJob> jobs = compileJobs(preset, sha, pending);
     if (jobs.empty()) return false;
-    compiler_ = std::make_unique<CompileStep>(CompileStep::fromEnvironment(QCoreApplication::applicationDirPath()));
+    CompileStep::Options compileOptions = CompileStep::fromEnvironment(QCoreApplication::applicationDirPath());
+    compileOptions.launcher = options_.workerPath;  // confines the compiler (--sandbox-exec)
+    compiler_ = std::make_unique<CompileStep>(std::move(compileOptions));
     connect(compiler_.get(), &CompileStep::jobStarted, this, [this](int job) {
         for (int arm : compiler_->jobs()[std::size_t(job)].arms) setPhase(arm, ArmPhase::Compiling);
         const auto& j = compiler_->jobs()[std::size_t(job)];
         emit logMessage(j.arms.front(), QStringLiteral("info"),
                         QStringLiteral("compiling %1 with AOTInductor (%2)")
                             .arg(QFileInfo(j.program).fileName(), canonicalOptionsJson(j.options)));
+    });
+    connect(compiler_.get(), &CompileStep::jobNote, this, [this](int job, const QString& level, const QString& text) {
+        for (int arm : compiler_->jobs()[std::size_t(job)].arms)
+            emit logMessage(arm, level, QString::fromStdString(result_.arms[std::size_t(arm)].name + ": ") + text);
     });
     connect(compiler_.get(), &CompileStep::jobDone, this, [this](int job, const R::CompileInfo& info) {
         for (int arm : compiler_->jobs()[std::size_t(job)].arms) {

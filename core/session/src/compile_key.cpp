@@ -89,6 +89,13 @@ CompileAnswer parseCompileOutput(const QByteArray& stdoutBytes) {
         };
         if (j.contains("error")) a.error = j["error"].is_string() ? text("error") : QString::fromStdString(j["error"].dump());
         if (j.contains("torch")) a.torch = text("torch");
+        if (j.contains("sandbox") && j["sandbox"].is_object()) {
+            a.sandboxed = true;
+            const json& errors = j["sandbox"].value("errors", json::array());
+            for (const auto& e : errors)
+                a.sandboxErrors << (e.is_string() ? QString::fromStdString(e.get<std::string>()) : QString::fromStdString(e.dump()));
+            continue;
+        }
         if (!j.contains("stage")) continue;
         a.stage = text("stage");
         if (a.stage == QLatin1String("done")) {
@@ -127,6 +134,24 @@ QString compileFailure(const CompileAnswer& a, int exitCode, bool crashed, const
                            .arg(python, how, last));
 }
 
+QStringList compilerReadable(const QString& python, const QString& script, const QString& program,
+                             const QProcessEnvironment& env) {
+    QStringList paths{program, script};
+    // bin/python's folder above: a venv (pyvenv.cfg, site-packages); then the interpreter it is
+    // a link to (/usr/bin/python3.11: /usr; a uv or conda Python: its own folder).
+    for (const QString& exe : {QFileInfo(python).absoluteFilePath(), QFileInfo(python).canonicalFilePath()}) {
+        if (exe.isEmpty()) continue;
+        const QString prefix = QFileInfo(QFileInfo(exe).absolutePath()).absolutePath();
+        if (prefix != QLatin1String("/")) paths << prefix;
+    }
+    for (const QString& p : env.value(QStringLiteral("PYTHONPATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts))
+        if (QFileInfo(p).absoluteFilePath() != QLatin1String("/")) paths << QFileInfo(p).absoluteFilePath();
+    QStringList out;
+    for (const QString& p : paths)
+        if (!p.isEmpty() && QFileInfo::exists(p) && !out.contains(p)) out << p;
+    return out;
+}
+
 std::vector<CompileJob> compileJobs(const spec::Preset& preset, const std::vector<std::string>& sha256,
                                     const std::vector<bool>& pending) {
     std::vector<CompileJob> jobs;
@@ -143,7 +168,7 @@ std::vector<CompileJob> compileJobs(const spec::Preset& preset, const std::vecto
         };
         auto it = std::find_if(jobs.begin(), jobs.end(), same);
         if (it == jobs.end()) {
-            CompileJob job{program, sha, arm.knobs.inductor, arm.knobs.device, {}, {}};
+            CompileJob job{program, sha, arm.knobs.inductor, arm.knobs.device, {}, {}, false};
             const spec::ModelFormat f = spec::readModelFormat(path);
             for (const char* key : {"batch", "input"})
                 if (f.metadata.count(key)) job.metadata[key] = f.metadata.at(key);
@@ -151,6 +176,7 @@ std::vector<CompileJob> compileJobs(const spec::Preset& preset, const std::vecto
             it = jobs.end() - 1;
         }
         it->arms.push_back(int(i));
+        it->sandbox = it->sandbox || arm.knobs.sandbox == spec::Sandbox::On;
     }
     return jobs;
 }

@@ -151,8 +151,10 @@ void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelForma
         errors.emplace_back(where, prefix + "." + knob, reason);
     };
     if (f.format == kFormatExported) return checkExportedKnobs(k, knobsJson, f, refuse);
-    if (k.compile != Compile::None) refuse("compile", knobNotForFormat("compile", f.format));
-    if (k.inductor != InductorOptions{}) refuse("inductor", knobNotForFormat("inductor", f.format));
+    // A file that is not recognised says why (a damaged or hostile archive: which entry).
+    const std::string why = f.format.empty() && !f.message.empty() ? " (" + f.message + ")" : std::string();
+    if (k.compile != Compile::None) refuse("compile", knobNotForFormat("compile", f.format) + why);
+    if (k.inductor != InductorOptions{}) refuse("inductor", knobNotForFormat("inductor", f.format) + why);
     if (f.format != kFormatAoti) return;
     const std::string pkg = "an AOTInductor package is a compiled, frozen, inference-only graph: ";
     if (k.mode != Mode::Eval) refuse("mode", pkg + "mode \"" + choiceName(k.mode) + "\" cannot apply (it was exported in eval mode; leave mode out or write \"eval\")");

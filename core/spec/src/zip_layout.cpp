@@ -152,6 +152,13 @@ std::size_t centralEntry(const unsigned char* p, std::size_t n, std::size_t inde
     zip64Sizes(p + kCentralSize + nameLen, extraLen, e, true, entry);
     if (e.name.empty() || e.name.find('\0') != std::string::npos)
         damaged(where + ": empty name or a NUL byte in it");
+    // A name that climbs out of the folder it is extracted into (AOTInductor packages are
+    // extracted to a temporary folder): torch never writes one.
+    if (e.name.front() == '/' || e.name.find('\\') != std::string::npos || e.name == ".." ||
+        e.name.rfind("../", 0) == 0 || e.name.find("/../") != std::string::npos ||
+        (e.name.size() >= 3 && e.name.compare(e.name.size() - 3, 3, "/..") == 0))
+        damaged(entry + ": a path that leaves the archive's folder (a leading /, a \"..\" part or a "
+                        "backslash); torch never writes one");
     if (e.flags & 1) damaged(entry + ": encrypted");
     if (e.method != 0 && e.method != 8)
         damaged(entry + ": compression method " + std::to_string(e.method) +

@@ -24,6 +24,11 @@
 // What took effect is read back, never assumed: /proc/self/status (NoNewPrivs, Seccomp),
 // getrlimit, and harmless probes (an unnamed O_TMPFILE beside the scratch directory and inside
 // it, an AF_INET socket opened and closed). No Qt, no torch.
+//
+// The compile step (session/compile_step.h) runs its Python through the same code:
+// `pitlane-worker --sandbox-exec --write DIR [--read PATH]... [--memory-limit-mb N] -- PROGRAM
+// ARGS...` applies this sandbox with `processes` on, says what took effect as one JSON line
+// {"sandbox": report} on stdout, and execs PROGRAM (sandboxExec).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -37,6 +42,11 @@ struct SandboxOptions {
     std::string scratch;                // the only writable folder; empty: none at all
     std::int64_t memoryLimitBytes = 0;  // 0: none; -1: the default (75 % of physical memory)
     std::vector<std::string> readable;  // files (the model) readable besides the system's
+    // The compiler's launcher (pitlane-worker --sandbox-exec): new programs and processes are
+    // allowed (Python runs g++ and Inductor's compile workers), and PR_SET_PDEATHSIG may be set;
+    // the rest (Landlock, sockets, capabilities, no_new_privs) is the worker's.
+    bool processes = false;
+    bool setTmpdir = true;  // $TMPDIR := scratch (the launcher keeps the one it was given)
 };
 
 // Applies `opts` to this process; call it first thing in main(), before any thread exists.
@@ -48,6 +58,11 @@ nlohmann::json applySandbox(SandboxOptions opts);
 // The report of applySandbox (null before it ran), with a fresh read-back ("read_back": probes
 // and /proc/self/status) — what `applied.sandbox` carries.
 nlohmann::json sandboxState();
+
+// The launcher: applies `opts` (processes on, $TMPDIR kept), then RLIMIT_DATA = `memoryLimitBytes`
+// (absolute: the program starts afresh; 0 none), writes {"sandbox": report} on stdout and execs
+// argv[0] with argv. Returns only on failure: the exit code (127), the reason on stderr.
+int sandboxExec(SandboxOptions opts, const std::vector<std::string>& argv);
 
 // The default memory limit: 75 % of MemTotal from /proc/meminfo (0 when unknown).
 std::int64_t defaultMemoryLimitBytes();

@@ -8,6 +8,14 @@
 //
 // The pure pieces (key, cache folder, what the script said) are unit-tested in tests/session;
 // CompileStep runs the script, one QProcess at a time, never blocking the event loop.
+//
+// The compiler is confined like the worker (engine/sandbox.h): the Python runs under
+// `pitlane-worker --sandbox-exec`, which writes only the compile's own folder
+// (<cache>/work/<key>.<pid>: the package, Inductor's cache, $TMPDIR), reads only the program, the
+// script, the Python's own folders and the system's libraries and toolchain, and opens no socket
+// but AF_UNIX (no connect()). The session, not the compiler, copies the package into the cache
+// and records its SHA-256 beside it; every use checks it (a mismatch or a missing record: the
+// entry is removed and compiled again, and the arm's log says so).
 #include "pitlane/results/compile_info.h"
 #include "pitlane/spec/preset.h"
 
@@ -55,6 +63,10 @@ struct CompileAnswer {
     QString package, torch;
     QString error;       // the script's {"error": ...}
     int malformed = 0;   // lines that were not a JSON object
+    // The launcher's {"sandbox": report} (pitlane-worker --sandbox-exec): it ran confined, and
+    // what could not be applied (its "errors").
+    bool sandboxed = false;
+    QStringList sandboxErrors;
 };
 CompileAnswer parseCompileOutput(const QByteArray& stdoutBytes);
 // One or two lines (at most 400 characters) of `text`: its first non-empty lines.
@@ -73,7 +85,14 @@ struct CompileJob {
     std::string device = "cpu";
     std::map<std::string, std::string> metadata;  // the program's (batch, input) for the package
     std::vector<int> arms;
+    bool sandbox = true;  // confined unless every arm it serves has the knob sandbox off
 };
+
+// What the confined compiler may read besides the system's libraries (engine/sandbox.h): the
+// program, the script, the Python's environment (the folder above its bin/: a venv; and the same
+// for the interpreter it links to, "/" never) and $PYTHONPATH's folders; those that exist.
+QStringList compilerReadable(const QString& python, const QString& script, const QString& program,
+                             const QProcessEnvironment& env);
 // Arms that measure the same program with the same options on the same device share one job.
 std::vector<CompileJob> compileJobs(const spec::Preset& preset, const std::vector<std::string>& sha256,
                                     const std::vector<bool>& pending);
@@ -86,6 +105,7 @@ public:
     struct Options {
         QString python, script, cacheDir;
         QByteArray cpuinfo;  // /proc/cpuinfo (compileTarget)
+        QString launcher;    // pitlane-worker: the Python runs confined (--sandbox-exec); "": it cannot
     };
     // The options from the environment: projectPython, compileScript, compileCacheDir.
     static Options fromEnvironment(const QString& appDir);
@@ -101,6 +121,9 @@ public:
 
 signals:
     void jobStarted(int job);  // compiling (not emitted for a cache hit)
+    // Something the arms' logs should say ("warning": a tampered cache entry compiled again, a
+    // sandbox part that could not be applied).
+    void jobNote(int job, const QString& level, const QString& text);
     void jobDone(int job, const pitlane::results::CompileInfo& info);
     void jobFailed(int job, const QString& reason);
     void finished();
@@ -113,8 +136,14 @@ private:
     void runCompiler(int job);
     void compilerEnded(int exitCode, bool crashed);
     void failAll(const QString& reason);
-    QProcess* newProcess();
+    QProcess* newProcess(const QString& workDir);
+    // Starts the Python with `args`, confined to write only `writable` when `sandbox`.
+    void startPython(const QStringList& args, const QString& writable, const QStringList& readable, bool sandbox,
+                     bool cpuMemoryLimit);
     QString packagePath(int job) const;
+    QString workDir(int job) const;  // <cache>/work/<key>.<this process's pid>
+    void removeStaleWork() const;
+    void noteSandbox(int job, const CompileAnswer& a);
 
     Options options_;
     std::vector<CompileJob> jobs_;
@@ -125,6 +154,7 @@ private:
     QStringList stderrTail_;
     QElapsedTimer clock_;
     bool cancelled_ = false;
+    qint64 pid_ = 0;  // the compiler's (its process group)
 };
 
 }  // namespace pitlane::session
