@@ -48,6 +48,9 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     plan_ = new QLabel(this);
     plan_->setObjectName(QStringLiteral("runPlan"));
     plan_->setWordWrap(true);
+    // One line at most: the plots below keep their height at 1366x768 however long the plan is
+    // (gui_newcomer); the whole plan is in the tooltip and in pitlane-cli's output.
+    plan_->setMaximumHeight(plan_->fontMetrics().lineSpacing() + 2);
     plan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     grid_->addWidget(plan_, kPlanRow, 0, 1, int(headers.size()));
     clockTimer_.setInterval(250);
@@ -120,7 +123,8 @@ void RunStatusPanel::beginRun() {
     const auto& result = runner_->result();
     setServingHeader(result.preset.serving.enabled);
     plan_->setText(QString::fromStdString(session::planText(session::measurementPlan(result.preset))));
-    plan_->setToolTip(tr("measured iterations per arm as planned: replication adds rounds of fresh "
+    plan_->setToolTip(plan_->text() + QStringLiteral("\n\n") +
+                      tr("measured iterations per arm as planned: replication adds rounds of fresh "
                          "processes, up to run.max_processes, while a comparison is inconclusive; "
                          "adaptive stopping adds rounds until its target or time cap"));
     for (std::size_t i = 0; i < result.arms.size(); ++i) {
@@ -140,6 +144,7 @@ void RunStatusPanel::showRun(const results::RunResult& run) {
     const auto& rep = run.replication;
     plan_->setText(rep.is_object() && rep.contains("plan") ? QString::fromStdString(rep.value("plan", std::string()))
                                                            : QString());
+    plan_->setToolTip(plan_->text());
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& a = run.arms[i];
         addRow(int(i), QString::fromStdString(a.name));
