@@ -167,8 +167,10 @@ TEST(RemainingTime, TakesTheTimeSpentOffTheTaskUnderWay) {
 }
 
 // An added round starts its processes with it: its set-up is priced with the added rounds'
-// measured set-up, else with the longest set-up alone (500, round 0's, a start included) rather
-// than a planned round's concurrent one, whose processes were started ahead.
+// measured set-up, else with the loads (the shortest set-up alone, 300) and its share of round
+// 0's start of every process (the longest less the shortest, 200: all of it with share 1, a
+// quarter with 1/4), rather than a planned round's concurrent one, whose processes were
+// started ahead.
 TEST(RemainingTime, AnAddedRoundsSetUpIncludesItsProcessStart) {
     const auto p = preset(2, 60, 10);
     auto c = costs();
@@ -183,6 +185,8 @@ TEST(RemainingTime, AnAddedRoundsSetUpIncludesItsProcessStart) {
     c.concurrentConfigureMs = 200;
     in.pending = S::planRound(p, 3, 6, {10, 10}, false, 6);
     EXPECT_DOUBLE_EQ(S::estimateRemaining(in, c).lowMs, 500 + 15 + 60);
+    c.addedStartShare = 1.0 / 4;
+    EXPECT_DOUBLE_EQ(S::estimateRemaining(in, c).lowMs, 350 + 15 + 60);
     c.addedConfigureMs = 900;
     EXPECT_DOUBLE_EQ(S::estimateRemaining(in, c).lowMs, 900 + 15 + 60);
 }

@@ -175,7 +175,12 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     nextBlock_ = int(maxSweep) * blocksPerPoint_;
     rounds_ = 0;
     measureClock_.invalidate();
-    costLog_ = CostLog(int(preset.arms.size()), preset.serving.enabled ? -1 : processes);
+    // Round 0 starts the processes of the planned rounds ahead (replicate_rounds.cpp, at most
+    // 16); an added round starts its own: that share of round 0's start prices its set-up.
+    int perRound = 0;
+    for (const auto& a : preset.arms) perRound += a.knobs.workers;
+    const int aheadRounds = std::max(1, std::min(processes, 16 / std::max(1, perRound)));
+    costLog_ = CostLog(int(preset.arms.size()), preset.serving.enabled ? -1 : processes, 1.0 / aheadRounds);
     groupStartMs_ = decisionStartMs_ = -1;
     replicationOver_ = false;
     // What will be measured, said before it is (run_plan.h); what was is added at finalize().

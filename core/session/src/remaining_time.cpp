@@ -72,8 +72,9 @@ bool cost(const std::vector<Task>& tasks, double elapsedFirst, const ObservedCos
             double measured = t.kind == Task::Configure ? c.concurrentConfigureMs : c.concurrentWarmupMs;
             if (t.kind == Task::Configure && added)  // processes started with the round
                 measured = c.addedConfigureMs >= 0 ? c.addedConfigureMs
-                           : priced               ? std::max(longest, c.concurrentConfigureMs)
-                                                  : -1;
+                           : priced ? std::max(shortest + (longest - shortest) * c.addedStartShare,
+                                               c.concurrentConfigureMs)
+                                    : -1;
             if (measured >= 0)
                 group = measured;
             else if (priced && t.kind == Task::Configure && !added)
@@ -100,9 +101,9 @@ bool cost(const std::vector<Task>& tasks, double elapsedFirst, const ObservedCos
 }
 }  // namespace
 
-CostLog::CostLog(int arms, int addedFromRound)
+CostLog::CostLog(int arms, int addedFromRound, double addedStartShare)
     : block_(std::size_t(std::max(0, arms))), warmup_(block_.size()), configure_(block_.size()),
-      addedFrom_(addedFromRound) {}
+      addedFrom_(addedFromRound), addedStartShare_(addedStartShare) {}
 
 void CostLog::record(const std::vector<Task>& group, double ms) {
     if (group.empty() || ms < 0) return;
@@ -150,6 +151,7 @@ ObservedCosts CostLog::costs() const {
     c.concurrentConfigureMs = concurrentConfigure_.get();
     c.addedConfigureMs = addedConfigure_.get();
     c.addedFromRound = addedFrom_;
+    c.addedStartShare = addedStartShare_;
     c.concurrentWarmupMs = concurrentWarmup_.get();
     c.analysisMsPerSample = analysis_.get();
     return c;

@@ -26,6 +26,11 @@ struct ObservedCosts {
     // which includes a start) from round `addedFromRound` on (< 0: no such rounds).
     double addedConfigureMs = -1;
     int addedFromRound = -1;
+    // Before an added round's set-up is measured: round 0's set-ups alone are its loads (the
+    // shortest) plus, for the first, the start of every process started ahead; an added round
+    // starts this share of them (its processes / those started ahead in round 0), and a start
+    // on a machine with fewer cores than processes takes time in proportion to how many start.
+    double addedStartShare = 1;
     double concurrentWarmupMs = -1;       // ... and its warmups at once (mean)
     // A replication decision's bootstraps per sample compared (mean of ms / samples); < 0: not
     // measured yet (analysisMs then uses kAnalysisPrior*). The verdict's analysis at the end of
@@ -46,7 +51,7 @@ class CostLog {
 public:
     // Rounds from `addedFromRound` on were added (replication, adaptive stopping): their set-up
     // is logged apart (-1: none are).
-    explicit CostLog(int arms = 0, int addedFromRound = -1);
+    explicit CostLog(int arms = 0, int addedFromRound = -1, double addedStartShare = 1);
     // A group of tasks sent together and finished after `ms` (blocks: one arm's; set-up and
     // warmup: one arm's, or every arm's at once when concurrent).
     void record(const std::vector<Task>& group, double ms);
@@ -62,6 +67,7 @@ private:
     std::vector<Mean> block_, warmup_, configure_;
     Mean concurrentConfigure_, addedConfigure_, concurrentWarmup_, analysis_;
     int addedFrom_ = -1;
+    double addedStartShare_ = 1;
 };
 
 struct RemainingTime {
