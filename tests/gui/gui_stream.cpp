@@ -2,6 +2,10 @@
 // with two real workers on the tiny_probe test model (x * 2, a few microseconds per forward, so
 // the stream is limited by the pipeline, not by the model). A 10 ms heartbeat timer measures the
 // event loop: any refresh, parse or replot that blocks the UI thread shows up as a long gap.
+// What is asserted is what the window controls, in its UI thread's own CPU time: how long it is
+// busy at once, and how many samples per second of that time it handles. The rate the stream
+// reached in wall-clock time is logged: it is the workers' and the machine's load as much as the
+// window's (bench/gui_stream.sh measures it; docs/PERFORMANCE.md).
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -10,6 +14,8 @@
 #include "pitlane/widgets/plots/latency_timeline_plot.h"
 #include "pitlane/widgets/plots/plot_panel.h"
 #include "stream_probe.h"
+
+#include <time.h>
 
 using namespace pitlane;
 using json = nlohmann::json;
@@ -43,6 +49,13 @@ json tinyPreset(int iters, int blockIters) {
             {"arms", {{{"name", "A"}, {"knobs", knobs}}, {{"name", "B"}, {"knobs", knobs}}}}};
 }
 
+// CPU time of the calling (UI) thread, in seconds.
+double uiThreadCpuSeconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
 std::size_t samplesOf(const results::RunResult& r) {
     std::size_t n = 0;
     for (const auto& a : r.arms) n += a.samples.size();
@@ -74,21 +87,33 @@ private slots:
 
         // The heartbeat `pitlane --run` uses with PITLANE_STREAM_PROBE=1 (bench/gui_stream.sh).
         app::StreamProbe probe(&w);
+        const double cpu0 = uiThreadCpuSeconds();
         QVERIFY(w.startRun());
         probe.start();
         QVERIFY(finished.wait(90000));
         probe.stop();
+        const double uiCpu = uiThreadCpuSeconds() - cpu0;
 
         const auto& result = w.runner()->result();
         const std::size_t total = samplesOf(result);
         QCOMPARE(total, std::size_t(2 * kIters));
         QCOMPARE(probe.samples(), total);
         QVERIFY(probe.ticks() > 0);
+        // Samples per second of the UI thread's CPU time over the whole run (its start, the
+        // stream, the verdict and the end included): the rate the window could follow with one
+        // core to itself. The wall-clock rate is logged only: it was 206-210 k samples/s at load
+        // 1.9-2.9 on 2 cores and 38-115 k at load 4.2-4.9 (docs/PERFORMANCE.md); it falls with
+        // the load and the workers' pace, which the window does not control.
         const double rate = probe.samplesPerSecond();
-        qInfo("%s; %d plot refreshes", qPrintable(probe.summary()), w.plotPanel()->refreshCount());
+        const double uiRate = uiCpu > 0 ? double(total) / uiCpu : 0.0;
+        qInfo("%s; %d plot refreshes; UI thread %.2f s of CPU: %.0f samples per CPU second",
+              qPrintable(probe.summary()), w.plotPanel()->refreshCount(), uiCpu, uiRate);
 
-        QVERIFY2(rate >= kRequiredRate,
-                 qPrintable(QStringLiteral("the stream ran at %1 samples/s only").arg(rate)));
+        QVERIFY2(uiRate >= kRequiredRate,
+                 qPrintable(QStringLiteral("the window handles %1 samples per second of its UI "
+                                           "thread's CPU time only (the stream ran at %2/s)")
+                                .arg(uiRate, 0, 'f', 0)
+                                .arg(rate, 0, 'f', 0)));
         QVERIFY2(probe.maxBusyMs() < kMaxBusyMs,
                  qPrintable(QStringLiteral("the UI thread was busy %1 ms at once during the stream")
                                 .arg(probe.maxBusyMs())));

@@ -139,7 +139,9 @@ TEST(Serving, BatchesFollowTheRuleOnTheDocumentedArrivals) {
               << " batches (" << multi << " of several), dispatch later than the rule by median "
               << lateMedian << " ms, max " << *std::max_element(lateMs.begin(), lateMs.end())
               << " ms\n";
-    // A loose bound (tests run side by side on 2 cores): the measured medians are 0.1 us.
+    // A loose bound (tests run side by side on 2 cores): the measured medians are 0.1 us on a
+    // quiet AMD EPYC and 0.25 us with four busy loops on its 2 cores (the max then 12 ms, a time
+    // slice): most batches start when the previous one ends, while the worker holds the CPU.
     EXPECT_LT(lateMedian, 2.0) << "the batcher wakes late";
     ASSERT_TRUE(w.quit());
 }

@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <sys/stat.h>
+#include <time.h>
 
 namespace pitlane::test {
 namespace {
@@ -25,6 +26,13 @@ using nlohmann::json;
 std::string modelDir() {
     const char* d = std::getenv("PITLANE_MODEL_DIR");
     return d ? d : "build/bin/models";
+}
+
+// CPU time of the calling thread (user and system), in seconds.
+double threadCpuSeconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 
 std::string run(const std::string& command) {
@@ -123,14 +131,22 @@ TEST(ModelFileBundled, EveryBundledModelPassesWithSha256sumsDigest) {
     for (const char* name : {"mlp", "lstm", "transformer", "mobilenet_v3_small", "resnet18"}) {
         const std::string path = modelDir() + "/" + name + ".pt";
         const auto t0 = std::chrono::steady_clock::now();
+        const double cpu0 = threadCpuSeconds();
         const auto r = spec::checkModelFile(path);
+        const double cpu = threadCpuSeconds() - cpu0;
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         EXPECT_TRUE(r.ok) << r.message;
         EXPECT_EQ(r.sha256, run("sha256sum " + path).substr(0, 64)) << name;
         EXPECT_EQ(r.bytes, fs::file_size(path));
-        // resnet18 is 45 MB: one streamed pass, well under a second.
-        EXPECT_LT(s, 1.0) << name;
-        std::printf("%s: %.0f ms, %d entries\n", name, s * 1000, r.entries);
+        // resnet18 is 45 MB: one streamed pass. The bound is on this thread's CPU time, which
+        // the machine's load and a cold page cache do not stretch (the wall time, printed, is
+        // theirs). On an AMD EPYC, this check took 57-67 ms of CPU with the SHA extensions, and
+        // coreutils' sha256sum (portable code) 0.22 s for the same file: a CPU without the
+        // extensions stays well under the bound, which catches gross regressions only (reading
+        // the file byte by byte, hashing it several times).
+        EXPECT_LT(cpu, 1.0) << name;
+        std::printf("%s: %.0f ms (%.0f ms of CPU), %d entries\n", name, s * 1000, cpu * 1000,
+                    r.entries);
     }
 }
 
