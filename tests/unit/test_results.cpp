@@ -344,6 +344,31 @@ TEST(Processes, DisagreeingProcessesAreExplainedByTheirPageFaults) {
     EXPECT_NE(w[1].find("21 minor page faults per iteration"), std::string::npos) << w[1];
 }
 
+// jemalloc with both decays off gives no page back: its faults are first touches while its
+// footprint grows (docs/KNOBS.md), not memory handed back every iteration; with decay on it may
+// hand pages back, and the warning says so.
+TEST(Processes, JemallocKeepingItsPagesIsNotSaidToHandThemBack) {
+    auto arm = replicatedArm(0, 1.0, 20);  // 20 faults per iteration in every process
+    for (auto& p : arm.processes) p.minor_faults = 20 * 20;
+    arm.applied.allocator = "jemalloc";
+    arm.applied.extra["allocator_options"] = {{"opt.dirty_decay_ms", -1}, {"opt.muzzy_decay_ms", -1}};
+    auto w = R::processWarnings(arm);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].rfind("A: 20 minor page faults per iteration: jemalloc gives no page back here "
+                         "(dirty_decay_ms and muzzy_decay_ms -1), so these are pages it used for "
+                         "the first time: its footprint was still growing",
+                         0),
+              0u)
+        << w[0];
+    EXPECT_NE(w[0].find("raise run.warmup_iters, or compare allocators as arms"), std::string::npos) << w[0];
+    EXPECT_EQ(w[0].find("returns memory to the OS"), std::string::npos) << w[0];
+
+    arm.applied.extra["allocator_options"]["opt.dirty_decay_ms"] = 10000;  // jemalloc's default
+    w = R::processWarnings(arm);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("the allocator returns memory to the OS every iteration"), std::string::npos) << w[0];
+}
+
 TEST(Processes, DisagreementWithoutAFaultDifferenceSaysSo) {
     const auto w = R::processWarnings(replicatedArm(1, 1.5, 1));
     ASSERT_EQ(w.size(), 1u);

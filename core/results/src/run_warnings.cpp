@@ -100,7 +100,25 @@ std::vector<std::string> processWarnings(const ArmResult& arm) {
         }
     }
     const double minor = minorFaultsPerIter(arm);
-    if (minor >= kFaultsPerIterWarn)
+    // jemalloc with both decays off (Pitlane's MALLOC_CONF) gives no page back: its faults are
+    // pages it uses for the first time, while its footprint grows (docs/KNOBS.md, "jemalloc's
+    // page faults": 13-91 per iteration in a fresh process's first few hundred forwards on an
+    // AMD EPYC, none later).
+    const json& jemallocOptions = arm.applied.extraField("allocator_options");
+    const bool keepsPages =
+        spec::readBackOf(arm.applied.allocator, spec::Allocator::System) == spec::Allocator::Jemalloc &&
+        jemallocOptions.is_object() && jemallocOptions.value("opt.dirty_decay_ms", 0) == -1 &&
+        jemallocOptions.value("opt.muzzy_decay_ms", 0) == -1;
+    if (minor >= kFaultsPerIterWarn && keepsPages)
+        out.push_back(arm.name + fmt(": %.0f minor page faults per iteration: jemalloc gives no "
+                                     "page back here (dirty_decay_ms and muzzy_decay_ms -1), so "
+                                     "these are pages it used for the first time: its footprint "
+                                     "was still growing, as it can over a fresh process's first "
+                                     "few hundred iterations (kernel time inside the "
+                                     "measurement). What to do: raise run.warmup_iters, or ",
+                                     minor) +
+                      tryAllocator + ".");
+    else if (minor >= kFaultsPerIterWarn)
         out.push_back(arm.name + fmt(": %.0f minor page faults per iteration: the allocator returns "
                                      "memory to the OS every iteration and faults it in again "
                                      "(kernel time inside the measurement). What to do: ",
