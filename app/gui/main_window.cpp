@@ -170,7 +170,11 @@ QWidget* MainWindow::buildResultsTabs() {
     auto* verdictPage = new QWidget;
     lesson_ = new W::LessonPanel(verdictPage);
     lesson_->setObjectName(QStringLiteral("lessonPanel"));
-    verdictLine_ = new W::WrappingLabel(verdictPage);
+    // At most three lines tall (then it scrolls): the plots above keep their height however long
+    // the verdict's caveats and notes run.
+    auto* verdictArea = new W::CappedLabel(3, verdictPage);
+    verdictArea->setObjectName(QStringLiteral("verdictArea"));
+    verdictLine_ = verdictArea->label();
     verdictLine_->setObjectName(QStringLiteral("verdictLine"));
     verdictLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     comparisonView_ = new QTableView(verdictPage);
@@ -179,6 +183,11 @@ QWidget* MainWindow::buildResultsTabs() {
     comparisonView_->verticalHeader()->hide();
     comparisonView_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     comparisonView_->horizontalHeader()->setStretchLastSection(true);
+    // Its header and one row at least (a scroll area's default minimum is 70 px): on a short
+    // screen the plots above need those pixels more, and the rows scroll.
+    comparisonView_->setMinimumHeight(comparisonView_->horizontalHeader()->sizeHint().height() +
+                                      comparisonView_->verticalHeader()->defaultSectionSize() +
+                                      2 * comparisonView_->frameWidth());
     comparisonView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     comparisonView_->setWordWrap(false);
     // Numbers fit their contents; the verdict takes the rest (re-applied: a reset forgets it).
@@ -193,7 +202,7 @@ QWidget* MainWindow::buildResultsTabs() {
     auto* verdictLayout = new QVBoxLayout(verdictPage);
     verdictLayout->setContentsMargins(2, 2, 2, 2);
     verdictLayout->addWidget(lesson_);
-    verdictLayout->addWidget(verdictLine_);
+    verdictLayout->addWidget(verdictArea);
     verdictLayout->addWidget(comparisonView_, 1);
     resultsTabs_->addTab(verdictPage, tr("Verdict"));
 

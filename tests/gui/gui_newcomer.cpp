@@ -9,6 +9,7 @@
 #include "gui_test_support.h"
 
 #include "main_window.h"
+#include "pitlane/widgets/common/wrapping_label.h"
 #include "pitlane/widgets/setup/arm_editor.h"
 #include "pitlane/widgets/results/comparison_table_model.h"
 #include "pitlane/widgets/setup/knob_form.h"
@@ -261,6 +262,27 @@ private slots:
                                                         .arg(size.width())
                                                         .arg(size.height())
                                                         .arg(problems.join(QStringLiteral("; ")))));
+        }
+        // On a loaded machine the verdict runs long (caveats, the rounds added and why, compile
+        // lines): eight lines of it took the plots' height in CI. It scrolls past five lines, and
+        // the window reads whole with twelve.
+        {
+            auto* line = w.findChild<widgets::WrappingLabel*>(QStringLiteral("verdictLine"));
+            auto* area = w.findChild<widgets::CappedLabel*>(QStringLiteral("verdictArea"));
+            QVERIFY(line && area);
+            const QString shown = line->text();
+            QStringList many;
+            for (int i = 0; i < 12; ++i)
+                many << QStringLiteral("line %1 of a verdict a loaded machine made long: the rounds "
+                                       "added, because the processes disagreed, and every caveat")
+                            .arg(i + 1);
+            line->setWrappedText(many.join(QStringLiteral("<br>")));
+            const QStringList problems = layoutProblems(w, QSize(1366, 708));
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+            QVERIFY2(area->height() <= 3 * line->fontMetrics().lineSpacing() + 2 * area->frameWidth() &&
+                         area->height() >= 2 * line->fontMetrics().lineSpacing(),
+                     qPrintable(QStringLiteral("the verdict area is %1 px").arg(area->height())));
+            line->setWrappedText(shown);
         }
 
         // The reports a newcomer sends on: HTML and Markdown, naming their model.

@@ -1,5 +1,7 @@
 #include "pitlane/widgets/common/wrapping_label.h"
 
+#include <algorithm>
+
 namespace pitlane::widgets {
 
 WrappingLabel::WrappingLabel(QWidget* parent) : QLabel(parent) {
@@ -40,7 +42,45 @@ void WrappingLabel::fitHeight() {
         setMinimumHeight(0);
         h = heightForWidth(width());
     }
-    if (h >= 0 && h != minimumHeight()) setMinimumHeight(h);
+    if (h >= 0 && h != minimumHeight()) {
+        setMinimumHeight(h);
+        emit heightFitted();
+    }
+}
+
+CappedLabel::CappedLabel(int maxLines, QWidget* parent)
+    : QScrollArea(parent), label_(new WrappingLabel), maxLines_(std::max(maxLines, 1)) {
+    setWidget(label_);
+    setWidgetResizable(true);
+    setFrameShape(QFrame::NoFrame);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    label_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    connect(label_, &WrappingLabel::heightFitted, this, [this] {
+        // The label is the text's height; the area is that up to its cap.
+        setFixedHeight(cappedHeight());
+        updateGeometry();
+    });
+    setFixedHeight(0);
+}
+
+void CappedLabel::setWrappedText(const QString& text) {
+    label_->setWrappedText(text);
+    setFixedHeight(cappedHeight());
+}
+
+int CappedLabel::cappedHeight() const {
+    if (label_->text().isEmpty()) return 0;
+    const int cap = maxLines_ * label_->fontMetrics().lineSpacing() + 2 * frameWidth();
+    return std::min(label_->minimumHeight() + 2 * frameWidth(), cap);
+}
+
+QSize CappedLabel::sizeHint() const {
+    return {QScrollArea::sizeHint().width(), cappedHeight()};
+}
+
+QSize CappedLabel::minimumSizeHint() const {
+    return {QScrollArea::minimumSizeHint().width(), cappedHeight()};
 }
 
 }  // namespace pitlane::widgets

@@ -342,10 +342,14 @@ void LatencyDistributionPlot::setStripShown(bool on) {
         const int h = kStripRowPx * std::max<int>(1, int(arms_.size())) + 4;
         strip_->setMinimumSize(0, h);
         strip_->setMaximumSize(QWIDGETSIZE_MAX, h);
+        // The strip's rows come on top of the histogram's own minimum (LivePlot's 120 px), with its axis: taken
+        // out of it, a run of two arms left the title 10 px of its 14 at 1366x768.
+        setMinimumHeight(120 + h + 24);
         strip_->setVisible(true);
         restyle();
     } else {
         strip_->setVisible(false);
+        setMinimumHeight(120);
         strip_->setMarginGroup(QCP::msLeft | QCP::msRight, nullptr);
         if (plotLayout()->take(strip_)) plotLayout()->simplify();
     }
