@@ -9,14 +9,20 @@
 #include "pitlane/session/model_probe.h"
 #include "pitlane/spec/preset.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace {
 
@@ -203,6 +209,137 @@ TEST_F(ModelIntegrity, ValidateLoadsEachArmsModelAndRunsAForward) {
         EXPECT_NE(ok.out.find(arm), std::string::npos) << ok.out;
     EXPECT_NE(ok.out.find("output [1,10] float32"), std::string::npos) << ok.out;
     EXPECT_NE(ok.out.find(": ok (2 arms"), std::string::npos) << ok.out;
+}
+
+// Issue 42 item 5: a package that fails to load blames what failed, and leaves no extraction
+// folder, sandbox on or off. A copy of the bundled tiny_probe.pt2 whose .so entry is damaged, its
+// zip sound (damaged_package.py): with the ELF magic zeroed, libtorch's loader throws ("invalid
+// ELF header"); cut to 1 KiB, dlopen dies of SIGBUS. Every entry sits under a folder name only
+// this test's packages have, so a folder left anywhere in /tmp (libtorch's own mkdtemp) or the
+// test's $TMPDIR (the run's scratch folder) is found.
+std::vector<std::string> foldersHolding(const std::string& root, const std::string& name, int depth) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(root, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+        std::error_code e2;
+        if (!it->is_directory(e2) || it->is_symlink(e2)) continue;
+        if (it->path().filename() == name) found.push_back(it->path().string());
+        else if (depth > 1)
+            for (const auto& f : foldersHolding(it->path().string(), name, depth - 1)) found.push_back(f);
+    }
+    return found;
+}
+
+TEST_F(ModelIntegrity, ADamagedPackageSaysItIsMalformedAndLeavesNoExtractionFolder) {
+    const std::string top = ".pl42-" + std::to_string(::getpid()) + "-" + dir.path().section('/', -1).toStdString();
+    const auto damage = [&](const char* mode, const char* name) {
+        std::string entry = shell(std::string(PITLANE_PYTHON) + " " + PITLANE_DAMAGED_PACKAGE + " " + modelDir() +
+                                  "/tiny_probe.pt2 " + path(name).toStdString() + " " + top + " " + mode);
+        while (!entry.empty() && std::isspace(static_cast<unsigned char>(entry.back()))) entry.pop_back();
+        return entry;
+    };
+    const std::string entry = damage("header", "header.pt2");
+    ASSERT_EQ(entry.rfind(top + "/data/aotinductor/model/", 0), 0u) << entry;
+    damage("truncate", "truncated.pt2");
+    const auto presetFor = [&](const char* model, const char* sandbox) {
+        const json j = {{"name", "package"}, {"model", model},
+                        {"input", json::array({{{"shape", {4}}, {"dtype", "float32"}}})},
+                        {"run", {{"warmup_iters", 1}, {"iters", 4}, {"block_iters", 2}, {"processes", 1}}},
+                        {"arms", json::array({{{"name", "A"}, {"knobs", {{"sandbox", sandbox}, {"intra_op_threads", 1}}}}})}};
+        return writeJson(path((std::string(model) + "." + sandbox + ".json").c_str()), j);
+    };
+    // The workers' $TMPDIR (the runner makes its scratch folders there): empty after each command.
+    QTemporaryDir tmpdir;
+    ASSERT_TRUE(tmpdir.isValid());
+    const QByteArray savedTmpdir = qgetenv("TMPDIR");
+    const bool hadTmpdir = qEnvironmentVariableIsSet("TMPDIR");
+    qputenv("TMPDIR", tmpdir.path().toLocal8Bit());
+    const auto nothingLeft = [&](const std::string& after) {
+        EXPECT_TRUE(QDir(tmpdir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).isEmpty())
+            << after << ": left in $TMPDIR: "
+            << QDir(tmpdir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).join(' ').toStdString();
+        for (const std::string& root : {std::string("/tmp"), tmpdir.path().toStdString()})
+            for (const auto& f : foldersHolding(root, top, 3)) ADD_FAILURE() << after << ": extraction folder left: " << f;
+    };
+    const std::string says = "cannot load " + path("header.pt2").toStdString() +
+                             " as an AOTInductor package: the package is malformed: entry " + entry +
+                             ": not a shared library the dynamic loader can load (invalid ELF header)";
+    for (const char* sandbox : {"off", "on"}) {
+        const QString p = presetFor("header.pt2", sandbox);
+        const auto v = runCli({"validate", p}, 60000);
+        EXPECT_EQ(v.exitCode, 2) << sandbox << v.out << v.err;
+        EXPECT_NE(v.err.find("arm A: model_load_failed: " + says), std::string::npos) << v.err;
+        EXPECT_NE(v.err.find("not a version mismatch"), std::string::npos) << v.err;
+        EXPECT_EQ(v.err.find("runs only with the libtorch"), std::string::npos) << "blames the version: " << v.err;
+        nothingLeft(std::string("validate, sandbox ") + sandbox);
+        const QString out = path((std::string("header.") + sandbox + ".out.json").c_str());
+        const auto r = runCli({"run", p, "--db", "none", "--json", out}, 60000);
+        EXPECT_EQ(r.exitCode, 1) << sandbox << r.err;
+        const json a = readJson(out)["arms"][0];
+        EXPECT_EQ(a["error"]["code"], "model_load_failed") << a.dump();
+        EXPECT_NE(a["error"]["message"].get<std::string>().find(says), std::string::npos) << a["error"]["message"];
+        nothingLeft(std::string("run, sandbox ") + sandbox);
+        // A library that kills the worker mid-load (SIGBUS): the arm crashed, nothing left.
+        const auto c = runCli({"run", presetFor("truncated.pt2", sandbox), "--db", "none"}, 60000);
+        EXPECT_EQ(c.exitCode, 1) << sandbox << c.err;
+        EXPECT_NE(c.err.find("signal 7"), std::string::npos) << c.err;
+        nothingLeft(std::string("crashing run, sandbox ") + sandbox);
+    }
+    // A worker started by hand with the sandbox off and no scratch folder (no $TMPDIR): libtorch
+    // extracts into /tmp itself; the worker removes that folder when the load fails, before it
+    // answers, and when the library crashes it.
+    qunsetenv("TMPDIR");
+    {
+        WorkerDriver w({"--sandbox", "off"});
+        ASSERT_FALSE(w.start().is_null());
+        const json ev = w.configure({{"sandbox", "off"}, {"intra_op_threads", 1}},
+                                    json::array({{{"shape", {4}}, {"dtype", "float32"}}}), path("header.pt2").toStdString());
+        EXPECT_EQ(ev.value("code", ""), "model_load_failed") << ev.dump();
+        const json& d = ev["detail"];
+        EXPECT_EQ(d.value("cause", ""), "malformed") << d.dump();
+        EXPECT_EQ(d.value("entry", ""), entry) << d.dump();
+        const std::string extracted = d.value("extracted_to", "");
+        EXPECT_EQ(extracted.rfind("/tmp/", 0), 0u) << d.dump();
+        EXPECT_EQ(d.value("extraction_removed", false), true) << d.dump();
+        EXPECT_FALSE(extracted.empty() || QFileInfo::exists(QString::fromStdString(extracted))) << extracted;
+        EXPECT_TRUE(w.quit());
+    }
+    {
+        WorkerDriver w({"--sandbox", "off"});
+        ASSERT_FALSE(w.start().is_null());
+        const json ev = w.configure({{"sandbox", "off"}, {"intra_op_threads", 1}},
+                                    json::array({{{"shape", {4}}, {"dtype", "float32"}}}), path("truncated.pt2").toStdString());
+        EXPECT_TRUE(ev.is_null()) << "the truncated library loaded: " << ev.dump();
+        EXPECT_TRUE(w.exited()) << "the worker did not die loading the truncated library";
+    }
+    if (hadTmpdir) qputenv("TMPDIR", savedTmpdir);
+    for (const auto& f : foldersHolding("/tmp", top, 3)) ADD_FAILURE() << "by hand: extraction folder left: " << f;
+}
+
+// Issue 42 item 5: a 0-byte arm model and character devices are refused alike, by validate with
+// and without --no-load: /dev/null is not read as a 0-byte file where /dev/zero is a device.
+TEST_F(ModelIntegrity, AZeroByteModelAndCharacterDevicesAreRefusedInBothModes) {
+    QFile empty(path("empty.pt"));
+    ASSERT_TRUE(empty.open(QIODevice::WriteOnly));
+    empty.close();
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {path("empty.pt").toStdString(), "model_not_torchscript: model file " + path("empty.pt").toStdString() +
+                                             ": not a zip archive (0 bytes"},
+        {"/dev/null", "arms[1].model: /dev/null is not a regular file (a device, FIFO or socket), not a model file"},
+        {"/dev/zero", "arms[1].model: /dev/zero is not a regular file (a device, FIFO or socket), not a model file"}};
+    for (const auto& [model, said] : cases) {
+        json j = readJson(preset("intact"));
+        j["arms"][1]["model"] = model;
+        const QString p = writeJson(path("zero_arm.json"), j);
+        for (const bool load : {false, true}) {
+            const auto r = load ? runCli({"validate", p}, 60000) : runCli({"validate", "--no-load", p});
+            ASSERT_TRUE(r.finished);
+            EXPECT_EQ(r.exitCode, 2) << model << " load=" << load << r.out << r.err;
+            EXPECT_NE(r.err.find(said), std::string::npos) << model << " load=" << load << ": " << r.err;
+            EXPECT_EQ(r.out.find("arm B: the model loads"), std::string::npos) << r.out;
+        }
+    }
 }
 
 }  // namespace

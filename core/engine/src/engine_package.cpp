@@ -7,8 +7,14 @@
 // worker exports its own mkdtemp (app/CMakeLists.txt: --export-dynamic-symbol=mkdtemp), and while
 // a package loads it turns that one template into "./pl2XXXXXX" — the same length, so the
 // loader's string stays whole — relative to the working directory, which is then the scratch
-// folder ($TMPDIR). The package's files land in the scratch folder, which the run removes.
+// folder ($TMPDIR; the session gives every local worker one, sandbox on or off). The package's
+// files land in the scratch folder, which the run removes. The folder the loader made is known
+// either way (redirected or torch's own /tmp one): a package that fails to load leaves it behind
+// (the loader throws from its constructor, so its destructor never removes it), and the worker
+// removes it then (issue 42: five such folders were left in /tmp with the sandbox off).
 #include "engine_impl.h"
+
+#include "pitlane/engine/package_failure.h"
 
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/nativert/ModelRunnerHandle.h>  // the complete type for Impl's destructor
@@ -17,14 +23,80 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <csignal>
+#include <dirent.h>
+#include <fcntl.h>
 #include <fstream>
+#include <ftw.h>
+#include <iterator>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace {
 
-std::atomic<bool> gRedirectPackageDir{false};
-char gExtractedTo[4096] = {0};  // the folder the last redirected mkdtemp made (relative)
+std::atomic<bool> gLoadingPackage{false};      // a package loads: its folder is recorded
+std::atomic<bool> gRedirectPackageDir{false};  // ... and made beneath the working directory
+char gExtractedTo[4096] = {0};  // the folder the loader's mkdtemp made ("./pl2…" when redirected)
+
+// Removes `name` (beneath the directory `parent`) and everything in it, with system calls only
+// (async-signal-safe: it runs in the crash handler below). Each folder is read again until a
+// pass removes nothing, so entries removed while it is read are not skipped.
+struct Dirent64 {
+    std::uint64_t d_ino;
+    std::int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];
+};
+void removeTreeAt(int parent, const char* name, int depth) {
+    const int fd = depth > 32 ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    for (int pass = 0; fd >= 0 && pass < 64; ++pass) {
+        bool removed = false;
+        alignas(8) char buf[4096];
+        lseek(fd, 0, SEEK_SET);
+        for (long n; (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+            for (long off = 0; off < n;) {
+                const auto* d = reinterpret_cast<const Dirent64*>(buf + off);
+                off += d->d_reclen;
+                if (!std::strcmp(d->d_name, ".") || !std::strcmp(d->d_name, "..")) continue;
+                if (d->d_type == DT_DIR) removeTreeAt(fd, d->d_name, depth + 1);
+                else unlinkat(fd, d->d_name, 0);
+                removed = true;
+            }
+        if (!removed) break;
+    }
+    if (fd >= 0) close(fd);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// A package whose .so crashes the loader (a truncated library faults with SIGBUS inside dlopen;
+// a hostile constructor may fault on purpose): the folder it was extracted into is removed,
+// then the signal takes its default course (the session still sees the worker die by it).
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+struct sigaction gSavedActions[std::size(kCrashSignals)];
+
+void onCrashWhileLoading(int sig) {
+    if (gExtractedTo[0]) removeTreeAt(AT_FDCWD, gExtractedTo, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+    raise(sig);  // delivered when the handler returns
+}
+
+// Installs onCrashWhileLoading for the loader's constructor; the old handlers come back after.
+struct CrashCleanup {
+    CrashCleanup() {
+        struct sigaction sa {};
+        sa.sa_handler = onCrashWhileLoading;
+        sigemptyset(&sa.sa_mask);
+        for (std::size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], &sa, &gSavedActions[i]);
+    }
+    ~CrashCleanup() {
+        for (std::size_t i = 0; i < std::size(kCrashSignals); ++i) sigaction(kCrashSignals[i], &gSavedActions[i], nullptr);
+    }
+};
 
 }  // namespace
 
@@ -38,10 +110,10 @@ extern "C" char* mkdtemp(char* tmpl) {
     static constexpr char kTorchTemplate[] = "/tmp/XXXXXX";
     static constexpr char kScratchTemplate[] = "./pl2XXXXXX";
     static_assert(sizeof kTorchTemplate == sizeof kScratchTemplate, "the loader's string keeps its length");
-    const bool redirect = gRedirectPackageDir.load() && tmpl && std::strcmp(tmpl, kTorchTemplate) == 0;
-    if (redirect) std::memcpy(tmpl, kScratchTemplate, sizeof kScratchTemplate);
+    const bool loader = gLoadingPackage.load() && tmpl && std::strcmp(tmpl, kTorchTemplate) == 0;
+    if (loader && gRedirectPackageDir.load()) std::memcpy(tmpl, kScratchTemplate, sizeof kScratchTemplate);
     char* made = real(tmpl);
-    if (redirect && made) std::snprintf(gExtractedTo, sizeof gExtractedTo, "%s", made);
+    if (loader && made) std::snprintf(gExtractedTo, sizeof gExtractedTo, "%s", made);
     return made;
 }
 
@@ -95,17 +167,30 @@ std::string cwd() {
     return getcwd(buf, sizeof buf) ? std::string(buf) : std::string();
 }
 
-// Why a package did not load, with what made it (its metadata) against this worker's libtorch.
-std::string packageLoadError(const std::string& modelPath, const spec::ModelFormat& format,
-                             const std::exception& e) {
-    std::string made;
-    for (const auto& [k, v] : format.metadata)
-        if (k == "torch_version" || k == "AOTI_DEVICE_KEY" || k == "AOTI_CPU_ISA") made += " " + k + "=" + v;
-    return "cannot load " + modelPath + " as an AOTInductor package: " + torchReason(e) +
-           " — this worker's libtorch is " + std::string(TORCH_VERSION) +
-           (made.empty() ? std::string("; the package does not say what made it") : "; the package says:" + made) +
-           " (a package runs only with the libtorch and the CPU / GPU it was compiled for: "
-           "compile it again with the project's .venv/bin/python)";
+// Removes `dir` and everything beneath it, links not followed; "" when it is gone, else why not.
+// (nftw, not std::filesystem::remove_all: the worker resolved that to libtorch.so's own copy,
+// which crashed through a null function pointer.)
+std::string removeTree(const std::string& dir) {
+    static thread_local std::string failed;
+    failed.clear();
+    const auto removeOne = [](const char* path, const struct stat*, int, struct FTW*) -> int {
+        if (::remove(path) != 0 && failed.empty()) failed = std::string(path) + ": " + std::strerror(errno);
+        return 0;
+    };
+    if (nftw(dir.c_str(), removeOne, 16, FTW_DEPTH | FTW_PHYS) != 0 && failed.empty())
+        failed = dir + ": " + std::strerror(errno);
+    struct stat st {};
+    if (failed.empty() && lstat(dir.c_str(), &st) == 0) failed = dir + ": still there";
+    return failed;
+}
+
+// The folder the loader's mkdtemp made during the last load, absolute ("" when none): beneath
+// `extractIn` when redirected ("./pl2…"), torch's own otherwise ("/tmp/…").
+std::string extractedFolder(const std::string& extractIn) {
+    const std::string made(gExtractedTo);
+    if (made.empty()) return {};
+    if (made.rfind("./", 0) == 0) return extractIn.empty() ? std::string() : extractIn + "/" + made.substr(2);
+    return made;
 }
 
 // The package's constants and the elements of those defined (its parameters); an older package
@@ -154,26 +239,43 @@ bool Engine::Impl::loadPackage(ConfigureState& s, const spec::ModelFormat& forma
         gRedirectPackageDir = true;
     }
     gExtractedTo[0] = '\0';
+    gLoadingPackage = true;
     const auto t0 = Clock::now();
     try {
+        CrashCleanup cleanup;
         package = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
             modelPath, "model", /*run_single_threaded=*/false, /*num_runners=*/1,
             device.is_cuda() ? device.index() : c10::DeviceIndex(-1));
     } catch (const std::exception& e) {
+        gLoadingPackage = false;
         gRedirectPackageDir = false;
-        sink.error(code::kModelLoadFailed, packageLoadError(modelPath, format, e),
-                   {{"path", modelPath}, {"format", spec::kFormatAoti}, {"torch", std::string(e.what()).substr(0, 2000)}});
+        // The loader threw from its constructor: its destructor, which removes the folder it
+        // extracted into, never runs. Removed here, on every failure, sandbox on or off.
+        const std::string folder = extractedFolder(extractIn);
+        json detail = {{"path", modelPath}, {"format", spec::kFormatAoti}, {"torch", std::string(e.what()).substr(0, 2000)}};
+        if (!folder.empty()) {
+            const std::string left = removeTree(folder);
+            detail["extracted_to"] = folder;
+            detail["extraction_removed"] = left.empty();
+            if (!left.empty())
+                sink.warning("package_extraction_left", "could not remove " + folder + ", where the package was extracted: " + left);
+        }
+        const PackageFailure why = explainPackageFailure(torchReason(e), gExtractedTo, format.metadata,
+                                                         TORCH_VERSION, readCpuFlags());
+        detail["cause"] = why.cause;
+        if (!why.entry.empty()) detail["entry"] = why.entry;
+        sink.error(code::kModelLoadFailed, "cannot load " + modelPath + " as an AOTInductor package: " + why.message, detail);
         return false;
     }
+    gLoadingPackage = false;
     gRedirectPackageDir = false;
     loaded["load_ms"] = msSince(t0);
     const auto metadata = package->get_metadata();
     json info = {{"metadata", metadataJson(metadata)}, {"input_checks", true}};
     if (const auto spec = package->get_call_spec(); spec.size() == 2)
         info["call_spec"] = {{"in", spec[0]}, {"out", spec[1]}};
-    info["extracted_to"] = gExtractedTo[0] && !extractIn.empty()
-                               ? json(extractIn + "/" + std::string(gExtractedTo + (gExtractedTo[0] == '.' ? 2 : 0)))
-                               : json(nullptr);  // torch's own /tmp folder (no scratch folder given)
+    const std::string folder = extractedFolder(extractIn);
+    info["extracted_to"] = folder.empty() ? json(nullptr) : json(folder);  // removed by releasePackage()
     const auto [constants, params] = countConstants(*package);
     info["constants"] = constants;
     loaded["parameters"] = params;

@@ -445,18 +445,21 @@ json applySandbox(SandboxOptions opts) {
     report["threads_at_start"] = std::atoi(procStatus("Threads").c_str());
     applyMemoryLimit(opts.enabled || opts.memoryLimitBytes > 0 ? opts.memoryLimitBytes : 0, report,
                      errors);
+    std::string error;
+    const std::string scratch = checkScratch(opts.scratch, error);
+    if (!error.empty()) errors.push_back(error);
+    report["scratch"] = scratch.empty() ? json() : json(scratch);
+    // $TMPDIR points there, sandbox on or off: what the worker extracts or writes for a moment
+    // (an AOTInductor package's files, a profile's trace) goes with the folder, which the run
+    // removes once the worker has exited, however it exited. The working directory stays
+    // (relative model paths keep working).
+    if (!scratch.empty() && opts.setTmpdir) setenv("TMPDIR", scratch.c_str(), 1);
     if (!opts.enabled) {
         report["filesystem"] = "not confined (sandbox off)";
         report["network"] = "not confined (sandbox off)";
         gReport = report;
         return report;
     }
-    std::string error;
-    const std::string scratch = checkScratch(opts.scratch, error);
-    if (!error.empty()) errors.push_back(error);
-    report["scratch"] = scratch.empty() ? json() : json(scratch);
-    // $TMPDIR points there; the working directory stays (relative model paths keep working).
-    if (!scratch.empty() && opts.setTmpdir) setenv("TMPDIR", scratch.c_str(), 1);
 #ifdef __linux__
     if (report["threads_at_start"].get<int>() > 1)
         errors.push_back("filesystem: " + report["threads_at_start"].dump() +

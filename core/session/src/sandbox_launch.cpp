@@ -93,7 +93,9 @@ QStringList sandboxArguments(const spec::Knobs& knobs, const QString& scratch, c
                              const MemoryBudget& budget) {
     const bool on = knobs.sandbox == spec::Sandbox::On;
     QStringList args{QStringLiteral("--sandbox"), on ? QStringLiteral("on") : QStringLiteral("off")};
-    if (on && !scratch.isEmpty()) args << QStringLiteral("--scratch") << scratch;
+    // The scratch folder with the sandbox off too: the worker's $TMPDIR, where an AOTInductor
+    // package is extracted, removed with the run (a worker killed mid-load leaves nothing).
+    if (!scratch.isEmpty()) args << QStringLiteral("--scratch") << scratch;
     if (on)
         for (const QString& path : readable)
             if (!path.isEmpty()) args << QStringLiteral("--read") << QFileInfo(path).absoluteFilePath();

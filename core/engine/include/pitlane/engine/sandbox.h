@@ -39,7 +39,8 @@ namespace pitlane::engine {
 
 struct SandboxOptions {
     bool enabled = true;
-    std::string scratch;                // the only writable folder; empty: none at all
+    std::string scratch;                // the only writable folder; empty: none at all. $TMPDIR
+                                        // points there, sandbox on or off (setTmpdir)
     std::int64_t memoryLimitBytes = 0;  // 0: none; -1: the default (75 % of physical memory)
     std::vector<std::string> readable;  // files (the model) readable besides the system's
     // The compiler's launcher (pitlane-worker --sandbox-exec): new programs and processes are
