@@ -55,6 +55,10 @@ ExperimentRunner::ExperimentRunner(RunnerOptions options, QObject* parent)
     watchdog_.setSingleShot(true);
     connect(&watchdog_, &QTimer::timeout, this, [this] {
         if (active_.empty()) return;
+        if (watchingStartup_) {
+            watchStartups();
+            return;
+        }
         std::vector<int> hung;
         for (const auto& t : active_)
             if (!t.finished) hung.push_back(t.arm);
@@ -149,6 +153,8 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     result_.started_at = R::isoNowUtc();
     timeoutMs_ = preset.run.event_timeout_ms;
     clock_.start();
+    lastEventMs_ = 0;
+    watchingStartup_ = false;
     arms_.clear();
     arms_.resize(preset.arms.size());
     tasks_.clear();
@@ -246,8 +252,11 @@ void ExperimentRunner::quitArm(int arm) {
 
 // A worker that has not said hello is still loading libtorch (seconds on a busy machine, and
 // every worker starts at once): it has not been asked anything yet, so it gets a start-up
-// allowance instead of run.event_timeout_ms.
-int ExperimentRunner::startupTimeoutMs() const { return std::max(timeoutMs_, 30000); }
+// allowance instead of run.event_timeout_ms, and past it the watchdog judges it by what it does
+// (startup_watch.h).
+int ExperimentRunner::startupTimeoutMs() const {
+    return options_.startupAllowanceMs > 0 ? options_.startupAllowanceMs : std::max(timeoutMs_, 30000);
+}
 
 bool ExperimentRunner::allHello(int arm) const {
     for (const auto& w : arms_[arm].workers)
@@ -255,11 +264,121 @@ bool ExperimentRunner::allHello(int arm) const {
     return true;
 }
 
+// An event of an active arm, or a task sent: run.event_timeout_ms counts from now. While workers
+// are starting the watchdog polls them instead (watchStartups).
 void ExperimentRunner::armTimer() {
+    lastEventMs_ = elapsedMs();
     bool starting = !startupSettled();
     for (const auto& t : active_)
         if (!t.finished && !allHello(t.arm)) starting = true;
-    watchdog_.start(starting ? startupTimeoutMs() : timeoutMs_);
+    if (!starting) {
+        watchingStartup_ = false;
+        watchdog_.start(timeoutMs_);
+        return;
+    }
+    if (watchingStartup_ && watchdog_.isActive()) return;  // the poll goes on at its pace
+    watchingStartup_ = true;
+    watchdog_.start(std::clamp(startupTimeoutMs() / 8, 100, 1000));
+}
+
+void ExperimentRunner::watchStartups() {
+    const double now = elapsedMs();
+    const MachineLoad load = readMachineLoad();
+    StartupPolicy policy;
+    policy.allowanceMs = startupTimeoutMs();
+    struct Failure {
+        int arm;
+        std::string code, message;
+        json detail;
+    };
+    std::vector<Failure> failures;
+    for (std::size_t i = 0; i < arms_.size(); ++i) {
+        if (result_.arms[i].status != R::kPending) continue;
+        // Behind ssh the local process is ssh: its CPU says nothing of the worker's.
+        const bool remote = !remoteCommand_[i].isEmpty();
+        auto judge = [&](WorkerState& w) {
+            if (w.helloSeen || w.exited || w.exitedEarly || !w.process) return;
+            const ProcStat st = remote ? ProcStat{} : readProcStat(long(w.process->pid()));
+            const StartupReading reading = w.startup.observe(now, st);
+            const StartupJudgement j = judgeStartup(policy, reading, load);
+            const std::string who = result_.arms[i].name + ": worker pid " + std::to_string(w.process->pid()) + " ";
+            if (j.verdict == StartupVerdict::Slow && !w.startup.slowSaid) {
+                w.startup.slowSaid = true;
+                emit logMessage(int(i), QStringLiteral("warning"), QString::fromStdString(who + j.message));
+            } else if (j.verdict == StartupVerdict::Hung || j.verdict == StartupVerdict::Overloaded) {
+                json detail = {{"pid", long(w.process->pid())},
+                               {"elapsed_ms", std::lround(reading.elapsedMs)},
+                               {"startup_allowance_ms", long(policy.allowanceMs)}};
+                if (reading.cpuMs >= 0) {
+                    detail["cpu_ms"] = std::lround(reading.cpuMs);
+                    detail["no_progress_ms"] = std::lround(reading.sinceProgressMs);
+                }
+                if (load.known()) {
+                    detail["load1"] = load.load1;
+                    detail["cores"] = load.cores;
+                }
+                failures.push_back({int(i),
+                                    j.verdict == StartupVerdict::Overloaded ? kMachineOverloadedCode
+                                                                           : std::string("timeout"),
+                                    j.message, detail});
+            }
+        };
+        for (auto& w : arms_[i].workers) judge(w);
+        for (auto& [r, ws] : arms_[i].ahead)
+            for (auto& w : ws) judge(w);
+    }
+    // A task sent to a worker that said hello keeps run.event_timeout_ms while others start.
+    if (now - lastEventMs_ >= timeoutMs_)
+        for (const auto& t : active_) {
+            if (t.finished) continue;
+            for (const auto& w : arms_[t.arm].workers)
+                if (w.sent && !w.taskDone && w.helloSeen && !w.exited) {
+                    failures.push_back({t.arm, "timeout",
+                                        "no event from the worker for " + std::to_string(timeoutMs_) +
+                                            " ms (run.event_timeout_ms): it was declared hung and killed",
+                                        {}});
+                    break;
+                }
+        }
+    if (failures.empty()) {
+        watchdog_.start(std::clamp(startupTimeoutMs() / 8, 100, 1000));
+        return;
+    }
+    for (const auto& f : failures) {
+        if (result_.arms[f.arm].status != R::kPending) continue;
+        failArm(f.arm, R::kTimeout, f.code, f.message, f.detail);
+        for (auto& w : arms_[f.arm].workers)
+            if (w.process) w.process->kill();
+        for (auto& [r, ws] : arms_[f.arm].ahead)
+            for (auto& w : ws)
+                if (w.process) w.process->kill();
+    }
+    for (const auto& f : failures) abandon(f.arm);
+    // A configure that waited for the failed arm's start-ups can go now.
+    watchingStartup_ = false;
+    if (!active_.empty()) sendCurrent();
+}
+
+void ExperimentRunner::noteStarted(int arm, WorkerState& ws) {
+    if (ws.startup.startedMs < 0 || !ws.process) return;
+    const double tookMs = elapsedMs() - ws.startup.startedMs;
+    const double allowance = startupTimeoutMs();
+    auto& st = arms_[std::size_t(arm)];
+    if (tookMs < allowance || tookMs <= st.slowestStartMs) return;
+    st.slowestStartMs = tookMs;
+    const MachineLoad load = readMachineLoad();
+    const ProcStat cpu = remoteCommand_[std::size_t(arm)].isEmpty() ? readProcStat(long(ws.process->pid())) : ProcStat{};
+    const std::string w = "slow start: a worker took " + seconds(tookMs) + " to start (start-up allowance " +
+                          seconds(allowance) + "; " + (load.factor() > 1 ? "the machine is overloaded: " : "") +
+                          load.text() + (cpu.ok ? "; it used " + seconds(cpu.cpuMs) + " of CPU" : std::string()) +
+                          "): it was waited for, not failed; what it measured ran on a loaded machine";
+    auto& warnings = result_.arms[std::size_t(arm)].warnings;
+    if (st.slowStartWarning >= 0 && st.slowStartWarning < int(warnings.size())) warnings[std::size_t(st.slowStartWarning)] = w;
+    else {
+        st.slowStartWarning = int(warnings.size());
+        warnings.push_back(w);
+    }
+    emit logMessage(arm, QStringLiteral("info"), QString::fromStdString(result_.arms[std::size_t(arm)].name + ": " + w));
 }
 
 ExperimentRunner::Task* ExperimentRunner::activeFor(int arm) {

@@ -201,6 +201,11 @@ void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int ro
     };
     connect(proc, &WorkerProcess::eventReceived, this, [this, arm, w, round, ahead](const json& ev) {
         auto& st = arms_[std::size_t(arm)];
+        if (protocol::eventType(ev) == protocol::EventType::Hello) {
+            WorkerState* ws = st.round == round ? (w < int(st.workers.size()) ? &st.workers[std::size_t(w)] : nullptr)
+                                                : ahead(w);
+            if (ws && !ws->helloSeen) noteStarted(arm, *ws);
+        }
         if (st.round == round) {
             onEvent(arm, w, ev);
             return;
@@ -285,6 +290,7 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
             ws.process->setStopByClosingInput(true);
         }
         connectWorker(ws.process.get(), arm, int(k), round);
+        ws.startup.start(elapsedMs());  // the start-up watch counts from here (startup_watch.h)
         ws.process->start();
     }
     return workers;

@@ -12,6 +12,7 @@
 #include "pitlane/session/remaining_time.h"
 #include "pitlane/session/remote_launch.h"
 #include "pitlane/session/round_plan.h"
+#include "pitlane/session/startup_watch.h"
 #include "pitlane/spec/preset.h"
 
 #include <QElapsedTimer>
@@ -53,6 +54,9 @@ QString phaseName(ArmPhase p);
 struct RunnerOptions {
     QString workerPath;  // pitlane-worker
     int stopGraceMs = 1000;  // after SIGTERM, SIGKILL
+    // The start-up allowance (startup_watch.h): how long a worker may go without a hello before
+    // the watchdog looks at what it does. 0: run.event_timeout_ms, at least 30 s.
+    int startupAllowanceMs = 0;
 };
 
 // Where pitlane-worker is: $PITLANE_WORKER, else next to the running executable.
@@ -118,6 +122,7 @@ private:
         bool exitedEarly = false, exitCrashed = false;
         int exitCode = 0;
         bool helloSeen = false;
+        StartupProgress startup;  // until its hello: when it started, when it last made progress
         bool quitting = false;
         bool exited = false;
         bool sent = false;      // the current task was sent to this worker
@@ -133,6 +138,10 @@ private:
         std::map<int, std::vector<WorkerState>> ahead;  // later rounds' workers, started early
         ArmPhase phase = ArmPhase::Pending;
         int doneIters = 0, totalIters = 0;
+        // The arm's warning about its slowest start-up past the allowance (index in
+        // result().arms[arm].warnings, -1: none yet) and that start-up's wall time.
+        int slowStartWarning = -1;
+        double slowestStartMs = 0;
     };
 
     // worker_events.cpp: each event decoded, checked (protocol_check.h), folded into the arm's
@@ -199,6 +208,14 @@ private:
     void armTimer();
     bool allHello(int arm) const;
     int startupTimeoutMs() const;
+    // The watchdog while workers are starting: each worker without a hello judged by what it
+    // does (startup_watch.h), polled; a task sent and unanswered for run.event_timeout_ms still
+    // times out as after start-up.
+    void watchStartups();
+    // A worker's hello arrived: a start-up past the allowance becomes the arm's warning.
+    void noteStarted(int arm, WorkerState& ws);
+    bool watchingStartup_ = false;
+    double lastEventMs_ = 0;  // when armTimer() last ran (an event of an active arm, or a send)
 
     // Calls `f` on every feed still alive (addFeed).
     template <class F>
