@@ -1,7 +1,8 @@
 // The window and the run history: real runs of the bundled mlp model recorded into a temporary
 // SQLite file (never the user's: --db names it), the History panel's model, reopening a stored
 // run into the plots and tables, rename / baseline / delete, comparing arms of two runs, and
-// File ▸ Export in every format. (A SIGKILL mid-run is tested in tests/store.)
+// File ▸ Export in every format, and a run damaged in the history reopened as damaged (issue 42).
+// (A SIGKILL mid-run is tested in tests/store.)
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -28,6 +29,10 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QPushButton>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+
+#include <random>
 
 using namespace pitlane;
 using json = nlohmann::json;
@@ -58,6 +63,64 @@ results::RunResult fixtureRun(const std::string& name, const std::string& model)
 
 QString verdictText(app::MainWindow& w) {
     return w.findChild<QLabel*>(QStringLiteral("verdictLine"))->text();
+}
+
+// Damages arm B's largest sample chunk in the history file `path` in place, through SQLite: 16
+// bytes of random value bits with their continuation bits kept (`decodes`: the chunk still
+// decodes to its n latencies, wrong ones) or 8 bytes of 0xFF (it does not decode). Returns the
+// chunk as the readers name it ("sample chunk 3 of 4 (block 1, iterations 300-599)"), "" when
+// there is none to damage.
+QString damageChunkOfArmB(const QString& path, bool decodes) {
+    const QString name = QStringLiteral("damage-%1").arg(decodes);
+    QString named;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+        db.setDatabaseName(path);
+        if (!db.open()) return {};
+        QSqlQuery q(db);
+        if (!q.exec(QStringLiteral("SELECT c.rowid, c.latency_ns, c.n, c.block, c.first_iter FROM sample_chunks c "
+                                   "JOIN arms a ON c.arm = a.id WHERE a.name = 'B' ORDER BY c.rowid")))
+            return {};
+        int ordinal = 0, total = 0;
+        qint64 rowid = 0, n = 0, block = 0, first = 0;
+        QByteArray blob;
+        while (q.next()) {
+            ++total;
+            if (q.value(3).toInt() >= 0 && q.value(2).toLongLong() > n) {
+                rowid = q.value(0).toLongLong();
+                blob = q.value(1).toByteArray();
+                n = q.value(2).toLongLong();
+                block = q.value(3).toInt();
+                first = q.value(4).toLongLong();
+                ordinal = total;
+            }
+        }
+        q.finish();
+        const qsizetype k = blob.size() / 2;
+        if (n < 100 || k + 16 >= blob.size()) return {};
+        if (decodes) {
+            std::mt19937 random(42);
+            for (int i = 0; i < 16; ++i) {
+                const uchar keep = uchar(blob[k + i]) & 0x80;
+                uchar b;
+                do b = uchar(keep | (random() & 0x7F));
+                while (b == uchar(blob[k + i]));
+                blob[k + i] = char(b);
+            }
+        } else {
+            blob.replace(k, 8, QByteArray(8, char(0xFF)));
+        }
+        QSqlQuery u(db);
+        u.prepare(QStringLiteral("UPDATE sample_chunks SET latency_ns = ? WHERE rowid = ?"));
+        u.addBindValue(blob);
+        u.addBindValue(rowid);
+        if (!u.exec()) return {};
+        named = QStringLiteral("sample chunk %1 of %2 (block %3, iterations %4-%5)")
+                    .arg(ordinal).arg(total).arg(block).arg(first).arg(first + n - 1);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    return named;
 }
 
 int lineCount(const QString& path) {
@@ -428,6 +491,73 @@ private slots:
     }
 
     // --db none, $PITLANE_DB, and a file that is not a history.
+    // Issue 42: a run whose stored samples are damaged is reopened as damaged. A real run into a
+    // history file of its own; one chunk of arm B's samples then damaged through SQLite, as
+    // store_cli_integrity damages it: random value bits that still decode to the chunk's
+    // latencies (only the chunk's CRC-32 finds them), and 8 bytes of 0xFF that do not decode.
+    // The window says so above the verdict, shows B failed (code damaged) without its figures,
+    // A whole, and no ratio, CI or verdict of B; shownRunDamaged() (--open-run exits 3 on it).
+    void reopeningADamagedRunSaysItIsDamaged() {
+        for (const bool decodes : {true, false}) {
+            const QString db = dir_.filePath(decodes ? QStringLiteral("damaged-decodes.sqlite")
+                                                     : QStringLiteral("damaged-garbage.sqlite"));
+            qint64 runId = 0;
+            QString intactMedianB;
+            {
+                app::MainWindow w;
+                w.setInteractive(false);
+                QVERIFY(w.setDatabasePath(db));
+                QVERIFY(w.openPreset(testing::writeJson(dir_, "damaged.json", testing::mlpPreset(600, 300))));
+                QSignalSpy finished(&w, &app::MainWindow::runFinished);
+                QVERIFY(w.startRun());
+                QVERIFY(finished.wait(120000));
+                QCOMPARE(finished.first().first().toBool(), true);
+                runId = w.shownRunId();
+                QVERIFY(runId > 0);
+                QTRY_COMPARE_WITH_TIMEOUT(w.comparisonModel()->rowCount(), 2, 10000);
+                intactMedianB = w.comparisonModel()->index(1, C::Median).data().toString();
+                QVERIFY(!intactMedianB.isEmpty());
+            }
+            const QString chunk = damageChunkOfArmB(db, decodes);
+            QVERIFY2(!chunk.isEmpty(), "no chunk of arm B to damage");
+
+            app::MainWindow w;
+            w.setInteractive(false);
+            QVERIFY(w.setDatabasePath(db));
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QVERIFY(w.showStoredRun(runId));
+            QTRY_VERIFY_WITH_TIMEOUT(!verdictText(w).contains(QStringLiteral("computing")), 10000);
+            QVERIFY(w.shownRunDamaged());
+            const QString verdict = verdictText(w);
+            QVERIFY2(verdict.contains(QStringLiteral("Damaged in the history: run %1 arm B: %2").arg(runId).arg(chunk)),
+                     qPrintable(verdict));
+            QVERIFY2(verdict.contains(QStringLiteral("shown as failed, without figures")), qPrintable(verdict));
+            QVERIFY2(!verdict.contains(QStringLiteral("faster")) && !verdict.contains(QStringLiteral("slower")) &&
+                         !verdict.contains(QStringLiteral("no significant difference")),
+                     qPrintable(verdict));
+            auto* table = w.comparisonModel();
+            QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 2, 10000);
+            QCOMPARE(table->index(0, C::Status).data().toString(), QStringLiteral("ok"));
+            QVERIFY(!table->index(0, C::Median).data().toString().isEmpty());
+            const QString statusB = table->index(1, C::Status).data().toString();
+            QVERIFY2(statusB.contains(QStringLiteral("failed")), qPrintable(statusB));
+            QVERIFY2(table->index(1, C::Status).data(Qt::ToolTipRole).toString().contains(QStringLiteral("damaged")),
+                     qPrintable(table->index(1, C::Status).data(Qt::ToolTipRole).toString()));
+            for (const int column : {int(C::Median), int(C::P90), int(C::P99)}) {
+                const QString cell = table->index(1, column).data().toString();
+                QVERIFY2(cell != intactMedianB && !cell.contains(QRegularExpression(QStringLiteral("[0-9]"))),
+                         qPrintable(QStringLiteral("column %1 of the damaged arm shows %2").arg(column).arg(cell)));
+            }
+            const QString verdictB = table->index(1, C::Verdict).data().toString();
+            QVERIFY2(verdictB.contains(QStringLiteral("not compared")) && !verdictB.contains(QStringLiteral("faster")) &&
+                         !verdictB.contains(QStringLiteral("slower")) && !verdictB.contains(QStringLiteral("CI")),
+                     qPrintable(verdictB));
+            QCOMPARE(w.statusPanel()->statusText(1), QStringLiteral("failed"));
+            QVERIFY2(w.logPane()->plainText().contains(QStringLiteral("damaged")), qPrintable(w.logPane()->plainText()));
+        }
+    }
+
     void databaseChoice() {
         {
             app::MainWindow w;  // PITLANE_DB=none from the test registration
