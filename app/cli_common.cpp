@@ -8,6 +8,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QSaveFile>
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 namespace pitlane::cli {
@@ -97,8 +100,13 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                           << runner.phaseLabel(i).toStdString() << "\n";
     });
     compiling->start(15000);
+    // A block line per arm at most every second (and its last): a fast model's budget holds
+    // hundreds of blocks, and a screen does not.
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    auto lastLine = std::make_shared<std::map<int, qint64>>();
     QObject::connect(&runner, &session::ExperimentRunner::armEvent, context,
-                     [&runner](int arm, const protocol::Event& ev) {
+                     [&runner, clock, lastLine](int arm, const protocol::Event& ev) {
                          const auto* done = std::get_if<protocol::BlockDone>(&ev);
                          if (!done) return;
                          const auto& name = runner.result().arms[std::size_t(arm)].name;
@@ -107,6 +115,12 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                                        << " (" << runner.doneIters(arm) << "/" << runner.totalIters(arm)
                                        << " levels)\n";
                          else if (done->phase == "measure") {
+                             const qint64 now = clock->elapsed();
+                             const auto last = lastLine->find(arm);
+                             if (last != lastLine->end() && now - last->second < 1000 &&
+                                 runner.doneIters(arm) < runner.totalIters(arm))
+                                 return;
+                             (*lastLine)[arm] = now;
                              // The whole run's time left (remaining_time.h), once it is known.
                              const std::string left = session::remainingText(runner.remaining());
                              std::cerr << "[" << name << "] block " << done->block << " done ("
@@ -122,10 +136,15 @@ const std::string& usage() {
     static const std::string text =
         "usage:\n" +
         usageLines("run PRESET.json | MODEL.pt | MODEL.pt2", true,
-                   {"[--db PATH|none]", "[--quiet]", "[--input SPEC]", "[--arm NAME:knob=value,...]...",
+                   {"[--db PATH|none]", "[--quiet]", "[--time DURATION | --iters N]", "[--input SPEC]",
+                    "[--arm NAME:knob=value,...]...",
                     "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]",
                     "[--against BASELINE_PRESET|MODEL]", "[--max-slowdown PCT]",
                     "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
+        "      --time 30s: a time budget (run.budget_ms; also 2m, 1500ms): the first forwards and\n"
+        "      set-ups are timed, then the iterations per process and the processes that fit are\n"
+        "      planned (Kalibera & Jones; at least 3 processes) and said (\"planned: ...\"); a bare\n"
+        "      model's quick run has 30 s. --iters N: exactly N measured iterations per arm instead\n"
         "      --json -: the results JSON on stdout (the table and the rest then go to stderr)\n"
         "      --baseline: the regression gate: each arm against the baseline run's arm of the same\n"
         "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"
@@ -140,8 +159,8 @@ const std::string& usage() {
         "      MODEL.pt / MODEL.pt2: the window's default A/B for a bare model (grad enabled vs\n"
         "      inference_mode; 1 vs 2 threads for a package (glibc malloc vs jemalloc when its\n"
         "      kernels have a thread count compiled in); NativeRT vs AOTInductor for a\n"
-        "      torch.export archive, which brings its example inputs; one thread each; 200\n"
-        "      iterations);\n"
+        "      torch.export archive, which brings its example inputs; one thread each; a 30 s\n"
+        "      budget);\n"
         "      --arm NAME:knob=value,... (repeatable) gives the arms instead, e.g.\n"
         "      --arm base:intra_op_threads=1 --arm fast:intra_op_threads=1,grad=inference_mode;\n"
         "      the preset is validated as a file would be; --save-preset FILE also writes it\n"

@@ -46,6 +46,10 @@ struct Outputs {
     // the gate can add to it); everything else `run` prints goes to stderr.
     bool jsonToStdout = false;
     double maxSlowdownPct = 5.0;  // --max-slowdown PCT
+    // --time DURATION: run.budget_ms (the run plans its processes and iterations to fit it);
+    // --iters N: run.iters exactly (no budget). 0: not given.
+    int budgetMs = 0;
+    int iters = 0;
     bool any() const {
         return std::any_of(files.begin(), files.end(),
                            [](const QString& f) { return !f.isEmpty(); });

@@ -282,6 +282,28 @@ bool savePresetFile(const spec::Preset& preset, const QString& path) {
 // The preset `run` measures: a preset file, or for a bare model file the window's default A/B
 // (spec::newModelPresetJson) with --input and --arm. An exit code when it is refused (the error
 // printed), nothing when `preset` is ready.
+// --time / --iters into a preset's run block: a budget replaces iters and processes (they would
+// be exact), --iters replaces the budget.
+void applyRunPlanOptions(nlohmann::json& j, const Outputs& out) {
+    if (out.budgetMs <= 0 && out.iters <= 0) return;
+    if (!j.contains("run") || !j["run"].is_object()) j["run"] = nlohmann::json::object();
+    auto& run = j["run"];
+    if (out.budgetMs > 0) {
+        run.erase("iters");
+        run.erase("processes");
+        run["budget_ms"] = out.budgetMs;
+    } else {
+        run.erase("budget_ms");
+        run["iters"] = out.iters;
+        if (run.contains("block_iters") && run["block_iters"].is_number_integer() &&
+            run["block_iters"].get<long long>() > out.iters)
+            run["block_iters"] = out.iters;
+        if (run.contains("processes") && run["processes"].is_number_integer() &&
+            run["processes"].get<long long>() > out.iters)
+            run["processes"] = out.iters;
+    }
+}
+
 std::optional<int> loadRunPreset(const QString& source, const Outputs& out, spec::Preset& preset) {
     const bool bareModel = source.endsWith(QLatin1String(".pt")) || source.endsWith(QLatin1String(".pt2"));
     if (out.inputGiven && !bareModel)
@@ -298,6 +320,17 @@ std::optional<int> loadRunPreset(const QString& source, const Outputs& out, spec
                 std::cerr << "pitlane-cli: invalid preset: " << e.what() << "\n";
             return kExitUsage;
         }
+        if (out.budgetMs > 0 || out.iters > 0) {
+            nlohmann::json j = preset.raw;
+            applyRunPlanOptions(j, out);
+            try {
+                preset = spec::parsePreset(j, source.toStdString(), modelDir());
+            } catch (const spec::SpecError& e) {
+                std::cerr << "pitlane-cli: " << e.what() << " (with " << (out.budgetMs > 0 ? "--time" : "--iters")
+                          << ")\n";
+                return kExitUsage;
+            }
+        }
         return std::nullopt;
     }
     // A bare model: the input given on the command line when it has no sidecar.
@@ -305,6 +338,7 @@ std::optional<int> loadRunPreset(const QString& source, const Outputs& out, spec
     nlohmann::json j = spec::newModelPresetJson(source.toStdString());
     const nlohmann::json input = spec::parseInputText(out.input.toStdString());
     if (!input.is_null()) j["input"] = input;
+    applyRunPlanOptions(j, out);
     if (!out.arms.isEmpty()) {
         std::string why;
         const nlohmann::json arms = armsFromText(out.arms, why);

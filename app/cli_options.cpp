@@ -28,6 +28,25 @@ bool checkOutputFolders(const Outputs& out, std::string& err) {
     return true;
 }
 
+// "30s", "2m", "1500ms", "1.5min", "45" (seconds) as ms; -1 when it is none of them (or above a
+// day, or not positive).
+int durationMs(const QString& text) {
+    const QString t = text.trimmed().toLower();
+    int split = 0;
+    while (split < t.size() && (t[split].isDigit() || t[split] == QLatin1Char('.'))) ++split;
+    bool ok = false;
+    const double v = t.left(split).toDouble(&ok);
+    const QString unit = t.mid(split).trimmed();
+    double scale = -1;
+    if (unit.isEmpty() || unit == QLatin1String("s") || unit == QLatin1String("sec")) scale = 1000;
+    else if (unit == QLatin1String("ms")) scale = 1;
+    else if (unit == QLatin1String("m") || unit == QLatin1String("min")) scale = 60000;
+    else if (unit == QLatin1String("h")) scale = 3600000;
+    if (!ok || scale < 0 || !(v > 0)) return -1;
+    const double ms = v * scale;
+    return ms > 86400000.0 ? -1 : int(ms + 0.5);
+}
+
 // The options only `run` takes (--profile, --trace, --input, --arm, --baseline, --against, --max-slowdown,
 // --save-preset, --json -): 1 when args[i] was one (i moved past its value), 0 when it was one
 // but wrong (err says why), -1 when it is none of them.
@@ -77,6 +96,20 @@ int parseRunOption(const QStringList& args, int& i, Outputs& out, bool allowed, 
         if (!ok || !(v > 0) || v > 1000)
             return refuse("--max-slowdown needs a percentage above 0 (at most 1000), e.g. --max-slowdown 5");
         out.maxSlowdownPct = v;
+    } else if (a == "--time") {
+        if (!allowed) return onlyRun("--time");
+        const int ms = hasValue ? durationMs(args[i + 1]) : -1;
+        if (ms < 0)
+            return refuse("--time needs a duration, e.g. --time 30s, --time 2m or --time 1500ms (a bare "
+                          "number is seconds)");
+        out.budgetMs = ms;
+    } else if (a == "--iters") {
+        if (!allowed) return onlyRun("--iters");
+        bool ok = false;
+        const int n = hasValue ? args[i + 1].toInt(&ok) : 0;
+        if (!ok || n < 1 || n > 100000000)
+            return refuse("--iters needs the measured iterations per arm, 1 to 100000000, e.g. --iters 200");
+        out.iters = n;
     } else if (a == "--save-preset") {
         if (!allowed) return refuse("--save-preset applies to `run MODEL.pt` only");
         if (!hasValue) return refuse("--save-preset needs a file name");
@@ -142,6 +175,9 @@ bool parseOutputs(const QStringList& args, int from, Outputs& out, bool& quiet, 
             return false;
         }
     }
+    if (out.budgetMs > 0 && out.iters > 0)
+        return err = "--time and --iters are two plans: --time plans the iterations and processes to "
+                     "fit a duration, --iters measures exactly N per arm; give one of them", false;
     if (!out.baseline.isEmpty() && !out.against.isEmpty())
         return err = "--baseline and --against are two gates: --baseline compares with a stored run, "
                      "--against measures the baseline in this run; give one of them", false;

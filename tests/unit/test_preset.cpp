@@ -1,6 +1,7 @@
 // Preset validation: every bad value is rejected with a SpecError that names the file, the JSON
 // path of the field and a reason a user can act on.
 #include "preset_fixture.h"
+#include "pitlane/spec/run_limits.h"
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,29 @@ TEST_F(PresetTest, MinimalBundledPresetResolvesModelAndSidecarInput) {
     EXPECT_EQ(p.arms[1].knobs.mode, pitlane::spec::Mode::Eval);
     EXPECT_EQ(p.run.iters, 20);
     EXPECT_EQ(p.run.block_iters, 10);
+}
+
+// A time budget (issue 43) plans iters and processes: written with it they would be silently
+// ignored, so the preset gives one or the other; it survives the round trip without them.
+TEST_F(PresetTest, ABudgetPlansTheRunInsteadOfItsIterations) {
+    auto j = twoArms();
+    j["run"] = {{"warmup_iters", 2}, {"budget_ms", 30000}};
+    const Preset p = parsePreset(j, presetFile, modelDir);
+    EXPECT_TRUE(p.run.budgeted());
+    EXPECT_EQ(p.run.budget_ms, 30000);
+    EXPECT_EQ(p.run.max_processes, pitlane::spec::kBudgetMaxProcesses);
+    const json back = pitlane::spec::presetToJson(p);
+    EXPECT_FALSE(back["run"].contains("iters")) << back["run"].dump();
+    EXPECT_FALSE(back["run"].contains("processes")) << back["run"].dump();
+    EXPECT_EQ(back["run"].value("budget_ms", 0), 30000);
+    EXPECT_TRUE(parsePreset(back, presetFile, modelDir).run.budgeted());
+
+    j["run"]["iters"] = 100;
+    expectError(j, "run.budget_ms", "also writes run.iters");
+    j["run"] = {{"budget_ms", 500}};
+    expectError(j, "run.budget_ms", "at least 2000 ms");
+    j["run"] = {{"budget_ms", 30000}, {"target_ci_pct", 1}};
+    expectError(j, "run.budget_ms", "adaptive stopping");
 }
 
 TEST_F(PresetTest, BundledModelMissingFromModelDirNamesTheFile) {

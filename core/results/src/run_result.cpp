@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 #include <map>
 #include <optional>
@@ -393,9 +394,34 @@ static std::string processesSummary(const json& r) {
     return s;
 }
 
+// A run planned from its time budget (session/budget_plan.h): "15 worker processes per arm of
+// 9 iterations, planned to fit a 20 s budget (Kalibera & Jones, variance ratio 4 (prior))".
+static std::string budgetSummary(const json& r) {
+    const int n = r.value("processes", 0);
+    const json design = r.value("design", json::object());
+    const json first = design.value("first", json::object());
+    const auto added = design.value("added", json::array());
+    char budget[32];
+    std::snprintf(budget, sizeof budget, "%.3g s", r.value("budget_ms", 0) / 1000.0);
+    std::string s = std::to_string(n) + " worker process" + (n == 1 ? "" : "es") + " per arm, planned to fit a " +
+                    budget + " budget";
+    if (first.is_object() && first.contains("iters_per_process")) {
+        char why[200];
+        std::snprintf(why, sizeof why, " (%d iterations each%s; Kalibera & Jones with a variance ratio of %.2g, %s)",
+                      first.value("iters_per_process", 0),
+                      added.empty() ? "" : (", then " + std::to_string(added.size()) + " more while it held").c_str(),
+                      first.value("variance_ratio", 0.0),
+                      first.value("variance_ratio_source", std::string("prior")).c_str());
+        s += why;
+        if (first.value("over_budget", false)) s += "; the budget held fewer than 3 processes: it ran over";
+    }
+    return s;
+}
+
 std::string replicationSummary(const RunResult& run) {
     const json& r = run.replication;
     if (!r.is_object()) return {};
+    if (r.contains("budget_ms") && r.contains("processes")) return budgetSummary(r);
     const std::string n = measuredVsAsked(run);
     if (!r.contains("processes")) return n;
     std::string s = processesSummary(r);

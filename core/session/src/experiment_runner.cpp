@@ -189,6 +189,11 @@ void ExperimentRunner::start(const spec::Preset& preset) {
     costLog_ = CostLog(int(preset.arms.size()), preset.serving.enabled ? -1 : processes, 1.0 / aheadRounds);
     groupStartMs_ = decisionStartMs_ = -1;
     replicationOver_ = false;
+    budgetDesigned_ = budgetOver_ = false;
+    if (run.budgeted() && !preset.serving.enabled) {
+        startBudgeted();
+        return;
+    }
     // What will be measured, said before it is (run_plan.h); what was is added at finalize().
     if (!preset.serving.enabled) {
         const MeasurementPlan plan = measurementPlan(preset);
@@ -407,7 +412,7 @@ void ExperimentRunner::next() {
         Task t = tasks_.front();
         tasks_.pop_front();
         if (t.kind == Task::StartRound) {
-            startRound(t.round);
+            if (!trimBudget(t.round)) startRound(t.round);
             continue;
         }
         if (result_.arms[t.arm].status != R::kPending) continue;  // failed arms are skipped
@@ -437,7 +442,12 @@ void ExperimentRunner::next() {
         return;
     }
     if (stopping_) return;
-    if (result_.preset.run.adaptive()) {
+    if (result_.preset.run.budgeted() && !result_.preset.serving.enabled) {
+        if (extendBudget()) {
+            next();
+            return;
+        }
+    } else if (result_.preset.run.adaptive()) {
         if (extendAdaptive()) {
             next();
             return;
@@ -660,6 +670,19 @@ RemainingTime ExperimentRunner::remaining() const {
         if (pendingArm(int(i))) in.samplesDone += double(result_.arms[i].samples.size());
     }
     const auto& run = preset.run;
+    if (run.budgeted()) {
+        // Planned to end at the budget: what is queued, and rounds added while it holds another.
+        const ObservedCosts costs = costLog_.costs();
+        r = estimateRemaining(in, costs);
+        const double toBudget = std::max(0.0, double(run.budget_ms) - elapsedMs());
+        if (!budgetDesigned_) {
+            r.known = true;
+            r.lowMs = r.highMs = toBudget;
+        } else if (r.known) {
+            r.highMs = std::max(r.lowMs, budgetOver_ ? r.lowMs : toBudget);
+        }
+        return r;
+    }
     if (run.adaptive()) {
         const double measured = measureClock_.isValid() ? double(measureClock_.elapsed()) : 0.0;
         in.adaptiveCapLeftMs = std::max(0.0, spec::adaptiveTimeCapMs(run) - measured);

@@ -68,7 +68,7 @@ void ExperimentRunner::finalize() {
     result_.wall_s = elapsedMs() / 1000.0;
     // What was measured next to what was asked (run_plan.h): per arm, at its first batch size,
     // per worker process running at once, as the plan counts.
-    if (result_.replication.contains("asked_iters")) {
+    if (result_.replication.contains("asked_iters") || result_.replication.contains("budget_ms")) {
         json measured = json::object();
         for (const auto& a : result_.arms)
             measured[a.name] = int(a.latencies(a.batch_size).size()) / std::max(1, a.workers);
@@ -78,6 +78,11 @@ void ExperimentRunner::finalize() {
         const int asked = rep.value("asked_iters", 0);
         std::string why;
         for (const auto& a : result_.arms) {
+            if (!rep.contains("asked_iters")) {  // a budget asked for no count: only an arm cut short
+                if (a.status != R::kOk && a.status != R::kPending)
+                    why += (why.empty() ? "" : "; ") + a.name + " ended " + a.status + " before its plan";
+                continue;
+            }
             const int n = measured.value(a.name, 0);
             if (n > asked && why.empty())
                 why = result_.preset.run.adaptive()

@@ -1,6 +1,7 @@
 // What a run will measure (run_plan.h).
 #include "pitlane/session/run_plan.h"
 
+#include "pitlane/session/budget_plan.h"
 #include "pitlane/session/round_plan.h"
 #include "pitlane/spec/run_limits.h"
 
@@ -67,6 +68,11 @@ MeasurementPlan measurementPlan(const spec::Preset& preset) {
     }
     p.adaptive = run.adaptive();
     p.minIters = sum(p.roundIters);
+    if (run.budgeted() && !p.serving) {
+        p.budgetMs = run.budget_ms;
+        p.maxProcesses = run.max_processes;
+        p.maxIters = -1;
+    }
     if (p.adaptive) {
         p.maxProcesses = p.processes;
         p.addedRound = run.processes > 1 ? addedRoundBlocks(run) : std::vector<int>{run.block_iters};
@@ -90,6 +96,7 @@ MeasurementPlan measurementPlan(const spec::Preset& preset) {
 
 std::string planText(const MeasurementPlan& p) {
     if (p.serving) return {};
+    if (p.budgetMs > 0) return budgetPlanText(p.budgetMs);
     std::string per = "per arm";
     if (p.perBatchSize) per += " and batch size";
     if (p.perWorker) per += " (each concurrent worker)";

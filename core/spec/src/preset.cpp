@@ -346,6 +346,12 @@ void checkArmsAgainstInputAndRun(const Preset& p, Errors& errs) {
                          "a batch-size sweep cannot be combined with adaptive or timed stopping "
                          "(run.min_time_ms / max_time_ms / target_ci_pct): give the sweep a fixed "
                          "run.iters");
+    if (p.run.budgeted())
+        for (std::size_t i = 0; i < p.arms.size(); ++i)
+            if (p.arms[i].knobs.batchSweep())
+                errs.add("arms[" + std::to_string(i) + "].knobs.batch_size",
+                         "a batch-size sweep cannot be planned from a time budget (run.budget_ms, "
+                         "--time): give the sweep a fixed run.iters");
 }
 
 // A field whose string was refused (checkStrings) is not judged again by its parser: the errors

@@ -2,6 +2,7 @@
 // `pitlane-cli run MODEL` make for a model file (preset.h).
 #include "pitlane/spec/model_file.h"
 #include "pitlane/spec/model_preset.h"
+#include "pitlane/spec/run_limits.h"
 #include "pitlane/spec/preset.h"
 
 #include <filesystem>
@@ -42,7 +43,8 @@ json defaultArms(const std::string& format) {
 }
 
 json newModelRun() {
-    return {{"warmup_iters", 10}, {"iters", 200}, {"block_iters", 10}};
+    // Planned from a time budget (issue 43): a model of any size gives its verdict in about as long.
+    return {{"warmup_iters", 10}, {"block_iters", 10}, {"budget_ms", kDefaultQuickBudgetMs}};
 }
 
 json newModelPresetJson(const std::string& modelPath) {
@@ -102,6 +104,12 @@ json presetToJson(const Preset& p) {
                 {"max_processes", p.run.max_processes},
                 {"event_timeout_ms", p.run.event_timeout_ms},
                 {"seed", p.run.seed}};
+    if (p.run.budgeted()) {  // the budget plans iters and processes: written, they would be exact
+        j["run"].erase("iters");
+        j["run"].erase("processes");
+        j["run"]["budget_ms"] = p.run.budget_ms;
+        if (p.run.max_processes == kBudgetMaxProcesses) j["run"].erase("max_processes");
+    }
     if (p.run.min_time_ms > 0) j["run"]["min_time_ms"] = p.run.min_time_ms;
     if (p.run.max_time_ms > 0) j["run"]["max_time_ms"] = p.run.max_time_ms;
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;

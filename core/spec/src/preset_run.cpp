@@ -43,13 +43,13 @@ RunSettings parseRunFields(const json& r, Errors& errs, std::set<std::string>& b
                                                   "event_timeout_ms", "seed", "min_time_ms",
                                                   "max_time_ms", "target_ci_pct",
                                                   "processes", "max_processes", "profile_iters",
-                                                  "compare_hosts"};
+                                                  "compare_hosts", "budget_ms"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
             errs.add("run." + detail::shown(key),
                      "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
                      "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes, "
-                     "profile_iters, compare_hosts)");
+                     "profile_iters, compare_hosts, budget_ms)");
     auto field = [&](const char* key, auto&& parse) {
         if (!errs.step(std::string("run.") + key, parse)) bad.insert(key);
     };
@@ -74,6 +74,16 @@ RunSettings parseRunFields(const json& r, Errors& errs, std::set<std::string>& b
                                                             std::to_string(run.profile_iters));
     });
     field("max_time_ms", [&] { run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run"); });
+    field("budget_ms", [&] {
+        run.budget_ms = intField(r, "budget_ms", 0, 0, where, "run");
+        if (run.budget_ms > 0 && run.budget_ms < kMinBudgetMs)
+            throw SpecError(where, "run.budget_ms",
+                            "at least " + std::to_string(kMinBudgetMs) + " ms (a worker's start, its model load "
+                            "and three processes per arm take longer than that), got " +
+                                std::to_string(run.budget_ms) + "; 0 for none");
+    });
+    run.iters_written = r.contains("iters");
+    run.processes_written = r.contains("processes");
     field("target_ci_pct", [&] {
         if (!r.contains("target_ci_pct")) return;
         const auto& v = r["target_ci_pct"];
@@ -103,8 +113,22 @@ void checkRunCombinations(const json& r, RunSettings& run, Errors& errs, std::se
     if (ok({"min_time_ms", "max_time_ms"}) && run.max_time_ms > 0 && run.max_time_ms < run.min_time_ms)
         errs.add("run.max_time_ms", "max_time_ms (" + std::to_string(run.max_time_ms) +
                                         ") is below min_time_ms (" + std::to_string(run.min_time_ms) + ")");
+    if (ok({"budget_ms"}) && run.budget_ms > 0) {
+        // A budget plans the iterations and the processes: a preset that also writes them would
+        // have one of its fields silently ignored.
+        for (const char* k : {"iters", "processes"})
+            if (r.contains(k))
+                errs.add("run.budget_ms", std::string("a budget plans run.iters and run.processes from what the "
+                                                      "first forwards cost; this preset also writes run.") +
+                                              k + ": give budget_ms, or iters and processes");
+        if (run.adaptive())
+            errs.add("run.budget_ms", "a budget plans the run itself; adaptive stopping (run.min_time_ms, "
+                                      "max_time_ms, target_ci_pct) is another plan: give one of them");
+    }
     if (!r.contains("processes")) run.processes = std::min(run.processes, run.iters);
-    run.max_processes = r.contains("processes") ? run.processes : run.max_processes;
+    run.max_processes = r.contains("processes") ? run.processes
+                        : run.budgeted()        ? kBudgetMaxProcesses
+                                                : run.max_processes;
     field("max_processes", [&] {
         run.max_processes = intField(r, "max_processes", run.max_processes, 1, where, "run");
         atMost64(where, "max_processes", run.max_processes);
@@ -166,6 +190,9 @@ void checkServingArms(const Preset& p, Errors& errs) {
     if (p.run.adaptive())
         errs.add("run", "a serving preset runs a fixed plan of levels (serving.rates or clients, "
                         "run.processes rounds): min_time_ms, max_time_ms and target_ci_pct do not apply");
+    if (p.run.budget_ms > 0)
+        errs.add("run.budget_ms", "a serving preset runs a fixed plan of levels (serving.rates or clients, "
+                                  "run.processes rounds): a budget does not apply");
     for (std::size_t i = 0; i < p.arms.size(); ++i) {
         const auto& k = p.arms[i].knobs;
         const std::string f = "arms[" + std::to_string(i) + "].knobs.";

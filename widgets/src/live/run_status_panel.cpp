@@ -63,6 +63,14 @@ void RunStatusPanel::attach(const session::ExperimentRunner* runner) {
     connect(runner, &R::armPhaseChanged, this, [this](int arm, ArmPhase) { onPhase(arm); });
     connect(runner, &R::samplesAppended, this, [this](int arm, int, int) { updateRow(arm); });
     connect(runner, &R::armFinished, this, &RunStatusPanel::onFinished);
+    // A budgeted run says its design once its first set-ups and forwards are timed.
+    connect(runner, &R::planChanged, this, [this](const QString& plan) {
+        plan_->setText(plan);
+        plan_->setToolTip(plan + QStringLiteral("\n\n") +
+                          tr("planned from the time budget: the iterations per process from what a process and "
+                             "an iteration cost and how the variance splits between them (Kalibera & Jones), "
+                             "then the processes that fit; rounds are added while the budget holds another"));
+    });
     connect(runner, &R::finished, this, [this] {
         updateTimes();
         clockTimer_.stop();

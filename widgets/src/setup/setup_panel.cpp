@@ -142,6 +142,25 @@ SetupPanel::SetupPanel(QWidget* parent)
     auto* runBox = makeRunBox(this, {std::pair{tr("Warmup"), warmup_}, std::pair{tr("Measured"), iters_},
                                      std::pair{tr("Block"), blockIters_}, std::pair{tr("Processes"), processes_}},
                               profile_, servingNote_);
+    budget_ = new QSpinBox(runBox);
+    budget_->setObjectName(QStringLiteral("budgetSeconds"));
+    budget_->setRange(0, 86400);
+    budget_->setSuffix(tr(" s"));
+    budget_->setSpecialValueText(tr("none"));
+    budget_->setToolTip(tr("A time budget (run.budget_ms; pitlane-cli run --time): the first set-ups and "
+                           "forwards are timed, then the iterations per process and the processes that fit "
+                           "are planned (Kalibera & Jones; at least 3 processes per arm) and shown above the "
+                           "plots. none: Measured iterations in Processes, as set."));
+    {
+        auto* row = new QHBoxLayout;
+        auto* label = new QLabel(tr("Time budget"), runBox);
+        label->setBuddy(budget_);
+        label->setToolTip(budget_->toolTip());
+        row->addWidget(label);
+        row->addWidget(budget_);
+        row->addStretch(1);
+        static_cast<QGridLayout*>(runBox->layout())->addLayout(row, 4, 0, 1, 4);
+    }
     auto* armsBox = new QGroupBox(tr("Arms"), this);
     auto* armsLayout = new QVBoxLayout(armsBox);
     armsLayout->addWidget(arms_);
@@ -173,8 +192,9 @@ SetupPanel::SetupPanel(QWidget* parent)
     connect(name_, &QLineEdit::textEdited, this, [this] { nameTyped_ = true; });
     connect(input_, &QLineEdit::textChanged, this, edited);
     connect(input_, &QLineEdit::textEdited, this, [this] { inputOrigin_.clear(); });
-    for (auto* s : {warmup_, iters_, blockIters_, processes_})
+    for (auto* s : {warmup_, iters_, blockIters_, processes_, budget_})
         connect(s, &QSpinBox::valueChanged, this, edited);
+    connect(budget_, &QSpinBox::valueChanged, this, [this] { showBudget(); });
     connect(profile_, &QCheckBox::toggled, this, edited);
     connect(arms_, &ArmEditor::changed, this, edited);
     arms_->setModelResolver([this](const QString& m) { return resolveModelPath(m); });
@@ -238,13 +258,31 @@ void SetupPanel::loadJson(const json& preset, const QString& file) {
     blockIters_->setValue(intOr("block_iters", std::min(defaults.block_iters, iters_->value())));
     processes_->setValue(intOr("processes", std::min(defaults.processes, iters_->value())));
     profile_->setChecked(intOr("profile_iters", 0) > 0);
+    budget_->setValue((intOr("budget_ms", 0) + 500) / 1000);
     arms_->setPresetModelPath(resolveModelPath(QString::fromStdString(model)));
     arms_->setArms(raw_.value("arms", json::array()));
     updateInputPlaceholder();
     showServing();
+    showBudget();
     loading_ = false;
     emit changed();
     validate();
+}
+
+// A time budget plans the iterations and the processes: their fields are not used then.
+void SetupPanel::showBudget() {
+    const bool budgeted = budget_->value() > 0;
+    const bool serving = raw_.value("serving", json()).is_object();
+    iters_->setEnabled(!budgeted && !serving);
+    processes_->setEnabled(!budgeted);
+    const QString planned = tr("planned from the time budget (set it to none to give this)");
+    iters_->setToolTip(budgeted ? planned : tr("Measured iterations per arm"));
+    processes_->setToolTip(budgeted ? planned
+                                    : tr("Fresh worker processes per arm (replicates, each with its own "
+                                         "warmup): the CI counts processes, so processes that disagree keep "
+                                         "it wide. Left at its default, rounds of fresh processes are added "
+                                         "(up to run.max_processes, 6) while a comparison is inconclusive; a "
+                                         "value you set is exact."));
 }
 
 // Issue 13: a serving preset runs its levels (rates or clients, each for duration_ms) in every
@@ -254,8 +292,9 @@ void SetupPanel::showServing() {
     const bool serving = sv.is_object();
     const QString unused = tr("not used by a serving preset: it serves its levels for "
                               "serving.duration_ms each");
-    iters_->setEnabled(!serving);
+    iters_->setEnabled(!serving && budget_->value() == 0);
     blockIters_->setEnabled(!serving);
+    budget_->setEnabled(!serving);
     iters_->setToolTip(serving ? unused : tr("Measured iterations per arm"));
     blockIters_->setToolTip(serving ? unused : tr("Iterations per interleaved block (A B A B ...)"));
     servingNote_->setVisible(serving);
@@ -304,14 +343,21 @@ json SetupPanel::presetJson() const {
         j["input"] = input;
     json run = raw_.contains("run") && raw_["run"].is_object() ? raw_["run"] : json::object();
     run["warmup_iters"] = warmup_->value();
-    run["iters"] = iters_->value();
     run["block_iters"] = blockIters_->value();
-    // Written when the preset had it or the user changed it: an untouched default stays implicit
-    // (so it follows `iters` the way the parser's default does).
-    const spec::RunSettings defaults;
-    if (run.contains("processes") ||
-        processes_->value() != std::min(defaults.processes, iters_->value()))
-        run["processes"] = processes_->value();
+    if (budget_->value() > 0) {  // the budget plans them: written, they would be exact
+        run["budget_ms"] = budget_->value() * 1000;
+        run.erase("iters");
+        run.erase("processes");
+    } else {
+        run.erase("budget_ms");
+        run["iters"] = iters_->value();
+        // Written when the preset had it or the user changed it: an untouched default stays
+        // implicit (so it follows `iters` the way the parser's default does).
+        const spec::RunSettings defaults;
+        if (run.contains("processes") ||
+            processes_->value() != std::min(defaults.processes, iters_->value()))
+            run["processes"] = processes_->value();
+    }
     // The preset's own count when it had one, else kProfileIters; unchecked: none.
     if (!profile_->isChecked())
         run.erase("profile_iters");

@@ -109,6 +109,9 @@ signals:
     void warmupAppended(int arm);
     void metricsAppended(int arm);
     void logMessage(int arm, const QString& level, const QString& text);
+    // What the run will measure changed: a budgeted run planned its rounds (budget_plan.h); the
+    // text is result().replication["plan"].
+    void planChanged(const QString& plan);
     void armFinished(int arm);
     void finished();
 
@@ -190,6 +193,17 @@ private:
     void finishIfDone();
     void finalize();
     bool extendAdaptive();
+    // budget_rounds.cpp: a run planned from its time budget (budget_plan.h): round 0 is set up
+    // and warmed, then its blocks and the rounds that fit are queued; rounds are added while
+    // the budget holds another.
+    void startBudgeted();
+    bool extendBudget();
+    // At round `round`'s start: while the queued rounds would end past the budget (the machine
+    // got busier than round 0 said), the last ones are dropped, down to kBudgetMinProcesses;
+    // true when `round` itself was.
+    bool trimBudget(int round);
+    bool budgetDesigned_ = false;
+    bool budgetOver_ = false;
     // The group of tasks just finished (active_) and its wall time into costLog_.
     void recordGroupCost();
     CostLog costLog_;

@@ -30,6 +30,7 @@ struct MeasurementPlan {
     int capMs = 0;          // adaptive: the time cap
     bool capGiven = false;  // ... run.max_time_ms (else the default cap)
     double targetCiPct = 0; // adaptive: the CI target (0: none, timed only)
+    int budgetMs = 0;       // planned from a time budget (budget_plan.h): the counts come later
     // Each arm runs its iterations per batch size of a sweep and per concurrent worker.
     bool perBatchSize = false, perWorker = false;
 };

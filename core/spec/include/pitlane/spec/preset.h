@@ -138,6 +138,16 @@ struct RunSettings {
     double target_ci_pct = 0;
     bool adaptive() const { return min_time_ms > 0 || max_time_ms > 0 || target_ci_pct > 0; }
     std::uint64_t seed = 0;
+    // A time budget (issue 43): the run plans its processes, blocks and iterations from what its
+    // first forwards and set-ups cost, to fit this many ms of wall time (budget_plan.h). 0: none,
+    // run.iters in run.processes as written. A preset gives budget_ms or iters / processes, not
+    // both; `pitlane-cli run --time 30s` sets it, and a bare model's quick run has one
+    // (kDefaultQuickBudgetMs).
+    int budget_ms = 0;
+    bool iters_written = false;      // the preset wrote run.iters
+    bool processes_written = false;  // ... run.processes
+    // The run is planned from its budget (not adaptive stopping, not a serving run's levels).
+    bool budgeted() const { return budget_ms > 0 && !iters_written && !processes_written && !adaptive(); }
     // After the last round's measured blocks, this many iterations of each arm under libtorch's
     // profiler (never timed; ArmResult::profile). 0: no profile. `pitlane-cli run --profile`.
     int profile_iters = 0;

@@ -21,4 +21,13 @@ inline int adaptiveTimeCapMs(const RunSettings& run) {
     return run.max_time_ms > 0 ? run.max_time_ms : std::max(kDefaultAdaptiveCapMs, run.min_time_ms);
 }
 
+// A time budget (run.budget_ms, issue 43): what a bare model's quick run gets (`pitlane-cli run
+// MODEL.pt`, the window's new-model preset), the least a budget may be, and the processes per
+// arm a budgeted run measures at the least (the CI's process level needs three) and at the most
+// (pyperf's 20) unless run.max_processes says otherwise.
+inline constexpr int kDefaultQuickBudgetMs = 30000;
+inline constexpr int kMinBudgetMs = 2000;
+inline constexpr int kBudgetMinProcesses = 3;
+inline constexpr int kBudgetMaxProcesses = 20;
+
 }  // namespace pitlane::spec

@@ -93,6 +93,10 @@ private:
     ModelPanel* model_;
     QLineEdit* input_;
     QSpinBox *warmup_, *iters_, *blockIters_, *processes_;
+    // run.budget_ms in seconds (0: none): the run plans its iterations and processes to fit it,
+    // and Measured and Processes are then not used.
+    QSpinBox* budget_ = nullptr;
+    void showBudget();
     // run.profile_iters > 0: every arm is profiled after it is measured (the advisor's evidence).
     QCheckBox* profile_ = nullptr;
     ArmEditor* arms_;
