@@ -292,6 +292,13 @@ int main(int argc, char** argv) {
     // Confined before torch starts a thread or sees the model (sandbox.h). jemalloc's background
     // threads, started before main, are stopped first and started again confined.
     const bool jemallocThreads = engine::setJemallocBackgroundThreads(false);
+    // The CUDA module (libtorch_cuda and the CUDA libraries) is loaded now, before the sandbox
+    // (whose memory limit then counts only what the model and its run take), for an arm on a
+    // CUDA device (the runner sets PITLANE_WORKER_CUDA=preload) or where an NVIDIA driver exists
+    // (the hello's cuda_available is torch's answer). A CPU arm's worker on a machine without a
+    // driver never loads it: 31 libraries mapped before, 17 now (docs/PERFORMANCE.md).
+    const char* cudaEnv = std::getenv("PITLANE_WORKER_CUDA");
+    engine::loadCudaModuleIfUseful(cudaEnv && std::string(cudaEnv) == "preload");
     engine::applySandbox(args.sandbox);
     if (jemallocThreads) engine::setJemallocBackgroundThreads(true);
 

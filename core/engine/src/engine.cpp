@@ -76,18 +76,22 @@ json Engine::torchManifest() const {
     m["libtorch"] = std::to_string(TORCH_VERSION_MAJOR) + "." +
                     std::to_string(TORCH_VERSION_MINOR) + "." +
                     std::to_string(TORCH_VERSION_PATCH);
-    m["cuda_available"] = torch::cuda::is_available();
-    m["cuda_devices"] = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
+    // CUDA availability is torch's answer, with the CUDA module (libtorch_cuda) loaded when the
+    // worker loaded it at start (a CUDA arm, or an NVIDIA driver present). A CPU arm's worker on
+    // a machine without a driver does not load it: torch's answer there is "no device" either
+    // way, and the module's ~40 % of the start-up is saved (docs/PERFORMANCE.md).
+    const bool available = torch::cuda::is_available();
+    m["cuda_available"] = available;
+    m["cuda_devices"] = available ? torch::cuda::device_count() : 0;
     m["mkldnn"] = at::hasMKLDNN();
     m["mkl"] = at::hasMKL();
-    // What this worker was built with, device or none: the CUDA module linked in (libtorch_cuda),
-    // the CUDA runtime and cuDNN versions, and Kineto (the profiler of `profile`).
-#ifdef PITLANE_WITH_CUDA
+    // What this worker was built with, device or none: the CUDA module (libtorch_cuda), the
+    // CUDA runtime and cuDNN versions, and Kineto (the profiler of `profile`).
     m["cuda_build"] = cuda::compiledIn();
-    m["cuda_versions"] = cuda::versions();
-#else
-    m["cuda_build"] = false;
-#endif
+    if (cuda::compiledIn()) {
+        m["cuda_versions"] = cuda::versionsWithoutModule();  // the module's own when it is loaded
+        m["cuda_module_loaded"] = cuda::loaded() != nullptr;
+    }
     m["kineto"] = at::show_config().find("USE_KINETO") != std::string::npos;
     m["build_config"] = at::show_config();
     return m;

@@ -137,11 +137,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
     // what its loop ran with, and its batches show max_batch was never exceeded).
     a["max_batch"] = k.max_batch;
     a["max_wait_ms"] = k.max_wait_ms;
-#ifdef PITLANE_WITH_CUDA
     a["cuda_graph"] = graph && graph->captured();
-#else
-    a["cuda_graph"] = false;
-#endif
     a["input_on_host"] = k.input_on_host && device.is_cuda();
     // Where the input lives; on the host for a CUDA device, page-locked (non-blocking copies)?
     a["input_device"] = firstIn.device().str();

@@ -131,10 +131,23 @@ bool Engine::Impl::selectDevice() {
     const auto& k = knobs;
     if (k.device == "cpu") return true;
     const int index = std::stoi(k.device.substr(5));
+    // libtorch_cuda comes with the CUDA module, which the worker loads at start when it may be
+    // needed (a CUDA arm: PITLANE_WORKER_CUDA=preload; or an NVIDIA driver present), never here:
+    // libtorch_cpu's getCUDAHooks() keeps the first answer it gives, so once the hello's
+    // show_config() asked without the module, CUDA stays off for this process. Without the
+    // module and without a driver, torch's answer below is "no device", as when it was linked.
+    std::string notLoaded;
+    const cuda::Module* cudaModule = cuda::loaded();
+    if (!cudaModule && cuda::attempted(&notLoaded)) {
+        sink.error(code::kDeviceUnavailable,
+                   "device \"" + k.device + "\" requested, but " + notLoaded + "; use \"cpu\"",
+                   {{"knob", "device"}});
+        return false;
+    }
     if (!torch::cuda::is_available()) {
 #ifdef PITLANE_WITH_CUDA
         // A CUDA build: what is missing is the device (or its driver), not CUDA in libtorch.
-        const std::string driver = cuda::versions().value("driver", "none");
+        const std::string driver = cuda::versionsWithoutModule().value("driver", "none");
         const std::string why = "this machine has no usable CUDA device (libtorch " + std::string(TORCH_VERSION) +
                                 " is a CUDA build, but " +
                                 (driver == "none" ? std::string("no NVIDIA driver is installed)")
@@ -155,6 +168,7 @@ bool Engine::Impl::selectDevice() {
         return false;
     }
     device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+    if (cudaModule) eventTimer = cudaModule->eventTimer();
     return true;
 }
 
@@ -492,10 +506,17 @@ bool Engine::Impl::firstForward(ConfigureState& s) {
 bool Engine::Impl::captureCudaGraph() {
     const auto& k = knobs;
     if (!k.cuda_graph) return true;
-#ifdef PITLANE_WITH_CUDA
+    const cuda::Module* cudaModule = cuda::loaded();
+    if (!cudaModule || !device.is_cuda()) {  // the spec refuses cuda_graph on "cpu" already
+        sink.error(code::kBadKnob,
+                   cuda::compiledIn() ? "cuda_graph: the arm's device is not a CUDA device"
+                                      : "cuda_graph: this libtorch was built without CUDA",
+                   {{"knob", "cuda_graph"}});
+        return false;
+    }
     try {
         GradScope g(k.grad);
-        graph = std::make_unique<cuda::GraphRunner>();
+        graph = cudaModule->graphRunner();
         graph->capture(module, inputs[k.batch_size.front()].front());
     } catch (const std::exception& e) {
         sink.error(code::kBadKnob, "cuda_graph: capture failed: " + torchReason(e),
@@ -503,21 +524,14 @@ bool Engine::Impl::captureCudaGraph() {
         return false;
     }
     return true;
-#else
-    sink.error(code::kBadKnob, "cuda_graph: this libtorch was built without CUDA",
-               {{"knob", "cuda_graph"}});
-    return false;
-#endif
 }
 
 // On CUDA, every metrics event carries the caching allocator's statistics.
 void Engine::Impl::installCudaMetricsHook() {
-#ifdef PITLANE_WITH_CUDA
-    if (device.is_cuda()) {
+    if (const cuda::Module* cudaModule = cuda::loaded(); cudaModule && device.is_cuda()) {
         const int dev = device.index();
-        setMetricsHook([dev](json& e) { e["cuda_allocator"] = cuda::allocatorStats(dev); });
+        setMetricsHook([cudaModule, dev](json& e) { e["cuda_allocator"] = cudaModule->allocatorStats(dev); });
     }
-#endif
 }
 
 }  // namespace pitlane::engine

@@ -29,9 +29,7 @@
 
 #include <map>
 
-#ifdef PITLANE_WITH_CUDA
 #include "cuda_support.h"
-#endif
 
 namespace torch::inductor {
 class AOTIModelPackageLoader;  // engine_package.cpp
@@ -328,10 +326,10 @@ struct Engine::Impl {
     std::map<int, std::vector<std::vector<c10::IValue>>> inputs;
     std::unique_ptr<c10::Allocator> allocator;
     std::uint64_t seed = 0;
-#ifdef PITLANE_WITH_CUDA
+    // On a CUDA device (the CUDA module, loaded by selectDevice): the captured graph, the
+    // device-side timer.
     std::unique_ptr<cuda::GraphRunner> graph;
-    cuda::EventTimer eventTimer;
-#endif
+    std::unique_ptr<cuda::EventTimer> eventTimer;
 
     // workload train_step: the parameters the SGD step updates (requires_grad), collected in
     // step 7; empty for inference.

@@ -155,22 +155,18 @@ bool Engine::Impl::timedLoop(int block, int iters, double timeMs, int bs,
             const auto t0 = Clock::now();
             {
                 c10::IValue out;
-#ifdef PITLANE_WITH_CUDA
-                if (device.is_cuda()) eventTimer.start();
+                if (eventTimer) eventTimer->start();
                 if (graph) {
                     graph->replay();
                     if (knobs.host_sync_each_iter) out = graph->output();  // its static output
                 } else
-#endif
                     out = train ? trainStep(in) : forward(in);
                 if (knobs.host_sync_each_iter) {
                     auto t = firstTensor(out);
                     if (t.defined()) t = t.cpu();  // what .cpu() / .item() do
                 }
             }
-#ifdef PITLANE_WITH_CUDA
-            if (device.is_cuda()) samples.deviceNs.push_back(std::int64_t(eventTimer.stopMs() * 1e6));
-#endif
+            if (eventTimer) samples.deviceNs.push_back(std::int64_t(eventTimer->stopMs() * 1e6));
             if (device.is_cuda()) torch::cuda::synchronize();
             const auto t1 = Clock::now();
             lat.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());

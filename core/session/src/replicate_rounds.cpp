@@ -274,8 +274,11 @@ void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int ro
 std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int arm, int round) {
     const auto& knobs = result_.preset.arms[std::size_t(arm)].knobs;
     std::vector<WorkerState> workers(std::size_t(knobs.workers));
-    const QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
-                                                  allocatorLaunch(knobs.allocator));
+    QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(),
+                                            allocatorLaunch(knobs.allocator));
+    // An arm on a CUDA device: the worker loads its CUDA module before its sandbox (worker_main.cpp);
+    // a CPU arm's worker never loads it.
+    if (knobs.device != "cpu") env.insert(QStringLiteral("PITLANE_WORKER_CUDA"), QStringLiteral("preload"));
     const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
     const QString remoteCommand = remoteCommandFor(arm);
     const QStringList localArguments = host.isEmpty() ? localArgumentsFor(arm) : QStringList();

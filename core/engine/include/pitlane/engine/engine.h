@@ -41,4 +41,10 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+// Loads the CUDA module (libtorch_cuda and the CUDA libraries it needs) when `cudaArm` or when an
+// NVIDIA driver is present; a no-op in a build without CUDA. The worker calls it at start, before
+// its sandbox and before anything asks torch about CUDA. False when it was not loaded (a
+// configure on a CUDA device then says why).
+bool loadCudaModuleIfUseful(bool cudaArm);
+
 }  // namespace pitlane::engine
