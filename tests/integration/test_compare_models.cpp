@@ -214,6 +214,7 @@ TEST_F(CompareModels, APackageOrTwoModelsOpenAsAReadyAB) {
     EXPECT_EQ(two.arms[1].model_format, "aoti");
     EXPECT_EQ(two.arms[0].knobs.grad, two.arms[1].knobs.grad) << "both arms measure inference alike";
     EXPECT_TRUE(pitlane::spec::armsDifferInModel(two));
+    two.run.budget_ms = 0;  // a fixed plan: the bare model's budget (30 s) would plan its own
     two.run.iters = 6;
     two.run.block_iters = 3;
     two.run.processes = 2;

@@ -71,7 +71,7 @@ ArmProbe probeOne(const spec::Preset& p, const spec::ArmSpec& arm, const QString
     const QString model = QString::fromStdString(arm.model_path.empty() ? p.model_path : arm.model_path);
     WorkerProcess worker(workerPath, sandboxArguments(arm.knobs, scratch.path(), {model}, memoryBudget(1)));
     QProcessEnvironment env = withAllocator(QProcessEnvironment::systemEnvironment(), launch);
-    if (arm.knobs.device != "cpu") env.insert(QStringLiteral("PITLANE_WORKER_CUDA"), QStringLiteral("preload"));
+    if (preloadsTorchModule(arm)) env.insert(QStringLiteral("PITLANE_WORKER_CUDA"), QStringLiteral("preload"));
     worker.setEnvironment(env);
     QEventLoop loop;
     QTimer timer;

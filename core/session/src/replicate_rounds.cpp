@@ -278,7 +278,8 @@ std::vector<ExperimentRunner::WorkerState> ExperimentRunner::spawnWorkers(int ar
                                             allocatorLaunch(knobs.allocator));
     // An arm on a CUDA device: the worker loads its CUDA module before its sandbox (worker_main.cpp);
     // a CPU arm's worker never loads it.
-    if (knobs.device != "cpu") env.insert(QStringLiteral("PITLANE_WORKER_CUDA"), QStringLiteral("preload"));
+    if (preloadsTorchModule(result_.preset.arms[std::size_t(arm)]))
+        env.insert(QStringLiteral("PITLANE_WORKER_CUDA"), QStringLiteral("preload"));
     const QString host = QString::fromStdString(result_.preset.arms[std::size_t(arm)].host);
     const QString remoteCommand = remoteCommandFor(arm);
     const QStringList localArguments = host.isEmpty() ? localArgumentsFor(arm) : QStringList();

@@ -1,5 +1,7 @@
 #include "pitlane/session/sandbox_launch.h"
 
+#include "pitlane/spec/model_file.h"
+
 #include <QFile>
 #include <QFileInfo>
 
@@ -108,6 +110,10 @@ QStringList sandboxArguments(const spec::Knobs& knobs, const QString& scratch, c
     else
         args << QStringLiteral("none");
     return args;
+}
+
+bool preloadsTorchModule(const spec::ArmSpec& arm) {
+    return arm.knobs.device != "cpu" || arm.model_format == spec::kFormatAoti || arm.knobs.compile == spec::Compile::Aoti;
 }
 
 }  // namespace pitlane::session

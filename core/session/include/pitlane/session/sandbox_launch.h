@@ -33,6 +33,12 @@ std::int64_t oomKillCount();
 // model: with the sandbox on the worker reads nothing else outside the system's libraries), and
 // --memory-limit-mb: the knob (at most the budget's share), else with the sandbox on and a CPU
 // device the budget's share per worker (`auto`, 75 % of physical memory, when unknown), else none.
+// The worker loads its CUDA module (libtorch.so, libtorch_cuda and the CUDA libraries: cuda_support.h)
+// at start, before its sandbox, for an arm on a CUDA device and for an arm that loads an
+// AOTInductor package (a package's own library links libtorch.so, which the worker itself no
+// longer maps): PITLANE_WORKER_CUDA=preload in its environment.
+bool preloadsTorchModule(const spec::ArmSpec& arm);
+
 QStringList sandboxArguments(const spec::Knobs& knobs, const QString& scratch, const QStringList& readable = {},
                              const MemoryBudget& budget = {});
 
