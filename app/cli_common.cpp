@@ -145,6 +145,7 @@ const std::string& usage() {
         "      set-ups are timed, then the iterations per process and the processes that fit are\n"
         "      planned (Kalibera & Jones; at least 3 processes) and said (\"planned: ...\"); a bare\n"
         "      model's quick run has 30 s. --iters N: exactly N measured iterations per arm instead\n"
+        "      (in the preset's processes, else 3)\n"
         "      --json -: the results JSON on stdout (the table and the rest then go to stderr)\n"
         "      --baseline: the regression gate: each arm against the baseline run's arm of the same\n"
         "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"

@@ -298,9 +298,12 @@ void applyRunPlanOptions(nlohmann::json& j, const Outputs& out) {
         if (run.contains("block_iters") && run["block_iters"].is_number_integer() &&
             run["block_iters"].get<long long>() > out.iters)
             run["block_iters"] = out.iters;
-        if (run.contains("processes") && run["processes"].is_number_integer() &&
-            run["processes"].get<long long>() > out.iters)
-            run["processes"] = out.iters;
+        // Exactly N: the processes are written too (replication adds rounds only to a preset
+        // that left them out), as the preset's own or the default.
+        if (!run.contains("processes") || !run["processes"].is_number_integer())
+            run["processes"] = spec::RunSettings::kDefaultProcesses;
+        if (run["processes"].get<long long>() > out.iters) run["processes"] = out.iters;
+        run.erase("max_processes");
     }
 }
 

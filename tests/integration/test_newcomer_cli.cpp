@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -137,6 +138,55 @@ TEST(NewcomerCli, ArmsOnTheCommandLineHelpAndSuggestions) {
     r = runCli({"valdiate", "x.json"}, 30000);
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("unknown command valdiate (did you mean validate?)"), std::string::npos) << r.err;
+}
+
+// Issue 43: a time budget. --time plans the processes and iterations from round 0's set-up and
+// warmup and says the plan; replication.design records what it was computed from; --iters
+// measures exactly N; a bad duration or both options is a usage error before anything runs.
+TEST(NewcomerCli, ATimeBudgetPlansTheRunAndSaysSo) {
+    QTemporaryDir dir;
+    const QString model = QString::fromStdString(modelDir() + "/mlp.pt");
+    const QString js = dir.filePath("r.json");
+    auto r = runCli({"run", model, "--input", "256", "--db", "none", "--time", "6s", "--json", js}, 300000);
+    ASSERT_TRUE(r.finished);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("plan: budget 6.0 s"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("planned: "), std::string::npos) << r.err;
+    json results = readJson(js);
+    const json& rep = results["replication"];
+    EXPECT_EQ(rep.value("budget_ms", 0), 6000) << rep.dump();
+    const json& first = rep["design"]["first"];
+    ASSERT_TRUE(first.is_object()) << rep.dump();
+    EXPECT_GT(first.value("setup_ms", 0.0), 0) << first.dump();
+    EXPECT_GT(first.value("iter_ms", 0.0), 0) << first.dump();
+    EXPECT_EQ(first.value("variance_ratio_source", std::string()), "prior") << first.dump();
+    EXPECT_GE(first.value("iters_per_process", 0), 3) << first.dump();
+    // At least three processes per arm measured, as many as the replication record says, every
+    // one with samples; the same iterations in both arms.
+    const int processes = rep.value("processes", 0);
+    EXPECT_GE(processes, 3) << rep.dump();
+    for (const auto& a : results["arms"]) {
+        std::set<int> seen;
+        for (const auto& p : a["processes"]) seen.insert(p.value("replicate", -1));
+        EXPECT_EQ(int(seen.size()), processes) << a["processes"].dump();
+    }
+    EXPECT_EQ(rep["measured_iters"]["grad enabled"], rep["measured_iters"]["inference_mode"]) << rep.dump();
+    EXPECT_FALSE(results["comparisons"][0].value("verdict", std::string()).empty());
+
+    r = runCli({"run", model, "--input", "256", "--db", "none", "--iters", "20", "--json", js}, 300000);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    results = readJson(js);
+    for (const auto& a : results["arms"]) EXPECT_EQ(a["latency_ns"].size(), 20u) << a["name"];
+
+    r = runCli({"run", model, "--input", "256", "--db", "none", "--time", "soon"}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("--time needs a duration, e.g. --time 30s"), std::string::npos) << r.err;
+    r = runCli({"run", model, "--input", "256", "--db", "none", "--time", "10s", "--iters", "5"}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("--time and --iters are two plans"), std::string::npos) << r.err;
+    r = runCli({"run", model, "--input", "256", "--db", "none", "--time", "1s"}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("run.budget_ms: at least 2000 ms"), std::string::npos) << r.err;
 }
 
 }  // namespace
