@@ -100,8 +100,9 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                           << runner.phaseLabel(i).toStdString() << "\n";
     });
     compiling->start(15000);
-    // A block line per arm at most every second (and its last): a fast model's budget holds
-    // hundreds of blocks, and a screen does not.
+    // A budgeted run: a block line per arm at most every second (and its last): a fast model's
+    // budget holds hundreds of blocks, and a screen does not. A fixed plan prints every block
+    // (its blocks are what was asked, and scripts wait for them).
     auto clock = std::make_shared<QElapsedTimer>();
     clock->start();
     auto lastLine = std::make_shared<std::map<int, qint64>>();
@@ -117,7 +118,8 @@ void printProgress(const session::ExperimentRunner& runner, QObject* context) {
                          else if (done->phase == "measure") {
                              const qint64 now = clock->elapsed();
                              const auto last = lastLine->find(arm);
-                             if (last != lastLine->end() && now - last->second < 1000 &&
+                             if (runner.result().preset.run.budgeted() && last != lastLine->end() &&
+                                 now - last->second < 1000 &&
                                  runner.doneIters(arm) < runner.totalIters(arm))
                                  return;
                              (*lastLine)[arm] = now;
