@@ -550,7 +550,8 @@ private slots:
                          qPrintable(QStringLiteral("column %1 of the damaged arm shows %2").arg(column).arg(cell)));
             }
             const QString verdictB = table->index(1, C::Verdict).data().toString();
-            QVERIFY2(verdictB.contains(QStringLiteral("not compared")) && !verdictB.contains(QStringLiteral("faster")) &&
+            QVERIFY2(verdictB.contains(QStringLiteral("B is damaged in the history")) &&
+                         verdictB.contains(QStringLiteral("not compared")) && !verdictB.contains(QStringLiteral("faster")) &&
                          !verdictB.contains(QStringLiteral("slower")) && !verdictB.contains(QStringLiteral("CI")),
                      qPrintable(verdictB));
             QCOMPARE(w.statusPanel()->statusText(1), QStringLiteral("failed"));

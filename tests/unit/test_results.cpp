@@ -84,6 +84,13 @@ TEST(ResultsJson, HasTheContractFields) {
     EXPECT_TRUE(j["comparisons"].empty());
     ASSERT_EQ(j["not_compared"].size(), 1u);
     EXPECT_EQ(j["not_compared"][0]["reason"], "B was killed after 14 samples: B vs A not compared");
+    // Reopened from a history whose samples of B fail their check (store's code "damaged"): it
+    // ran; the history lost it.
+    auto damaged = makeRun();
+    damaged.arms[1].status = R::kFailed;
+    damaged.arms[1].error = pitlane::protocol::Error{"damaged", "sample chunk 3 fails its CRC-32", {}};
+    EXPECT_EQ(R::notComparedReason(damaged, 1),
+              "B is damaged in the history (its samples fail their check): B vs A not compared");
     // Stopped by the user instead: what B measured is compared.
     auto stopped = makeRun();
     stopped.arms[1].status = R::kCancelled;

@@ -225,6 +225,11 @@ std::string notComparedReason(const RunResult& run, std::size_t arm) {
     const ArmResult& a = run.arms[arm];
     const ArmResult* early = endedEarly(a) ? &a : endedEarly(base) ? &base : nullptr;
     if (!early) return {};
+    // A run reopened from a history whose samples of this arm fail their check (store's code
+    // "damaged"): the arm ran; what is missing is what the history kept of it.
+    if (early->error && early->error->code == "damaged")
+        return early->name + " is damaged in the history (its samples fail their check): " + a.name + " vs " +
+               base.name + " not compared";
     const std::string status = early->status == kTimeout ? std::string("timed out") : early->status;
     return early->name + " " + (early->status == kFailed ? "failed" : "was " + status) + " after " +
            std::to_string(early->samples.size()) + " samples: " + a.name + " vs " + base.name +
