@@ -55,6 +55,18 @@ TEST(EnvironmentDrift, PerProcessFieldsAreNotDrift) {
     EXPECT_TRUE(driftWarnings(twoArms(manifest(), b)).empty());
 }
 
+// An arm that loads an AOTInductor package (or runs on CUDA) loads the worker's CUDA module; one
+// that runs TorchScript on the CPU does not. That follows from the arms' setups, which the run
+// shows: comparing NativeRT with compile aoti warned "environment differs ... cuda_module_loaded".
+TEST(EnvironmentDrift, TheCudaModuleFollowsFromTheArmNotTheMachine) {
+    json a = manifest(), b = manifest();
+    a["cuda_module_loaded"] = false;
+    b["cuda_module_loaded"] = true;
+    EXPECT_TRUE(driftWarnings(twoArms(a, b)).empty());
+    b.erase("cuda_module_loaded");
+    EXPECT_TRUE(driftWarnings(twoArms(a, b)).empty());
+}
+
 TEST(EnvironmentDrift, TheLoadAverageIsNotDriftWithinARun) {
     json b = manifest();
     b["load_average"] = {3.5, 2.0, 1.0};

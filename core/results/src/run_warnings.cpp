@@ -166,6 +166,9 @@ std::vector<EnvironmentDifference> environmentDifferences(const ArmResult& first
     for (const auto& key : keys) {
         // The hostname names the process too, unless the arms ran on different hosts.
         if (momentField(key) && !(key == "hostname" && first.host != other.host)) continue;
+        // Whether the worker loaded its CUDA module follows from the arm's own setup (a CUDA
+        // device, or an AOTInductor package whose library links libtorch.so): not drift.
+        if (key == "cuda_module_loaded") continue;
         const bool inFirst = first.environment.contains(key), inOther = other.environment.contains(key);
         if (inFirst && inOther && first.environment[key] == other.environment[key]) continue;
         out.push_back({key, inFirst ? first.environment[key].dump() : std::string("absent"),
