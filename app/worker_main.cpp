@@ -4,6 +4,7 @@
 #include "pitlane/engine/event_sink.h"
 #include "pitlane/engine/nvml.h"
 #include "pitlane/engine/sampler.h"
+#include "pitlane/engine/energy.h"
 #include "pitlane/engine/sandbox.h"
 #include "pitlane/engine/system.h"
 #include "pitlane/protocol/protocol.h"
@@ -299,6 +300,9 @@ int main(int argc, char** argv) {
     // driver never loads it: 31 libraries mapped before, 17 now (docs/PERFORMANCE.md).
     const char* cudaEnv = std::getenv("PITLANE_WORKER_CUDA");
     engine::loadCudaModuleIfUseful(cudaEnv && std::string(cudaEnv) == "preload");
+    // NVML and the RAPL powercap files are opened before the sandbox too (issue 46): the blocks
+    // read the energy counters through what is open, never by path.
+    engine::EnergyMeter::instance();
     engine::applySandbox(args.sandbox);
     if (jemallocThreads) engine::setJemallocBackgroundThreads(true);
 

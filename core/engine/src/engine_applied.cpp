@@ -146,6 +146,7 @@ void Engine::Impl::emitApplied(const ConfigureState& s) {
         sink.warning("reference_blas",
                      "libtorch is using the reference BLAS (" + blas["path"].get<std::string>() +
                          "): linear layers run 10-20x slower; install libopenblas0-openmp");
+    if (!s.energy.is_null()) a["energy"] = s.energy;
     sink.emit(a);
 }
 

@@ -74,6 +74,7 @@ bool Engine::configure(const json& cmd) {
     if (!d.firstForward(s)) return false;            // 10. first forward (cold cost)
     if (!d.captureCudaGraph()) return false;         //     cuda_graph knob
     d.installCudaMetricsHook();
+    d.setUpEnergy(s);                                //     energy counters, idle draw
     d.sink.emit(s.loaded);
     d.emitApplied(s);                                // 11. read back everything
     d.configured = true;
@@ -127,6 +128,21 @@ bool Engine::Impl::checkAllocator(ConfigureState& s) {
 }
 
 // 1. Device.
+// Issue 46 (docs/ENERGY.md): the GPU whose energy counter the blocks read (the arm's cuda:N, or
+// GPU 0 for a CPU arm: what the GPU drew meanwhile), and, when the configure asks for it
+// (`energy_idle`: the runner asks one process of the run), the idle draw after a cool-down.
+void Engine::Impl::setUpEnergy(detail::ConfigureState& s) {
+    auto& meter = EnergyMeter::instance();
+    meter.useGpu(device.is_cuda() ? int(device.index() < 0 ? 0 : device.index()) : 0);
+    s.energy = meter.describe();
+    const json idle = s.arm.value("energy_idle", json());
+    if (idle.is_object() && meter.any()) {
+        const int cooldown = std::clamp(idle.value("cooldown_ms", 0), 0, 600000);
+        const int window = std::clamp(idle.value("window_ms", 0), 0, 600000);
+        if (window > 0) s.energy["idle"] = meter.measureIdle(cooldown, window);
+    }
+}
+
 bool Engine::Impl::selectDevice() {
     const auto& k = knobs;
     if (k.device == "cpu") return true;

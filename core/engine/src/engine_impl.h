@@ -2,6 +2,7 @@
 // Internal to the engine: the torch-side state shared by engine.cpp, engine_configure.cpp,
 // engine_run.cpp, engine_profile.cpp and engine_package.cpp. These files (and the CUDA module)
 // are the only ones that include torch.
+#include "pitlane/engine/energy.h"
 #include "pitlane/engine/engine.h"
 
 #include "pitlane/engine/sampler.h"
@@ -267,6 +268,7 @@ struct ConfigureState {
     json grad, autocast;      // grad / autocast state seen inside the first forward
     json workload;            // workload_state: what the first iteration (a train step?) did
     json opDtypes;            // autocast arms: the floating dtypes ATen operators produced
+    json energy;              // issue 46: the energy counters and the idle draw (applied.energy)
 };
 
 // The autocast state of this thread (read inside the forward's autocast scope).
@@ -379,6 +381,7 @@ struct Engine::Impl {
     bool makeFirstInputs(const detail::ConfigureState& s);
     bool firstForward(detail::ConfigureState& s);
     bool captureCudaGraph();
+    void setUpEnergy(detail::ConfigureState& s);  // issue 46: which counters, the idle draw
     void installCudaMetricsHook();
     void emitApplied(const detail::ConfigureState& s);
     void readBackFlushDenormal(json& applied);

@@ -55,7 +55,8 @@ namespace {
 // (protocol/loop_counters.h). Per iteration = block / iters.
 json blockDone(int block, const std::string& phase, std::size_t iters, int batchSize,
                Clock::time_point blockStart, const ProcCpu& c0, const ProcCpu& c1,
-               std::optional<protocol::ServingDone> serving = std::nullopt) {
+               std::optional<protocol::ServingDone> serving = std::nullopt,
+               const EnergyDelta* energy = nullptr) {
     protocol::BlockDone e;
     e.block = block;
     e.phase = phase;
@@ -70,7 +71,17 @@ json blockDone(int block, const std::string& phase, std::size_t iters, int batch
     e.voluntary_switches = c1.voluntary_ctx - c0.voluntary_ctx;
     e.serving = std::move(serving);
     e.stopped = stopRequested();
+    if (energy) {  // issue 46: the counters read around the getrusage pair
+        e.energy_blocks = 1;
+        e.energy_inferences = std::int64_t(iters) * batchSize;
+        e.energy_window_ms = energy->window_ms;
+        e.gpu_energy_mj = energy->gpu_mj;
+        e.cpu_energy_mj = energy->cpu_mj;
+        e.dram_energy_mj = energy->dram_mj;
+        e.energy_stalls = energy->stalls.empty() ? 0 : 1;
+    }
     auto done = protocol::toJson(e);
+    if (energy && !energy->stalls.empty()) done["energy_stall"] = energy->stalls;
     const double n = iters == 0 ? 1.0 : double(iters);
     done["minor_faults_per_iter"] = iters == 0 ? 0.0 : double(*e.minor_faults) / n;
     done["major_faults_per_iter"] = iters == 0 ? 0.0 : double(*e.major_faults) / n;
@@ -96,13 +107,20 @@ bool Engine::runBlock(const json& cmd) {
     const std::size_t capacity = iters > 0 ? std::size_t(iters) : 1 << 16;
     SampleBuffer samples(d.sink, block, phase, bs, capacity, d.device.is_cuda());
     // Page faults of the block: read once before and once after the timed loop, never inside it.
+    // Energy counters (issue 46) just outside those reads, on measured blocks only.
+    auto& meter = EnergyMeter::instance();
+    const bool energy = phase == "measure" && meter.any();
+    EnergyReading e0;
+    if (energy) e0 = meter.read();
     const ProcCpu faults0 = readCpu();
     const auto blockStart = Clock::now();
     if (!d.timedLoop(block, iters, timeMs, bs, *variants, samples, blockStart)) return false;
     const ProcCpu faults1 = readCpu();
+    std::optional<EnergyDelta> used;
+    if (energy) used = meter.delta(e0, meter.read());
     if (!samples.flush()) return false;
-    return d.sink.emit(
-        blockDone(block, phase, samples.lat.size(), bs, blockStart, faults0, faults1));
+    return d.sink.emit(blockDone(block, phase, samples.lat.size(), bs, blockStart, faults0, faults1,
+                                 std::nullopt, used ? &*used : nullptr));
 }
 
 // The inputs of one batch size of the sweep, built (seeded) the first time it is run. Null after

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 namespace pitlane::engine {
 
 namespace {
@@ -9,6 +11,7 @@ namespace {
 using nvmlDevice_t = void*;
 using nvmlReturn_t = int;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
 struct nvmlUtilization_t {
     unsigned int gpu, memory;
 };
@@ -30,6 +33,13 @@ struct Nvml::Api {
     nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*);
     nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned int);
     nvmlReturn_t (*driverVersion)(char*, unsigned int);
+    // Optional (issue 46): absent from old drivers.
+    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+    const char* (*errorString)(nvmlReturn_t) = nullptr;
+    std::string error(nvmlReturn_t rc) const {
+        const char* s = errorString ? errorString(rc) : nullptr;
+        return s ? std::string(s) : "NVML error " + std::to_string(rc);
+    }
 };
 
 Nvml& Nvml::instance() {
@@ -38,11 +48,17 @@ Nvml& Nvml::instance() {
 }
 
 Nvml::Nvml() {
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    // Tests point PITLANE_NVML_LIBRARY at Pitlane's fake NVML (tests/fakes/fake_nvml.cpp).
+    if (const char* env = std::getenv("PITLANE_NVML_LIBRARY"); env && *env) library_ = env;
+    lib_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) {
-        whyNot_ = "no NVML (libnvidia-ml.so.1 not found: no NVIDIA driver on this machine)";
+        if (library_ == "libnvidia-ml.so.1")
+            whyNot_ = "no NVML (libnvidia-ml.so.1 not found: no NVIDIA driver on this machine)";
+        else
+            whyNot_ = "no NVML (PITLANE_NVML_LIBRARY " + library_ + ": " + std::string(dlerror()) + ")";
         return;
     }
+    fake_ = dlsym(lib_, "pitlane_fake_nvml") != nullptr;
     auto* api = new Api{};
     auto sym = [&](auto& fn, const char* name) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib_, name));
@@ -58,12 +74,15 @@ Nvml::Nvml() {
                     sym(api->name, "nvmlDeviceGetName") &&
                     sym(api->driverVersion, "nvmlSystemGetDriverVersion");
     if (!ok) {
-        whyNot_ = "no NVML (libnvidia-ml.so.1 lacks expected symbols)";
+        whyNot_ = "no NVML (" + library_ + " lacks expected symbols)";
         delete api;
         return;
     }
-    if (api->init() != NVML_SUCCESS) {
-        whyNot_ = "no NVML (nvmlInit failed: driver not loaded?)";
+    sym(api->energy, "nvmlDeviceGetTotalEnergyConsumption");
+    sym(api->errorString, "nvmlErrorString");
+    if (const nvmlReturn_t rc = api->init(); rc != NVML_SUCCESS) {
+        whyNot_ = fake_ ? "no NVML (fake NVML " + library_ + ": " + api->error(rc) + ")"
+                        : "no NVML (nvmlInit failed: " + api->error(rc) + "; driver not loaded?)";
         delete api;
         return;
     }
@@ -71,9 +90,43 @@ Nvml::Nvml() {
     available_ = true;
 }
 
+unsigned int Nvml::deviceCount() const {
+    unsigned int count = 0;
+    if (available_ && api_->deviceCount(&count) != NVML_SUCCESS) count = 0;
+    return count;
+}
+
+std::string Nvml::deviceName(unsigned int index) const {
+    nvmlDevice_t dev = nullptr;
+    char name[96] = {};
+    if (!available_ || api_->handleByIndex(index, &dev) != NVML_SUCCESS) return {};
+    if (api_->name(dev, name, sizeof name) != NVML_SUCCESS) return {};
+    return name;
+}
+
+bool Nvml::energyMj(unsigned int index, unsigned long long& mj, std::string* why) const {
+    auto fail = [&](std::string reason) {
+        if (why) *why = std::move(reason);
+        return false;
+    };
+    if (!available_) return fail(whyNot_);
+    if (!api_->energy)
+        return fail(library_ + " has no nvmlDeviceGetTotalEnergyConsumption (driver too old)");
+    nvmlDevice_t dev = nullptr;
+    if (const nvmlReturn_t rc = api_->handleByIndex(index, &dev); rc != NVML_SUCCESS)
+        return fail("nvmlDeviceGetHandleByIndex(" + std::to_string(index) + "): " + api_->error(rc));
+    const nvmlReturn_t rc = api_->energy(dev, &mj);
+    if (rc == NVML_ERROR_NOT_SUPPORTED)
+        return fail("nvmlDeviceGetTotalEnergyConsumption: " + api_->error(rc) +
+                    " (the energy counter needs a Volta or newer GPU)");
+    if (rc != NVML_SUCCESS) return fail("nvmlDeviceGetTotalEnergyConsumption: " + api_->error(rc));
+    return true;
+}
+
 nlohmann::json Nvml::manifest() const {
     if (!available_) return {{"status", whyNot_}};
     nlohmann::json m;
+    if (fake_) m["fake"] = library_;
     char buf[96] = {};
     if (api_->driverVersion(buf, sizeof buf) == NVML_SUCCESS) m["driver"] = buf;
     unsigned int count = 0;

@@ -532,6 +532,13 @@ void ExperimentRunner::sendTask(Task& t) {
         tell(ws.told, t);
         if (t.kind == Task::Configure) {
             cmd["arm"]["worker_index"] = int(w);
+            // Issue 46: one process of the run measures the idle draw (the first arm's first,
+            // configured while no other arm runs anything).
+            if (t.round == 0 && t.arm == 0 && w == 0 && p.run.energy_idle_ms > 0)
+                cmd["arm"]["energy_idle"] = {{"cooldown_ms", p.run.energy_cooldown_ms},
+                                             {"window_ms", p.run.energy_idle_ms}};
+            else
+                cmd["arm"].erase("energy_idle");
             setPhase(t.arm, ArmPhase::Loading);  // only once a worker really got the model
         }
         ws.process->send(cmd);

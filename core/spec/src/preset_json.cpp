@@ -115,6 +115,9 @@ json presetToJson(const Preset& p) {
     if (p.run.target_ci_pct > 0) j["run"]["target_ci_pct"] = p.run.target_ci_pct;
     if (p.run.profile_iters > 0) j["run"]["profile_iters"] = p.run.profile_iters;
     if (p.run.compare_hosts) j["run"]["compare_hosts"] = true;
+    if (p.run.energy_idle_ms != RunSettings{}.energy_idle_ms) j["run"]["energy_idle_ms"] = p.run.energy_idle_ms;
+    if (p.run.energy_cooldown_ms != RunSettings{}.energy_cooldown_ms)
+        j["run"]["energy_cooldown_ms"] = p.run.energy_cooldown_ms;
     if (!p.host.empty()) j["host"] = p.host;
     if (p.remote_worker != "pitlane-worker") j["remote_worker"] = p.remote_worker;
     if (p.serving.enabled) j["serving"] = servingToJson(p.serving);

@@ -43,13 +43,14 @@ RunSettings parseRunFields(const json& r, Errors& errs, std::set<std::string>& b
                                                   "event_timeout_ms", "seed", "min_time_ms",
                                                   "max_time_ms", "target_ci_pct",
                                                   "processes", "max_processes", "profile_iters",
-                                                  "compare_hosts", "budget_ms"};
+                                                  "compare_hosts", "budget_ms",
+                                                  "energy_idle_ms", "energy_cooldown_ms"};
     for (const auto& [key, v] : r.items())
         if (!runKeys.count(key))
             errs.add("run." + detail::shown(key),
                      "unknown field (expected warmup_iters, iters, block_iters, event_timeout_ms, "
                      "seed, min_time_ms, max_time_ms, target_ci_pct, processes, max_processes, "
-                     "profile_iters, compare_hosts, budget_ms)");
+                     "profile_iters, compare_hosts, budget_ms, energy_idle_ms, energy_cooldown_ms)");
     auto field = [&](const char* key, auto&& parse) {
         if (!errs.step(std::string("run.") + key, parse)) bad.insert(key);
     };
@@ -72,6 +73,18 @@ RunSettings parseRunFields(const json& r, Errors& errs, std::set<std::string>& b
         if (run.profile_iters > 1000)
             throw SpecError(where, "run.profile_iters", "at most 1000 profiled iterations, got " +
                                                             std::to_string(run.profile_iters));
+    });
+    // Issue 46: the idle draw one process measures before the run (docs/ENERGY.md).
+    field("energy_idle_ms", [&] {
+        run.energy_idle_ms = intField(r, "energy_idle_ms", run.energy_idle_ms, 0, where, "run");
+        if (run.energy_idle_ms > 60000)
+            throw SpecError(where, "run.energy_idle_ms", "at most 60000 ms, got " + std::to_string(run.energy_idle_ms));
+    });
+    field("energy_cooldown_ms", [&] {
+        run.energy_cooldown_ms = intField(r, "energy_cooldown_ms", run.energy_cooldown_ms, 0, where, "run");
+        if (run.energy_cooldown_ms > 600000)
+            throw SpecError(where, "run.energy_cooldown_ms",
+                            "at most 600000 ms, got " + std::to_string(run.energy_cooldown_ms));
     });
     field("max_time_ms", [&] { run.max_time_ms = intField(r, "max_time_ms", 0, 0, where, "run"); });
     field("budget_ms", [&] {

@@ -18,7 +18,15 @@
     X(std::int64_t, major_faults)          /* page faults that needed I/O */                  \
     X(double, cpu_ms)                      /* CPU time of the process (every thread) */        \
     X(std::int64_t, involuntary_switches)  /* the process preempted */                        \
-    X(std::int64_t, voluntary_switches)    /* the process gave up the CPU (waited, slept) */
+    X(std::int64_t, voluntary_switches)    /* the process gave up the CPU (waited, slept) */ \
+    /* Energy (issue 46, engine/energy.h): counters read just outside the getrusage pair. */  \
+    X(std::int64_t, energy_blocks)         /* blocks whose energy counters were read */       \
+    X(std::int64_t, energy_inferences)     /* their iterations x batch size */                \
+    X(double, energy_window_ms)            /* steady-clock time between those reads */        \
+    X(double, gpu_energy_mj)               /* NVML energy of the arm's GPU (or GPU 0) */      \
+    X(double, cpu_energy_mj)               /* RAPL: the CPU packages */                       \
+    X(double, dram_energy_mj)              /* RAPL: DRAM, where the packages have it */       \
+    X(std::int64_t, energy_stalls)         /* blocks in which a counter stalled or failed */
 
 namespace pitlane::protocol {
 

@@ -154,6 +154,12 @@ struct RunSettings {
     // Arms on different hosts (remote arms, issue 15) are refused unless this is true: different
     // machines are not an A/B of knobs; with it, the run is a host comparison.
     bool compare_hosts = false;
+    // Energy (issue 46, docs/ENERGY.md): where an energy counter is readable, one process of the
+    // run (the first arm's first) measures the idle draw before its warmup: it waits
+    // energy_cooldown_ms, then reads the counters over energy_idle_ms of sleep. 0: no idle draw
+    // (no idle-subtracted figures).
+    int energy_idle_ms = 3000;
+    int energy_cooldown_ms = 2000;
 };
 
 // A serving experiment (issue 13; docs/KNOBS.md "Serving"): instead of timing batches back to
