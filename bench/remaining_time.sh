@@ -10,11 +10,14 @@
 # replication did add; "priced path" is the estimate for those alone (low plus that share of
 # high - low), i.e. the estimator's pricing once the decisions, which nothing can foresee, are
 # known, against the actual (+-%). Results go in docs/PERFORMANCE.md ("Time left").
-# Usage: bench/remaining_time.sh [BUILD_DIR] [RUNS]
+# presets/default.json runs on a 30 s budget (run.budget_ms) since issue 43: its rows check the
+# time left of a budgeted run, whose rounds the budget plans and may add or trim.
+# Usage: bench/remaining_time.sh [BUILD_DIR] [RUNS] [PRESETS="mlp resnet64 default"]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 RUNS="${2:-2}"
+PRESETS="${3:-mlp resnet64 default}"
 CLI="$BUILD/bin/pitlane-cli"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
@@ -87,7 +90,7 @@ print(f"{label:8s} wall {T:5.1f} s, n {ns}, rounds added {added}/{pmax - pmin} |
 PY
 }
 
-for preset in mlp resnet64 default; do
+for preset in $PRESETS; do
   echo "== $preset: $RUNS runs =="
   for i in $(seq "$RUNS"); do run_one "$TMP/$preset.json" "$preset"; done
 done

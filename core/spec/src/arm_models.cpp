@@ -145,6 +145,53 @@ void checkExportedKnobs(const Knobs& k, const json& knobsJson, const ModelFormat
 
 }  // namespace
 
+void checkCompiledInput(const std::vector<InputSpec>& input, const Knobs& k, const ModelFormat& f,
+                        const std::string& modelPath, const std::string& where, const std::string& field,
+                        std::vector<SpecError>& errors) {
+    if (f.format != kFormatExported || k.compile != Compile::Aoti) return;
+    const auto it = f.metadata.find("input_dims");
+    if (it == f.metadata.end()) return;
+    const json dims = protocol::parseJsonBounded(it->second);
+    if (!dims.is_array()) return;
+    const auto text = [](const std::vector<json>& sizes, bool batch) {
+        std::string t = "[";
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            if (i) t += ", ";
+            t += batch && i == 0 ? std::string("N") : sizes[i].is_number_integer() ? sizes[i].dump() : std::string("any");
+        }
+        return t + "]";
+    };
+    for (std::size_t i = 0; i < input.size() && i < dims.size(); ++i) {
+        const InputSpec& in = input[i];
+        if (in.example || !dims[i].is_array()) continue;  // the program's own example: its sizes
+        const std::vector<json> exported(dims[i].begin(), dims[i].end());
+        std::vector<std::vector<std::int64_t>> fed = in.shapes.empty() ? std::vector<std::vector<std::int64_t>>{in.shape} : in.shapes;
+        for (const auto& shape : fed) {
+            std::vector<json> sizes;
+            if (in.batch_dim) sizes.push_back(json());  // the batch: checkBatchRange's
+            for (auto s : shape) sizes.push_back(json(s));
+            bool fits = sizes.size() == exported.size();
+            for (std::size_t d = in.batch_dim ? 1 : 0; fits && d < sizes.size(); ++d)
+                if (exported[d].is_number_integer() && exported[d] != sizes[d]) fits = false;
+            if (fits) continue;
+            errors.emplace_back(
+                where, field,
+                "knob compile \"aoti\" compiles " + modelLabel(modelPath) + " for the sizes it was exported with, and "
+                "the package accepts no others: input " + std::to_string(i) + " was exported as " +
+                    text(exported, in.batch_dim) + " (N the batch" +
+                    (std::any_of(exported.begin() + (in.batch_dim ? 1 : 0), exported.end(),
+                                 [](const json& x) { return x.is_null(); })
+                         ? std::string(", any a dynamic size")
+                         : std::string()) +
+                    "), this arm feeds " + text(sizes, in.batch_dim) +
+                    ". Feed the exported sizes, or export with dynamic shapes (torch.export.Dim) for the sizes "
+                    "to measure; NativeRT (compile \"none\") runs the program at other sizes where its "
+                    "operators allow");
+            return;
+        }
+    }
+}
+
 void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelFormat& f, const std::string& where,
                          const std::string& prefix, std::vector<SpecError>& errors) {
     auto refuse = [&](const char* knob, const std::string& reason) {
@@ -358,6 +405,7 @@ void resolveArmModels(const json& j, Preset& p, bool presetInputWritten, const s
             std::all_of(arm.input.begin(), arm.input.end(), [](const InputSpec& in) { return in.example; }))
             arm.knobs.batch_size = {std::max(1, std::atoi(example->second.c_str()))};
         checkKnobsForFormat(arm.knobs, arm.knobs_json, fmt, where, f + ".knobs", errs.list());
+        checkCompiledInput(arm.input, arm.knobs, fmt, arm.model_path, where, f + ".input", errs.list());
     }
 }
 

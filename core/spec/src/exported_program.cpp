@@ -80,6 +80,10 @@ std::map<std::string, std::string> exportedMetadata(const json& model) {
                            : json::array();
     const json ranges = model.value("range_constraints", json::object());
     json input = json::array();
+    // Each tensor input's sizes as exported, batch included: a number where the size is static,
+    // null where it is symbolic (torch.export.Dim). What an AOTInductor package compiled from the
+    // program accepts (spec::checkCompiledInput).
+    json dimsJson = json::array();
     int users = 0, nonTensor = 0;
     bool batchSet = false;
     for (const auto& spec : specs) {
@@ -104,6 +108,9 @@ std::map<std::string, std::string> exportedMetadata(const json& model) {
         if (!values.is_object() || !values.contains(name) || !values[name].is_object()) continue;
         const json& meta = values[name];
         const std::vector<Dim> dims = dimsOf(meta);
+        json sizes = json::array();
+        for (const Dim& d : dims) sizes.push_back(d.symbol.empty() && d.value >= 0 ? json(d.value) : json());
+        dimsJson.push_back(sizes);
         const std::string dtype = dtypeOfCode(meta.value("dtype", 0));
         json e = {{"dtype", dtype.empty() ? std::string("float32") : dtype}, {"example", true}};
         json shape = json::array();
@@ -136,6 +143,7 @@ std::map<std::string, std::string> exportedMetadata(const json& model) {
     m["inputs"] = std::to_string(users);
     if (nonTensor > 0) m["non_tensor_inputs"] = std::to_string(nonTensor);
     if (!input.empty()) m["input"] = input.dump();
+    if (!dimsJson.empty()) m["input_dims"] = dimsJson.dump();
     if (m.find("device") == m.end()) m["device"] = "cpu";
     return m;
 }

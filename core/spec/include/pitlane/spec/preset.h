@@ -237,6 +237,14 @@ std::string modelLabel(const std::string& modelPath);
 // `knobsJson` (the arm's knobs as written). Nothing for TorchScript.
 void checkKnobsForFormat(const Knobs& k, const json& knobsJson, const ModelFormat& f, const std::string& where,
                          const std::string& prefix, std::vector<SpecError>& errors);
+// An arm that compiles an exported program (knob compile "aoti") feeds the sizes the program was
+// exported with where they are static: the package Inductor makes checks every size and refuses
+// any other (after a compile of a minute or more). An error on `field` (the arm's input) naming
+// the input, the exported sizes and the arm's, when it does not. Nothing for other arms: NativeRT
+// runs a program at other sizes where its operators allow.
+void checkCompiledInput(const std::vector<InputSpec>& input, const Knobs& k, const ModelFormat& f,
+                        const std::string& modelPath, const std::string& where, const std::string& field,
+                        std::vector<SpecError>& errors);
 // Why knob `knob` does not apply to a model of `format` at all ("" when it does): the window
 // disables its control with this as the reason.
 std::string knobNotForFormat(const std::string& knob, const std::string& format);
