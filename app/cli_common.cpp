@@ -219,7 +219,8 @@ const std::string& usage() {
         "--db: the run history (SQLite); default $PITLANE_DB, else the user's data directory;\n"
         "      'none' stores nothing. `run` prints the id its run got; `report RUN_ID` reads it.\n"
         "exit codes: 0 every arm finished, 1 an arm failed, 2 bad arguments or invalid preset,\n"
-        "      3 measured and every file written, but the run history could not store the run\n";
+        "      3 measured and every file written, but the run history could not store the run,\n"
+        "      4 a gate (--baseline, --against) found a regression: the run is measured and stored\n";
     return text;
 }
 

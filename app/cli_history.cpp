@@ -155,6 +155,30 @@ std::string armsText(const store::RunInfo& r) {
     return parts.join(QStringLiteral(", ")).toStdString();
 }
 
+// `history list` fits a terminal of this many columns (issue 44: its lines ran to ~300).
+constexpr std::size_t kListWidth = 120;
+
+// Characters as a terminal shows them: UTF-8 code points ("…", "×" are one each).
+std::size_t textWidth(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+    return n;
+}
+
+// `s` in at most `width` characters: cut at a code point, ending in "…" when cut.
+std::string clipText(const std::string& s, std::size_t width) {
+    if (textWidth(s) <= width) return s;
+    if (width == 0) return {};
+    std::string out;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const bool start = (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+        if (start && ++n > width - 1) break;
+        out += s[i];
+    }
+    return out + "\u2026";
+}
+
 std::string verdictText(const store::RunInfo& r) {
     return r.complete() ? r.verdict.toStdString() : std::string("(interrupted, not finished)");
 }
@@ -206,21 +230,35 @@ int historyList(const Args& a) {
                   << " in " << h.path.toStdString() << "\n";
         return kExitOk;
     }
-    // Aligned columns; the verdict last, as long as it is.
+    // Aligned columns within kListWidth characters: each column's width is capped and a longer
+    // cell ends in "…"; the verdict takes what is left (`history show ID` and --json give all).
+    // Models by file name alike, whether the preset named a bundled model or a path.
+    const auto modelName = [](const QString& m) { return QFileInfo(m).fileName().toStdString(); };
     std::vector<std::vector<std::string>> rows = {
-        {"id", "date", "preset", "model", "arms", "label", "baseline", "verdict"}};
-    for (const auto& r : runs)
-        rows.push_back({"#" + std::to_string(r.id), localDate(r.startedAt), r.name.toStdString(),
-                        (r.armModels.size() > 1 ? r.armModels.join(", ") : r.model).toStdString(),
-                        armsText(r), r.label.toStdString(), r.baseline ? "*" : "",
-                        verdictText(r)});
+        {"id", "date", "preset", "model", "arms", "label", "base", "verdict"}};
+    for (const auto& r : runs) {
+        std::string models;
+        for (const auto& m : r.armModels.size() > 1 ? r.armModels : QStringList{r.model})
+            models += (models.empty() ? "" : ", ") + modelName(m);
+        rows.push_back({"#" + std::to_string(r.id), localDate(r.startedAt), r.name.toStdString(), models,
+                        armsText(r), r.label.toStdString(), r.baseline ? "*" : "", verdictText(r)});
+    }
+    // Caps for preset, model, arms, label; id, date and base are short.
+    const std::vector<std::size_t> cap = {8, 16, 24, 20, 18, 14, 4, 0};
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& row : rows)
-        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+        for (std::size_t c = 0; c + 1 < row.size(); ++c) width[c] = std::max(width[c], std::min(cap[c], textWidth(row[c])));
+    std::size_t used = 0;
+    for (std::size_t c = 0; c + 1 < width.size(); ++c) used += width[c] + 2;
+    width.back() = kListWidth > used + 20 ? kListWidth - used : 20;
     for (const auto& row : rows) {
         std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c)
-            line += c + 1 < row.size() ? row[c] + std::string(width[c] - row[c].size() + 2, ' ') : row[c];
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            const std::string cell = clipText(row[c], width[c]);
+            line += cell;
+            if (c + 1 < row.size()) line += std::string(width[c] - textWidth(cell) + 2, ' ');
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }
     return kExitOk;

@@ -193,7 +193,8 @@ TEST_F(Cli, VersionAndHelpExitZero) {
     EXPECT_EQ(r.err, "");
     r = runCli({"--help"});
     EXPECT_EQ(r.exitCode, 0) << r.err;
-    for (const char* said : {"--version", "--quiet:", "validate [--no-load] [--input SPEC] PRESET.json|MODEL", "--no-load: no worker"})
+    for (const char* said : {"--version", "--quiet:", "validate [--no-load] [--input SPEC] PRESET.json|MODEL", "--no-load: no worker",
+                             "4 a gate (--baseline, --against) found a regression"})
         EXPECT_NE(r.out.find(said), std::string::npos) << said << "\n" << r.out;
 }
 

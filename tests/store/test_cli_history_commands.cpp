@@ -118,6 +118,22 @@ TEST_F(CliHistoryCommands, ListShowsTheRunsNewestFirstAndFilters) {
     for (const char* part : {"hist two", "mlp", "A, B"})
         EXPECT_TRUE(lines[1].contains(QLatin1String(part))) << part << " in " << r.out.toStdString();
 
+    // Every line fits 120 columns (issue 44: ~300 before), a long label or verdict cut with "…";
+    // --json and `history show` keep them whole.
+    {
+        const QString db = copyOfHistory(QStringLiteral("long_label.sqlite"));
+        const QString label = QStringLiteral("a label as long as a sentence: the nightly regression run of the "
+                                             "transformer × batch 32 on the shared machine");
+        ASSERT_EQ(cli({"history", "label", id(1), label, "--db", db}).exitCode, 0);
+        const auto listed = cli({"history", "--db", db});
+        ASSERT_EQ(listed.exitCode, 0) << listed.err.toStdString();
+        for (const QString& line : listed.out.split('\n', Qt::SkipEmptyParts))
+            EXPECT_LE(line.toStdU32String().size(), 120u) << line.toStdString();
+        EXPECT_TRUE(listed.out.contains(QStringLiteral("a label as lo\u2026"))) << listed.out.toStdString();
+        EXPECT_FALSE(listed.out.contains(label)) << listed.out.toStdString();
+        EXPECT_EQ(parse(cli({"history", "--json", "--db", db}).out)[0]["label"], label.toStdString());
+    }
+
     r = cli({"history", "list", "--json", "--db", db_});
     ASSERT_EQ(r.exitCode, 0) << r.err.toStdString();
     const json all = parse(r.out);
