@@ -142,7 +142,7 @@ const std::string& usage() {
                     "[--arm NAME:knob=value,...]...",
                     "[--save-preset FILE]", "[--baseline RUN_ID|latest|baseline]",
                     "[--against BASELINE_PRESET|MODEL]", "[--max-slowdown PCT]",
-                    "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
+                    "[--max-energy-increase PCT]", "[--profile [N]]", "[--trace DIR]", "[--advise]", "[--advice-preset FILE]"}) +
         "      --time 30s: a time budget (run.budget_ms; also 2m, 1500ms): the first forwards and\n"
         "      set-ups are timed, then the iterations per process and the processes that fit are\n"
         "      planned (Kalibera & Jones; at least 3 processes) and said (\"planned: ...\"); a bare\n"
@@ -153,6 +153,9 @@ const std::string& usage() {
         "      name (unpaired bootstrap); exit 4 when one is slower by more than --max-slowdown\n"
         "      (default 5 %) with its whole 95 % CI beyond it. latest: the newest finished run of\n"
         "      this preset; baseline: its newest run marked with `history baseline`\n"
+        "      --max-energy-increase PCT: both gates also fail (exit 4) an arm whose gross joules per\n"
+        "      inference rose by more than PCT with the whole 95 % CI beyond it (docs/ENERGY.md);\n"
+        "      where either side measured no energy, the gate says so and does not fail\n"
         "      --against: the paired gate: the baseline preset's arms (or the preset's arms with\n"
         "      the model file MODEL) join this run as \"ARM (baseline)\", interleaved with the arms;\n"
         "      each arm is gated on the run's own paired comparison with its twin (exit 4 as for\n"

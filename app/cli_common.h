@@ -46,6 +46,7 @@ struct Outputs {
     // the gate can add to it); everything else `run` prints goes to stderr.
     bool jsonToStdout = false;
     double maxSlowdownPct = 5.0;  // --max-slowdown PCT
+    double maxEnergyIncreasePct = -1;  // --max-energy-increase PCT (issue 46; -1: no energy gate)
     // --time DURATION: run.budget_ms (the run plans its processes and iterations to fit it);
     // --iters N: run.iters exactly (no budget). 0: not given.
     int budgetMs = 0;

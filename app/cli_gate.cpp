@@ -1,5 +1,6 @@
 #include "cli_gate.h"
 
+#include "pitlane/results/energy.h"
 #include "pitlane/results/environment.h"
 #include "pitlane/results/run_result.h"
 
@@ -87,6 +88,54 @@ bool decide(const stats::Comparison& k, const results::ArmResult& base, const re
       << results::formatDuration(a["baseline_median_ns"].get<double>()) << std::setw(14)
       << results::formatDuration(a["median_ns"].get<double>()) << std::setw(12) << pct((slow - 1) * 100)
       << std::setw(26) << (pct((lo - 1) * 100) + " .. " + pct((hi - 1) * 100)) << decision << "\n";
+    return fail;
+}
+
+// The energy gate (issue 46, --max-energy-increase): the arms' gross joules per inference of the
+// same counter, one unit per process, compared as latency is across runs (unpaired bootstrap of
+// the median). Not measured on either side: said, never a failure.
+bool decideEnergy(const results::ArmResult& base, const json& baseIdle, const results::ArmResult& now,
+                  const json& nowIdle, const GateOptions& g, json& a, std::ostream& t) {
+    if (!(g.maxEnergyIncreasePct > 0)) return false;
+    const auto be = results::armEnergy(base, baseIdle), ne = results::armEnergy(now, nowIdle);
+    const results::EnergySource* bs = be.primary();
+    const results::EnergySource* ns = ne.primary();
+    json e = {{"max_increase_pct", g.maxEnergyIncreasePct}};
+    std::string why;
+    if (!bs) why = "the baseline measured no energy (" + be.reason + ")";
+    else if (!ns) why = "this run measured no energy (" + ne.reason + ")";
+    else if (bs->device != ns->device || bs->source != ns->source)
+        why = "different counters (" + bs->device + " vs " + ns->device + ")";
+    if (!why.empty()) {
+        e["decision"] = "not_compared";
+        e["reason"] = why;
+        a["energy"] = e;
+        t << "  " << now.name << ": energy not compared: " << why << "\n";
+        return false;
+    }
+    stats::BlockedSamples x, y;
+    for (double v : results::energyUnits(*bs)) x.blocks.push_back({v}), x.process.push_back(int(x.process.size()));
+    for (double v : results::energyUnits(*ns)) y.blocks.push_back({v}), y.process.push_back(int(y.process.size()));
+    const auto k = stats::compareUnpaired(base.name, x, now.name, y);
+    const double limit = 1.0 + g.maxEnergyIncreasePct / 100.0;
+    // ratio = baseline / this: the increase factor is its inverse.
+    const double up = 1.0 / k.ratio, lo = 1.0 / k.ci_high, hi = 1.0 / k.ci_low;
+    const bool fail = k.ratio > 0 && up > limit && lo > limit;
+    e.update({{"counter", ns->device + " (" + ns->source + ")"},
+              {"baseline_joules_per_inference", bs->j_per_inference},
+              {"joules_per_inference", ns->j_per_inference},
+              {"increase_pct", (up - 1) * 100},
+              {"increase_ci95_pct", {(lo - 1) * 100, (hi - 1) * 100}},
+              {"method", k.method},
+              {"decision", fail ? "fail" : "pass"}});
+    a["energy"] = e;
+    t << "  " << now.name << ": energy " << ns->device << " " << bs->j_per_inference << " -> " << ns->j_per_inference
+      << " J/inference, " << pct((up - 1) * 100) << " (95% CI " << pct((lo - 1) * 100) << " .. "
+      << pct((hi - 1) * 100) << "): "
+      << (fail ? "FAIL: more energy beyond " + std::to_string(int(std::lround(g.maxEnergyIncreasePct))) +
+                     " % with the whole CI"
+               : std::string("pass"))
+      << "\n";
     return fail;
 }
 
@@ -217,6 +266,13 @@ GateResult runGate(const store::RunStore& history, qint64 runId, qint64 baseline
             } else {
                 out.failed = decide(comps.front(), ba, na, g, a, t) || out.failed;
             }
+            if (g.maxEnergyIncreasePct > 0) {  // each run's own idle draw (its first arm has it)
+                const auto baseRun = history.loadRun(baselineId);
+                const auto nowRun = history.loadRun(runId);
+                out.failed = decideEnergy(ba, baseRun ? results::runIdle(*baseRun) : json(), na,
+                                          nowRun ? results::runIdle(*nowRun) : json(), g, a, t) ||
+                             out.failed;
+            }
             a["differences"] = differencesJson(gateDifferences(ba, na, true), name.toStdString(), t);
             a["caveats"] = gateCaveats(ba, "the baseline run's " + name.toStdString(), na, t);
             arms.push_back(a);
@@ -278,6 +334,7 @@ GateResult runPairedGate(const results::RunResult& run, const GateOptions& g) {
         } else {
             out.failed = decide(comps.front(), *twin, arm, g, a, t) || out.failed;
         }
+        out.failed = decideEnergy(*twin, results::runIdle(run), arm, results::runIdle(run), g, a, t) || out.failed;
         a["differences"] = differencesJson(gateDifferences(*twin, arm, false), arm.name, t);
         a["caveats"] = gateCaveats(*twin, twin->name, arm, t);
         arms.push_back(a);

@@ -26,6 +26,9 @@ struct GateOptions {
     QString baseline;             // "" = no gate; a run id, "latest" or "baseline"
     QString against;              // --against: a baseline preset or model file ("" = none)
     double maxSlowdownPct = 5.0;  // --max-slowdown
+    // --max-energy-increase (issue 46): an arm whose gross joules per inference rose by more
+    // than PCT, the whole 95 % CI beyond it, fails too. -1: energy is not gated.
+    double maxEnergyIncreasePct = -1;
 };
 
 // What an arm's baseline ran differently, besides the code under test: a knob asked ("knob"), the

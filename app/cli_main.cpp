@@ -399,7 +399,7 @@ int cmdRun(const QStringList& args) {
     spec::Preset preset;
     if (const auto refused = loadRunPreset(args[2], out, preset)) return *refused;
     if (!out.savePreset.isEmpty() && !savePresetFile(preset, out.savePreset)) return kExitUsage;
-    const GateOptions gate{out.baseline, out.against, out.maxSlowdownPct};
+    const GateOptions gate{out.baseline, out.against, out.maxSlowdownPct, out.maxEnergyIncreasePct};
     if (!out.against.isEmpty()) {
         // The paired gate: the baseline's arms join the run, checked before anything is measured.
         std::string why;

@@ -96,6 +96,15 @@ int parseRunOption(const QStringList& args, int& i, Outputs& out, bool allowed, 
         if (!ok || !(v > 0) || v > 1000)
             return refuse("--max-slowdown needs a percentage above 0 (at most 1000), e.g. --max-slowdown 5");
         out.maxSlowdownPct = v;
+    } else if (a == "--max-energy-increase") {  // issue 46: the gate on energy per inference
+        if (!allowed)
+            return refuse("--max-energy-increase applies to `run --baseline` and `run --against` only");
+        bool ok = false;
+        const double v = i + 1 < args.size() ? args[i + 1].toDouble(&ok) : 0;
+        if (!ok || !(v > 0) || v > 1000)
+            return refuse("--max-energy-increase needs a percentage above 0 (at most 1000), e.g. "
+                          "--max-energy-increase 5");
+        out.maxEnergyIncreasePct = v;
     } else if (a == "--time") {
         if (!allowed) return onlyRun("--time");
         const int ms = hasValue ? durationMs(args[i + 1]) : -1;

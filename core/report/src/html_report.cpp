@@ -1,5 +1,6 @@
 // The report page: title, machine, the verdict first, then the numbers, the charts and the
 // reference sections. One file, no external resource: charts are inline SVG, styles inline.
+#include "energy_sections.h"
 #include "html_builder.h"
 #include "pitlane/results/advice.h"
 #include "lesson_sections.h"
@@ -379,6 +380,7 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
     h += statsSection(run, flavor, &sweepImages);
     const Chart strip = processChart(run);
     h += processesSection(run, strip, flavor);
+    h += energySectionHtml(run);  // issue 46
     h += chartsSection(doc.charts, flavor, run.preset.serving.enabled);
     if (!strip.svg.isEmpty()) doc.charts.push_back(strip);  // the PDF's image resources
     doc.charts.insert(doc.charts.end(), sweepImages.begin(), sweepImages.end());

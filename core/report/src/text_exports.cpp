@@ -3,6 +3,7 @@
 #include "pitlane/results/advice.h"
 
 #include "lesson_sections.h"
+#include "energy_sections.h"
 #include "markdown_sections.h"
 #include "serving_sections.h"
 
@@ -179,7 +180,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
              (a.peak_rss_bytes ? results::formatBytes(double(a.peak_rss_bytes)) : "-") + " | " +
              faults(results::minorFaultsPerIter(a)) + " |\n";
     }
-    s += detail::countersMarkdown(run) + detail::sweepMarkdown(run);
+    s += detail::countersMarkdown(run) + detail::energyMarkdown(run) + detail::sweepMarkdown(run);
     if (!comps.empty()) {
         s += "\n| comparison | ratio | 95% CI | p-value |\n|---|--:|--:|--:|\n";
         for (const auto& c : comps)

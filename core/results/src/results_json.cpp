@@ -2,6 +2,7 @@
 // (environment and cold costs, samples, processes, variance, sweep, workers, metrics,
 // comparisons), and reading one back.
 #include "pitlane/results/advice.h"
+#include "pitlane/results/energy.h"
 #include "pitlane/results/lesson.h"
 #include "pitlane/results/run_result.h"
 
@@ -393,6 +394,9 @@ json toResultsJson(const RunResult& run) {
     j["wall_s"] = run.wall_s;
     j["arms"] = json::array();
     for (const auto& a : run.arms) j["arms"].push_back(armJson(a));
+    // Issue 46: arms[].energy, computed from processes[] and applied.energy (a re-read JSON
+    // gives the same figures).
+    for (std::size_t i = 0; i < run.arms.size(); ++i) j["arms"][i]["energy"] = energyJson(armEnergy(run, i));
     if (run.preset.serving.enabled) {
         for (std::size_t i = 0; i < run.arms.size(); ++i) j["arms"][i]["serving"] = servingArmJson(run, i);
         j["serving"] = {{"spec", spec::servingToJson(run.preset.serving)},

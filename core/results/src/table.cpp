@@ -1,5 +1,6 @@
 // The plain-text comparison table of pitlane-cli.
 #include "pitlane/results/lesson.h"
+#include "pitlane/results/energy.h"
 #include "pitlane/results/run_result.h"
 
 #include <algorithm>
@@ -162,6 +163,7 @@ std::string comparisonTable(const RunResult& run) {
             os << pad(cells[i], cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
     }
     processBlock(os, run);
+    os << energySection(run);  // issue 46
     bool compiled = false;
     for (const auto& a : run.arms)
         if (a.compile) {
