@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
-# Runs every test (ctest on build/), then lists what was skipped and why: ctest reports a skipped
-# test as "Skipped", never "Passed", and each skip's reason comes from build/test-skips/ (written
-# by tests/common/skip_report.cpp) or, for a QtTest or a script, from its "SKIP" lines in the
-# ctest log. The exit status is ctest's. Extra arguments go to ctest (e.g. -R store, -L gui).
+# Builds what the tests need, runs every test (ctest on build/), then lists what was skipped and
+# why: ctest reports a skipped test as "Skipped", never "Passed", and each skip's reason comes from
+# build/test-skips/ (written by tests/common/skip_report.cpp) or, for a QtTest or a script, from
+# its "SKIP" lines in the ctest log. The exit status is ctest's (or bootstrap's, when the build
+# fails). Extra arguments go to ctest (e.g. -R store, -L gui).
+#
+# `bash tools/bootstrap.sh` builds the product only (the window, the CLI, the worker, the models);
+# the tests' packages, their Python (.venv-tests) and the test targets come here, through
+# `bash tools/bootstrap.sh --tests` (nothing to do when they are there and up to date).
+# PITLANE_TESTS_NO_BUILD=1 skips that step (a shared tree whose build/ someone else builds).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${PITLANE_BUILD_DIR:-build}
+if [ "${PITLANE_TESTS_NO_BUILD:-0}" != 1 ]; then
+  if [ "$BUILD" != build ]; then
+    cmake --build "$BUILD" -j"$(nproc)" || exit $?
+  else
+    bash tools/bootstrap.sh --tests || exit $?
+  fi
+fi
 stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
 ctest --test-dir "$BUILD" --output-on-failure "$@"

@@ -300,7 +300,7 @@ TEST(Profile, CliTraceWritesOneChromeTracePerArm) {
 
 namespace {
 
-// Holistic Trace Analysis (HTA, from PyPI, in the venv of tools/bootstrap.sh) through
+// Holistic Trace Analysis (HTA, from PyPI, in the tests' venv .venv-tests) through
 // tools/trace_check/check_trace.py; "" when present, else what is missing.
 QString traceCheckMissing(QString* python, QString* script) {
     const QString src = qEnvironmentVariable("PITLANE_SOURCE_DIR");
@@ -308,12 +308,12 @@ QString traceCheckMissing(QString* python, QString* script) {
     *script = src + "/tools/trace_check/check_trace.py";
     *python = PITLANE_PYTHON;
     if (!QFileInfo(*python).isExecutable())
-        return *python + " is missing (bash tools/bootstrap.sh makes the venv)";
+        return *python + " is missing (tools/run_tests.sh makes it: bash tools/bootstrap.sh --tests)";
     QProcess p;
     p.start(*python, {"-c", "import hta"});
     if (!p.waitForFinished(60000) || p.exitCode() != 0)
         return "HolisticTraceAnalysis is not importable by " + *python +
-               " (bash tools/bootstrap.sh installs tools/python-requirements.txt)";
+               " (tools/run_tests.sh installs tools/python-requirements-tests.txt into .venv-tests)";
     return {};
 }
 
