@@ -157,3 +157,48 @@ TEST(Table, P999ColumnAndArmThroughput) {
     EXPECT_DOUBLE_EQ(R::armThroughput(two, R::summarize(two)), R::aggregateThroughput(two));
     EXPECT_DOUBLE_EQ(R::armThroughput(run.arms[0], s), s.throughput_per_s);
 }
+
+// Issue 44: an arm name longer than the column (13+ characters) shifted every column after it;
+// the p-value column said "<1e-4" where the verdict said "p < 1e-16". The columns now fit the
+// longest name, and the p-value is written one way (stats::pValueText) in the table and the verdict.
+TEST(Table, LongArmNamesKeepTheColumnsAlignedAndThePValueIsWrittenOneWay) {
+    R::RunResult run;
+    run.preset.name = "t";
+    run.arms = {arm("A", -1), arm("inference_mode × frozen", -1)};
+    // B 2x slower: the same samples, each latency doubled.
+    R::SampleSeries slower;
+    for (std::size_t k = 0; k < run.arms[1].samples.size(); ++k) {
+        R::Sample x = run.arms[1].samples[k];
+        x.latency_ns *= 2;
+        slower.push_back(x);
+    }
+    run.arms[1].samples = slower;
+    const auto t = R::comparisonTable(run);
+    const auto header = lineStarting(t, "arm ");
+    const auto a = lineStarting(t, "A "), b = lineStarting(t, "inference_mode × frozen ");
+    ASSERT_FALSE(a.empty()) << t;
+    ASSERT_FALSE(b.empty()) << t;
+    // Every row as wide as the header, in characters ("×" is one), the last column right-aligned.
+    const auto width = [](const std::string& s) {
+        std::size_t n = 0;
+        for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+        return n;
+    };
+    EXPECT_EQ(width(a), width(header)) << t;
+    EXPECT_EQ(width(b), width(header)) << t;
+    EXPECT_EQ(a.find(" ok ") + 1, header.find("status")) << t;
+    EXPECT_EQ(width(b.substr(0, b.find(" ok ") + 1)), header.find("status")) << t;
+    // The comparison row: its ratio starts after the name, with room.
+    const auto cmpHeader = lineStarting(t, "comparison");
+    const auto cmp = lineStarting(t, "inference_mode × frozen vs A");
+    ASSERT_FALSE(cmp.empty()) << t;
+    EXPECT_EQ(width(cmp.substr(0, cmp.find("0.500"))) + 5, width(cmpHeader.substr(0, cmpHeader.find("ratio") + 5))) << t;
+    const auto comps = R::compareArms(run);
+    ASSERT_EQ(comps.size(), 1u);
+    EXPECT_NE(cmp.find("  " + pitlane::stats::pValueText(comps[0].p_value) + "  "), std::string::npos) << cmp;
+    EXPECT_EQ(pitlane::stats::pValueText(0.0774), "0.077");
+    EXPECT_EQ(pitlane::stats::pValueText(7.1e-12), "7.1e-12");
+    EXPECT_EQ(pitlane::stats::pValueText(1e-17), "< 1e-16");
+    EXPECT_EQ(pitlane::stats::pValueText(0), "< 1e-16");
+    EXPECT_EQ(pitlane::stats::pValueText(1), "1");
+}

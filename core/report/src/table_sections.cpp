@@ -32,7 +32,7 @@ std::string sweepPointStatus(const results::ArmResult& a, int batchSize, bool me
 }
 
 QString pValue(double p) {
-    return p < 1e-4 ? QStringLiteral("&lt;&nbsp;0.0001") : QString::number(p, 'f', 4);
+    return QString::fromStdString(stats::pValueText(p)).toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;"));
 }
 
 namespace {

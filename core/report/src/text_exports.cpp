@@ -186,7 +186,7 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
         for (const auto& c : comps)
             s += "| " + md(c.arm) + " vs " + md(c.baseline) + " | " + fmt(c.ratio, "%.3f") + " | " +
                  fmt(c.ci_low, "%.3f") + "–" + fmt(c.ci_high, "%.3f") + " | " +
-                 (c.p_value < 1e-4 ? std::string("<1e-4") : fmt(c.p_value, "%.4f")) + " |\n";
+                 md(stats::pValueText(c.p_value)) + " |\n";
         s += "\n_ratio = baseline median / arm median; > 1 means the arm is faster_\n";
         const auto rep = results::replicationSummary(run);
         if (!rep.empty()) s += "\n_" + md(rep) + "_\n";

@@ -11,9 +11,16 @@
 namespace pitlane::results {
 
 namespace {
+// Characters as a terminal shows them: UTF-8 code points.
+std::size_t textWidth(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+    return n;
+}
 std::string pad(const std::string& s, std::size_t w, bool right = true) {
-    if (s.size() >= w) return s;
-    return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+    const std::size_t n = textWidth(s);
+    if (n >= w) return s;
+    return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
 }
 std::string num(double v, const char* fmt) {
     char buf[64];
@@ -143,8 +150,14 @@ std::string comparisonTable(const RunResult& run) {
     // A lesson preset says what it teaches and what to expect, next to what was measured.
     lessonHeader(os, run);
     if (run.preset.serving.enabled) return servingRunTable(os, run);
+    // The arm and status columns as wide as their longest cell: a long arm name shifts nothing.
+    std::size_t armW = 12, statusW = 10;
+    for (const auto& a : run.arms) {
+        armW = std::max(armW, textWidth(a.name));
+        statusW = std::max(statusW, textWidth(a.status));
+    }
     const std::vector<std::pair<std::string, std::size_t>> cols = {
-        {"arm", 12}, {"status", 10}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
+        {"arm", armW}, {"status", statusW}, {"n", 6}, {"median", 11}, {"p90", 11}, {"p99", 11},
         {"p99.9", 11}, {"CoV", 7}, {"throughput/s", 13}, {"peak RSS", 11}, {"faults/iter", 11}};
     for (std::size_t i = 0; i < cols.size(); ++i)
         os << pad(cols[i].first, cols[i].second, i > 1) << (i + 1 < cols.size() ? "  " : "\n");
@@ -192,13 +205,15 @@ std::string comparisonTable(const RunResult& run) {
                << " concurrent workers; throughput is the sum of each worker's items/s\n";
     const auto comps = compareArms(run);
     if (!comps.empty()) {
+        std::size_t cmpW = 16;
+        for (const auto& c : comps) cmpW = std::max(cmpW, textWidth(c.arm + " vs " + c.baseline) + 2);
         os << "\n"
-           << pad("comparison", 16, false) << pad("ratio", 8) << "  " << pad("95% CI", 15) << "  "
+           << pad("comparison", cmpW, false) << pad("ratio", 8) << "  " << pad("95% CI", 15) << "  "
            << pad("p-value", 9) << "  verdict\n";
         for (const auto& c : comps) {
-            os << pad(c.arm + " vs " + c.baseline, 16, false) << pad(num(c.ratio, "%.3f"), 8)
+            os << pad(c.arm + " vs " + c.baseline, cmpW, false) << pad(num(c.ratio, "%.3f"), 8)
                << "  " << pad(num(c.ci_low, "%.3f") + "-" + num(c.ci_high, "%.3f"), 15) << "  "
-               << pad(c.p_value < 1e-4 ? "<1e-4" : num(c.p_value, "%.4f"), 9) << "  " << c.verdict
+               << pad(stats::pValueText(c.p_value), 9) << "  " << c.verdict
                << "\n";
             // What ran differs from what was asked: said with the verdict it touches.
             for (const auto& caveat : comparisonCaveats(run, c)) os << "  caveat: " << caveat << "\n";

@@ -122,7 +122,7 @@ std::string verdictText(const Comparison& c, bool faster, bool slower, const std
         "%.2f-%.2f)",
         A.c_str(), B.c_str(), c.ratio, level.c_str(), c.ci_low, c.ci_high);
     // The two tests disagree: say which said what, and why that is no contradiction.
-    const std::string p = c.p_value < 1e-16 ? "< 1e-16" : sformat("= %.2g", c.p_value);
+    const std::string p = c.p_value < 1e-16 ? pValueText(c.p_value) : "= " + pValueText(c.p_value);
     if (faster || slower)  // the CI excludes 1, so the rank test is the one that did not agree
         verdict += sformat(
             ": the medians differ (the CI excludes 1) but the rank test does not (Mann-Whitney "
@@ -144,3 +144,9 @@ std::string verdictText(const Comparison& c, bool faster, bool slower, const std
 }
 
 }  // namespace pitlane::stats::detail
+
+namespace pitlane::stats {
+
+std::string pValueText(double p) { return p < 1e-16 ? std::string("< 1e-16") : detail::sformat("%.2g", p); }
+
+}  // namespace pitlane::stats

@@ -119,8 +119,7 @@ QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
                      : kNone;
         case PValue:
             if (!c) return kNone;
-            return c->p_value < 1e-4 ? QStringLiteral("< 0.0001")
-                                     : QString::number(c->p_value, 'g', 3);
+            return QString::fromStdString(stats::pValueText(c->p_value));
         case Verdict:
             if (r.baseline) return r.n > 0 ? tr("the other arms are compared to this one") : kNone;
             if (c && !r.caveats.empty())  // the caveats are in its tooltip and the verdict line

@@ -99,6 +99,11 @@ Comparison compare(const std::string& baselineName, const BlockedSamples& baseli
                    const std::string& armName, const BlockedSamples& arm,
                    const CompareOptions& options = {});
 
+// A p-value as every table writes it (the CLI, the window, the reports) and as the verdict
+// quotes it: two significant digits ("0.077", "7.1e-12"), "< 1e-16" below what a double's
+// normal tail resolves.
+std::string pValueText(double p);
+
 // An arm as compare() uses it, built one block at a time (a long run's arm need not be held as
 // BlockedSamples): the blocks the bootstrap resamples (a block of more than 2000 samples is
 // represented by 2000 of its quantiles) with their processes, and every sample, sorted.
