@@ -198,8 +198,10 @@ private slots:
         QVERIFY2(w.statusBar()->currentMessage().startsWith(QStringLiteral("Cannot run: input")),
                  qPrintable(w.statusBar()->currentMessage()));
         QVERIFY(note->isVisible());
+        // In the window's words: what to type in the field, not the preset's JSON (issue 44).
         QVERIFY2(note->text().contains(QStringLiteral("custom_cnn.pt")) &&
-                     note->text().contains(QStringLiteral("3, 224, 224")),
+                     note->text().contains(QStringLiteral("type the shape of one sample in Input spec, e.g. 3x224x224")) &&
+                     !note->text().contains(QStringLiteral("\"input\"")),
                  qPrintable(note->text()));
         // Said once, next to the field; the top line points there (validationMessage, the status
         // bar's "Cannot run", keeps the whole reason).

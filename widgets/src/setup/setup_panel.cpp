@@ -419,7 +419,17 @@ void SetupPanel::validate() {
         // Said once, where it is fixed: the top line points there (a model without a sidecar
         // otherwise showed its long explanation twice, pushing the arms below a 768-pixel screen).
         validation_->setText(tr("✗ %1: see the Input spec below").arg(b.field));
-        inputNote_->setText(QStringLiteral("✗ %1").arg(b.error));
+        // A model nothing describes: what to type here, not the preset's JSON (issue 44; the
+        // status bar's "Cannot run" and validationMessage keep the whole reason).
+        const QRegularExpressionMatch missing =
+            QRegularExpression(QStringLiteral("missing: nothing describes (.+)'s input")).match(b.error);
+        inputNote_->setText(
+            missing.hasMatch()
+                ? tr("✗ input: nothing describes %1's input (no sidecar file next to it): type the shape of one "
+                     "sample in Input spec, e.g. 3x224x224 (the batch is added), 128 int64 for token ids, "
+                     "\"3x224x224; 10\" for two inputs")
+                      .arg(missing.captured(1))
+                : QStringLiteral("✗ %1").arg(b.error));
         inputNote_->setStyleSheet(QStringLiteral("color: #d0453a"));
         inputNote_->show();
     } else if (!inputOrigin_.isEmpty() && !input_->text().trimmed().isEmpty()) {

@@ -12,10 +12,9 @@ namespace pitlane::spec {
 // defaultArms(its format)}.
 nlohmann::json newModelPresetJson(const std::string& modelPath);
 
-// The run settings of a new model's A/B: 200 measured iterations per arm in blocks of 10 after
-// 10 warmup, in 3 (up to 6) processes. With the parser's 50, each process measured ~17
-// iterations and noise phases of a shared machine (seconds long) landed in one arm of a pair:
-// resnet18 at 3x64x64 gave 95 % CIs 1.3-2.2x wide; with 200-300, 1.1-1.3x (issue 27).
+// The run settings of a new model's A/B: a 30 s time budget (kDefaultQuickBudgetMs, issue 43)
+// with blocks of 10 after 10 warmup: the budget plans the processes and the iterations per
+// process (budget_plan.h), whatever a forward costs.
 nlohmann::json newModelRun();
 
 // The input spec as typed (the window's Input spec field, `pitlane-cli run MODEL --input`):
