@@ -354,3 +354,76 @@ TEST(Energy, FakePowercapTreeReportsTheWrittenJoules) {
         }
     }
 }
+
+// The history keeps what the figures are made of (the processes' counters and applied.energy):
+// a stored run reports the same energy as the run did; and the gate --max-energy-increase fails
+// an arm whose J/inference rose (the script's busy power tripled), latency aside.
+TEST(Energy, TheHistoryKeepsItAndTheGateCatchesMoreEnergy) {
+    ASSERT_GT(msPerIteration(), 0);
+    QTemporaryDir dir;
+    const QString db = dir.filePath("history.sqlite");
+    const std::string scriptPath = dir.filePath("nvml.script").toStdString();
+    auto script = [&](int busyW) {
+        std::ofstream(scriptPath) << "device Fake\nidle_w 40\nbusy_w " << busyW << "\ngranularity_ms 0\n";
+    };
+    script(150);
+    ScopedEnv env("PITLANE_FAKE_NVML_SCRIPT", scriptPath);
+    ScopedEnv lib("PITLANE_NVML_LIBRARY", PITLANE_FAKE_NVML);
+    const QString presetPath = writeJson(dir.filePath("preset.json"), preset(3, 1, 1500));
+    const QString first = dir.filePath("first.json");
+    auto r = runCli({"run", presetPath, "--db", db, "--json", first}, 180000);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json run1 = readJson(first);
+
+    // The stored run, reported from the history.
+    r = runCli({"history", "list", "--json", "--db", db});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json list = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(list.is_array() && !list.empty()) << r.out;
+    long id = 0;
+    for (const auto& e : list) id = std::max(id, e.value("id", 0L));
+    const QString stored = dir.filePath("stored.json"), md = dir.filePath("stored.md");
+    r = runCli({"report", QString::number(id), "--db", db, "--json", stored, "--md", md});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json again = readJson(stored);
+    for (std::size_t i = 0; i < run1["arms"].size(); ++i) {
+        const json& a = run1["arms"][i]["energy"];
+        const json& b = again["arms"][i]["energy"];
+        ASSERT_TRUE(a.value("measured", false)) << a.dump(2);
+        ASSERT_TRUE(b.value("measured", false)) << b.dump(2);
+        EXPECT_DOUBLE_EQ(a["joules_per_inference"].get<double>(), b["joules_per_inference"].get<double>());
+        EXPECT_DOUBLE_EQ(a["net_joules_per_inference"].get<double>(), b["net_joules_per_inference"].get<double>());
+        EXPECT_DOUBLE_EQ(a["idle_power_w"].get<double>(), b["idle_power_w"].get<double>());
+    }
+    std::ifstream mdIn(md.toStdString());
+    const std::string mdText((std::istreambuf_iterator<char>(mdIn)), std::istreambuf_iterator<char>());
+    EXPECT_NE(mdText.find("## Energy per inference"), std::string::npos) << mdText;
+    EXPECT_NE(mdText.find("gpu 0 (fake) (nvml)"), std::string::npos) << mdText;
+
+    // Three times the busy power: J/inference rises well beyond 5 %, the whole CI with it.
+    script(450);
+    const QString second = dir.filePath("second.json");
+    r = runCli({"run", presetPath, "--db", db, "--json", second, "--baseline", "latest", "--max-slowdown", "1000",
+                "--max-energy-increase", "5"},
+               180000);
+    EXPECT_EQ(r.exitCode, 4) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL: more energy beyond 5 % with the whole CI"), std::string::npos) << r.out;
+    const json gate = readJson(second).value("gate", json());
+    ASSERT_TRUE(gate.is_object());
+    EXPECT_EQ(gate["failed"], true);
+    for (const auto& a : gate["arms"]) {
+        ASSERT_TRUE(a.contains("energy")) << a.dump(2);
+        EXPECT_EQ(a["energy"]["decision"], "fail") << a.dump(2);
+        EXPECT_GT(a["energy"]["increase_ci95_pct"][0].get<double>(), 5.0) << a.dump(2);
+        const double before = a["energy"]["baseline_joules_per_inference"].get<double>();
+        const double after = a["energy"]["joules_per_inference"].get<double>();
+        EXPECT_NEAR(a["energy"]["increase_pct"].get<double>(), (after / before - 1) * 100,
+                    // the gate's ratio is of medians across processes, as the figures are
+                    1e-6 * (after / before) * 100)
+            << a.dump(2);
+    }
+    // An unknown value is refused before anything runs.
+    r = runCli({"run", presetPath, "--db", db, "--baseline", "latest", "--max-energy-increase", "zero"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--max-energy-increase needs a percentage"), std::string::npos) << r.err;
+}
