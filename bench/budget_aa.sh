@@ -2,7 +2,8 @@
 # Issue 43's Done-when checks of the time budget (run.budget_ms, commit cf7a371); results go in
 # docs/PERFORMANCE.md, "Time budget: A/A and a real difference (issue 43)".
 #  1. A/A: two identical arms (bundled resnet18 at 3x64x64, mode eval, grad inference_mode, one
-#     intra-op thread, glibc malloc), run.budget_ms 15000 and no iters / processes: the budget
+#     intra-op thread, glibc malloc), run.budget_ms 15000, warmup_iters 10 (as the default preset and a
+#     quick run: later rounds warm up as long as round 0 took to settle) and no iters / processes: the budget
 #     plans the iterations per process and the processes. AA_RUNS runs; each should say "no
 #     significant difference" (issue 43: at least 19 of 20).
 #  2. The truth for part 3: one fixed-iteration run (200 iterations per arm in 6 processes) of the
@@ -44,7 +45,7 @@ JSON
 echo "machine: $(nproc) cores; $(uptime)"
 echo
 echo "1. A/A, resnet18 3x64x64 both arms, run.budget_ms 15000, $AA_RUNS runs"
-preset "$TMP/aa.json" "" '{"budget_ms": 15000}'
+preset "$TMP/aa.json" "" '{"budget_ms": 15000, "warmup_iters": 10}'
 for i in $(seq 1 "$AA_RUNS"); do one "aa$i" "$TMP/aa.json"; done
 
 echo
@@ -54,7 +55,7 @@ one "truth" "$TMP/truth.json"
 
 echo
 echo "3. The real difference under the budget: A 3x64x64 vs B 3x72x72, run.budget_ms 15000, $DIFF_RUNS runs"
-preset "$TMP/diff.json" 72 '{"budget_ms": 15000}'
+preset "$TMP/diff.json" 72 '{"budget_ms": 15000, "warmup_iters": 10}'
 for i in $(seq 1 "$DIFF_RUNS"); do one "diff$i" "$TMP/diff.json"; done
 
 echo

@@ -67,20 +67,70 @@ VarianceSplit varianceSplit(const std::vector<stats::BlockedSamples>& arms) {
     return out;
 }
 
-RoundCosts roundCosts(const spec::Preset& preset, const ObservedCosts& costs, int round) {
+RoundCosts roundCosts(const spec::Preset& preset, const ObservedCosts& costs, int round, int warmupIters) {
     RoundCosts out;
     RemainingInput in;
     for (const auto& a : preset.arms) in.workers.push_back(std::max(1, a.knobs.workers));
     in.finalAnalysis = false;
-    in.pending = planRound(preset, round, 0, {}, true, 0);
+    in.pending = planRound(preset, round, 0, {}, true, 0, warmupIters);
     const RemainingTime setup = estimateRemaining(in, costs);
     constexpr int kProbe = 100;
-    in.pending = planRound(preset, round, 0, blocksOf(kProbe, preset.run.block_iters), true, 0);
+    in.pending = planRound(preset, round, 0, blocksOf(kProbe, preset.run.block_iters), true, 0, warmupIters);
     const RemainingTime full = estimateRemaining(in, costs);
     out.known = setup.known && full.known;
     out.setupMs = setup.lowMs;
     out.iterMs = std::max(0.0, (full.lowMs - setup.lowMs) / kProbe);
     return out;
+}
+
+LaterWarmup laterWarmupIters(int asked, const std::vector<std::vector<double>>& warmups) {
+    LaterWarmup out;
+    out.iters = asked;
+    if (asked <= kMinLaterWarmupIters) {
+        out.reason = "the warmup asked is already the least a later round takes";
+        return out;
+    }
+    int need = kMinLaterWarmupIters;
+    std::string unjudged;
+    for (std::size_t a = 0; a < warmups.size(); ++a) {
+        const auto& w = warmups[a];
+        const int n = int(w.size());
+        int settled = -1;
+        if (n >= kMinJudgedWarmup && n == asked) {
+            std::vector<double> tail(w.begin() + n / 2, w.end());
+            std::nth_element(tail.begin(), tail.begin() + long(tail.size() / 2), tail.end());
+            const double median = tail[tail.size() / 2];
+            int s = 0;
+            for (int i = 0; i < n; ++i)
+                if (w[std::size_t(i)] > kWarmupSettledFactor * median) s = i + 1;
+            if (s <= n / 2) settled = s;
+        }
+        out.settledAfter.push_back(settled);
+        if (settled < 0) {
+            if (unjudged.empty()) unjudged = "arm " + std::to_string(a + 1);
+            continue;
+        }
+        need = std::max(need, settled + kWarmupMargin);
+    }
+    if (!unjudged.empty() || warmups.empty()) {
+        out.reason = "as asked: " + (unjudged.empty() ? std::string("no warmup measured") : unjudged) +
+                     "'s warmup in round 0 did not settle within its first half (or could not be judged)";
+        return out;
+    }
+    out.iters = std::min(asked, need);
+    std::ostringstream o;
+    o << "round 0's warmups settled after ";
+    for (std::size_t a = 0; a < out.settledAfter.size(); ++a)
+        o << (a ? "/" : "") << out.settledAfter[a];
+    o << " iterations (none later slower than " << kWarmupSettledFactor
+      << "x the median of their second half): later rounds warm up " << out.iters << " of the " << asked
+      << " asked";
+    out.reason = o.str();
+    return out;
+}
+
+nlohmann::json LaterWarmup::toJson(int asked) const {
+    return {{"asked", asked}, {"later_rounds", iters}, {"settled_after", settledAfter}, {"reason", reason}};
 }
 
 std::vector<int> blocksOf(int n, int blockIters) {

@@ -3,7 +3,8 @@
 // Round 0's processes start, load, configure and warm up with no blocks queued; what that cost
 // (and the warmup's pace) prices a round and an iteration; designRounds chooses the iterations
 // per process (Kalibera & Jones, from the variance ratio: the prior until three processes of
-// every arm are measured) and the processes that fit, and round 0's blocks and those rounds are
+// every arm are measured) and the processes that fit, later rounds warming up only as long as
+// round 0's warmups took to settle (laterWarmupIters), and round 0's blocks and those rounds are
 // queued at once (their processes start ahead, as a fixed plan's do). When they are done, another
 // round is added while the budget, priced with what the run measured since, holds one more.
 #include "pitlane/session/budget_plan.h"
@@ -26,6 +27,7 @@ void ExperimentRunner::startBudgeted() {
     blocksPerPoint_ = 0;
     nextBlock_ = 0;
     costLog_ = CostLog(int(preset.arms.size()), 1, 1.0);
+    laterWarmup_ = -1;
     auto& rep = result_.replication;
     rep["budget_ms"] = run.budget_ms;
     rep["plan"] = budgetPlanText(run.budget_ms);
@@ -60,6 +62,22 @@ bool ExperimentRunner::extendBudget() {
         return false;
     }
     const ObservedCosts costs = costLog_.costs();
+    if (!budgetDesigned_) {
+        // Round 0's warmups are measured, nothing later is queued: how long a later round warms up.
+        std::vector<std::vector<double>> warmups;
+        for (std::size_t i = 0; i < result_.arms.size(); ++i) {
+            const auto& a = result_.arms[i];
+            if (a.status != R::kPending) continue;
+            std::vector<double> w(a.warmup_ns.begin(), a.warmup_ns.end());
+            if (preset.arms[i].knobs.workers > 1) w.clear();  // K workers' warmups interleave
+            warmups.push_back(std::move(w));
+        }
+        const LaterWarmup later = laterWarmupIters(run.warmup_iters, warmups);
+        laterWarmup_ = later.iters;
+        rep["warmup"] = later.toJson(run.warmup_iters);
+        if (later.iters < run.warmup_iters)
+            emit logMessage(-1, QStringLiteral("info"), QString::fromStdString(later.reason));
+    }
     BudgetInput in;
     in.budgetMs = run.budget_ms;
     in.elapsedMs = elapsedMs();
@@ -67,7 +85,7 @@ bool ExperimentRunner::extendBudget() {
     in.firstRoundOpen = !budgetDesigned_;
     in.blockIters = run.block_iters;
     in.maxProcesses = run.max_processes;
-    in.costs = roundCosts(preset, costs, std::max(1, rounds_));
+    in.costs = roundCosts(preset, costs, std::max(1, rounds_), laterWarmup_);
     // The verdict's bootstraps over about as many samples again as a round adds.
     in.analysisMs = analysisMs(costs, samples);
     const VarianceSplit split = varianceSplit(blocked);

@@ -24,7 +24,7 @@ namespace R = results;
 void ExperimentRunner::queueRound(int round, int firstBlock, const std::vector<int>& blockIters,
                                   bool allSweepPoints) {
     for (const Task& t : planRound(result_.preset, round, firstBlock, blockIters, allSweepPoints,
-                                   blocksPerPoint_))
+                                   blocksPerPoint_, round > 0 ? laterWarmup_ : -1))
         queueTask(t);
     rounds_ = std::max(rounds_, round + 1);
 }

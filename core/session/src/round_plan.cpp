@@ -46,8 +46,9 @@ bool setUpConcurrently(const spec::Preset& preset, int round) {
 
 std::vector<Task> planRound(const spec::Preset& preset, int round, int firstBlock,
                             const std::vector<int>& blockIters, bool allSweepPoints,
-                            int blocksPerPoint) {
+                            int blocksPerPoint, int warmupIters) {
     std::vector<Task> out;
+    const int warmup = warmupIters >= 0 ? warmupIters : preset.run.warmup_iters;
     const std::vector<int> order = roundOrder(int(preset.arms.size()), round);
     const bool concurrent = setUpConcurrently(preset, round);
     out.push_back({Task::StartRound, -1, -1, 0, 1, round});
@@ -58,10 +59,10 @@ std::vector<Task> planRound(const spec::Preset& preset, int round, int firstBloc
     for (std::size_t s = 0; s < points; ++s) {
         const auto has = [&](int i) { return s < preset.arms[std::size_t(i)].knobs.batch_size.size(); };
         const auto batch = [&](int i) { return preset.arms[std::size_t(i)].knobs.batch_size[s]; };
-        if (preset.run.warmup_iters > 0)
+        if (warmup > 0)
             for (int i : order)
                 if (has(i))
-                    out.push_back({Task::Warmup, i, -1, preset.run.warmup_iters, batch(i), round, concurrent});
+                    out.push_back({Task::Warmup, i, -1, warmup, batch(i), round, concurrent});
         for (std::size_t b = 0; b < blockIters.size(); ++b)
             for (int i : order)
                 if (has(i))

@@ -56,8 +56,31 @@ struct RoundCosts {
     bool known = false;
 };
 // From the run's measured costs: a round like `round` (>= 1) priced with no blocks and with 100
-// iterations per arm (remaining_time.h prices them as the runner runs them).
-RoundCosts roundCosts(const spec::Preset& preset, const ObservedCosts& costs, int round);
+// iterations per arm (remaining_time.h prices them as the runner runs them), its warmups of
+// `warmupIters` (< 0: run.warmup_iters).
+RoundCosts roundCosts(const spec::Preset& preset, const ObservedCosts& costs, int round, int warmupIters = -1);
+
+// A budgeted run's later rounds warm up for as long as round 0's processes took to settle, not
+// for the preset's warmup_iters (issue 43: ten warmups of a 0.5 s forward were most of a
+// vit_b_16 process's cost; ten of resnet18's a third of the default preset's). An arm's warmup
+// settled after s iterations when none from s on is slower than kWarmupSettledFactor x the median
+// of its second half; the later rounds warm up max over arms of s + kWarmupMargin iterations, at
+// least kMinLaterWarmupIters, never more than asked. An arm that cannot be judged keeps what
+// was asked: fewer than kMinJudgedWarmup warmups, several workers per arm (their warmups
+// interleave), or not settled within the first half (a slow iteration late in the warmup: load,
+// or a model still warming).
+inline constexpr double kWarmupSettledFactor = 1.25;
+inline constexpr int kWarmupMargin = 2;
+inline constexpr int kMinLaterWarmupIters = 3;
+inline constexpr int kMinJudgedWarmup = 6;
+struct LaterWarmup {
+    int iters = 0;                 // the later rounds' warmup iterations
+    std::vector<int> settledAfter; // per arm; -1 when the arm could not be judged
+    std::string reason;            // why `iters`, in words
+    nlohmann::json toJson(int asked) const;
+};
+// Each arm's round-0 warmup latencies (any unit), the warmup asked.
+LaterWarmup laterWarmupIters(int asked, const std::vector<std::vector<double>>& warmups);
 
 struct BudgetDesign {
     int itersPerProcess = 0;  // n, per arm (and worker)

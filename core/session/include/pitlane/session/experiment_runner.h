@@ -203,6 +203,9 @@ private:
     // true when `round` itself was.
     bool trimBudget(int round);
     bool budgetDesigned_ = false;
+    // A budgeted run's warmup iterations in rounds >= 1 (laterWarmupIters, budget_plan.h); -1:
+    // run.warmup_iters.
+    int laterWarmup_ = -1;
     bool budgetOver_ = false;
     // The group of tasks just finished (active_) and its wall time into costLog_.
     void recordGroupCost();

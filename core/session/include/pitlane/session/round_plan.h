@@ -50,9 +50,10 @@ bool setUpConcurrently(const spec::Preset& preset, int round);
 
 // The tasks of round `round`: StartRound, every arm's Configure, then per sweep point (only the
 // first unless allSweepPoints) the warmups and the blocks `firstBlock + b` interleaved in round
-// order; block ids of sweep point s are offset by s * blocksPerPoint.
+// order; block ids of sweep point s are offset by s * blocksPerPoint. `warmupIters` >= 0 replaces
+// run.warmup_iters (a budgeted run's later rounds: laterWarmupIters, budget_plan.h).
 std::vector<Task> planRound(const spec::Preset& preset, int round, int firstBlock,
                             const std::vector<int>& blockIters, bool allSweepPoints,
-                            int blocksPerPoint);
+                            int blocksPerPoint, int warmupIters = -1);
 
 }  // namespace pitlane::session
