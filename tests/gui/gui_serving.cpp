@@ -191,13 +191,44 @@ private slots:
         for (const auto& line : lines)
             QVERIFY2(verdict.contains(QString::fromStdString(line).toHtmlEscaped()), line.c_str());
 
-        // The table: requests served for n, no latency zeros, the comparisons in the verdict.
+        // The table (issue 44: it was a row of dashes): requests served for n; p50 / p99 and
+        // the rate kept at each arm's highest rate within the SLO (else the highest level it kept
+        // up with), worked out here from the levels; the arm's p99 against the baseline's there;
+        // the comparisons in the verdict column.
         auto* table = w.comparisonModel();
         QCOMPARE(table->rowCount(), 2);
+        QVERIFY(table->servingRows());
+        QCOMPARE(table->headerData(C::Median, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("p50"));
+        QCOMPARE(table->headerData(C::Throughput, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("Rate kept"));
+        const auto comparisons = results::compareServing(result);
         for (int a = 0; a < 2; ++a) {
             QVERIFY(table->data(table->index(a, C::Samples)).toString().toLongLong() > 0);
-            QCOMPARE(table->data(table->index(a, C::Median)).toString(), QStringLiteral("—"));
-            QCOMPARE(table->data(table->index(a, C::Throughput)).toString(), QStringLiteral("—"));
+            const auto points = results::servingPoints(result, std::size_t(a));
+            const auto capacity = results::sloCapacity(points);
+            const results::ServingPoint* at = nullptr;
+            for (const auto& p : points)
+                if (capacity.max_rate_per_s > 0 ? p.rate_per_s == capacity.max_rate_per_s
+                                                : !p.search && !p.pooled.saturated)
+                    at = &p;
+            if (!at) at = &points.front();
+            const auto cell = [&](int c) { return table->data(table->index(a, c)).toString(); };
+            QCOMPARE(cell(C::Median), QString::fromStdString(results::formatDuration(at->pooled.p50_ms * 1e6)));
+            QCOMPARE(cell(C::P99), QString::fromStdString(results::formatDuration(at->pooled.p99_ms * 1e6)));
+            QVERIFY2(cell(C::Throughput).contains(QString::fromStdString(widgets::servingLevelName(at->rate_per_s, at->clients))),
+                     qPrintable(cell(C::Throughput)));
+            if (a == 0) {
+                QCOMPARE(cell(C::Ratio), QStringLiteral("baseline"));
+                continue;
+            }
+            const auto c = std::find_if(comparisons.begin(), comparisons.end(), [&](const results::ServingComparison& c) {
+                return c.arm == 1 && c.rate_per_s == at->rate_per_s && c.clients == at->clients;
+            });
+            if (c == comparisons.end()) {
+                QCOMPARE(cell(C::Ratio), QStringLiteral("—"));
+            } else {
+                QCOMPARE(cell(C::Ratio), QStringLiteral("p99 %1×").arg(c->p99_ratio, 0, 'f', 3));
+                QCOMPARE(cell(C::Ci), QStringLiteral("%1 – %2").arg(c->p99_lo, 0, 'f', 3).arg(c->p99_hi, 0, 'f', 3));
+            }
         }
         QVERIFY(table->data(table->index(1, C::Verdict)).toString().contains(QStringLiteral("at 400 req/s")));
 
@@ -246,6 +277,23 @@ private slots:
         panel.batchSizes()->selectLevel(std::nullopt);
         QCOMPARE(panel.batchSizes()->shownLevel()->second, 1000.0);
         QVERIFY(panel.queueLength()->graph(0)->dataCount() > 0);
+        // The verdict table's figures: b1 kept 100 req/s within the 30 ms SLO (it saturated at
+        // 1000), b8 1000; b8's p99 against b1's at 1000 req/s, the comparison's own figures.
+        {
+            const auto snap = widgets::servingSnapshot(run, false);
+            const auto points = results::servingPoints(run, 0);
+            QCOMPARE(snap.arms[0].headline.level, std::string("100 req/s"));
+            QCOMPARE(snap.arms[0].headline.p99_ms, points[0].pooled.p99_ms);
+            QVERIFY(!snap.arms[0].headline.saturated);
+            const auto b8 = results::servingPoints(run, 1);
+            const auto cap8 = results::sloCapacity(b8);
+            QCOMPARE(snap.arms[1].headline.level, widgets::servingLevelName(cap8.max_rate_per_s, 0));
+            for (const auto& c : results::compareServing(run))
+                if (c.arm == 1 && c.rate_per_s == cap8.max_rate_per_s) {
+                    QVERIFY(snap.arms[1].headline.compared);
+                    QCOMPARE(snap.arms[1].headline.p99_ratio, c.p99_ratio);
+                }
+        }
         // b1's queue at 1000 req/s climbed well beyond b8's.
         double maxB1 = 0, maxB8 = 0;
         for (auto it = panel.queueLength()->graph(0)->data()->constBegin();

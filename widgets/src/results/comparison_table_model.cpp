@@ -28,7 +28,8 @@ QString percent(double share) {
 ComparisonTableModel::ComparisonTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void ComparisonTableModel::setRows(std::vector<ComparisonRow> rows) {
-    if (rows.size() != rows_.size()) {
+    const bool wasServing = servingRows();
+    if (rows.size() != rows_.size() || (!rows.empty() && rows.front().serving != wasServing)) {
         beginResetModel();
         rows_ = std::move(rows);
         endResetModel();
@@ -46,10 +47,14 @@ int ComparisonTableModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-// A serving run has no per-iteration samples: n is the requests served, the verdict column the
-// arm's comparisons per level; the latency columns stay empty (the serving plots and the verdict
-// above the table carry the percentiles per level), never zeros.
+// A serving run has no per-iteration samples: n is the requests served; the latency columns are
+// the end-to-end percentiles at the arm's headline level (servingHeadline: the highest rate within
+// the SLO, else the highest it kept up with), the throughput column that level (the rate kept),
+// the ratio and CI the arm's p99 against the baseline's there; the verdict column the arm's
+// comparisons per level.
 QString ComparisonTableModel::servingText(const ComparisonRow& r, int column) const {
+    const ServingHeadline& h = r.serving_headline;
+    auto ms = [&](double v) { return h.known ? q(results::formatDuration(v * 1e6)) : kNone; };
     switch (column) {
         case Arm:
             return q(r.arm);
@@ -57,12 +62,26 @@ QString ComparisonTableModel::servingText(const ComparisonRow& r, int column) co
             return q(r.status);
         case Samples:
             return QString::number(qlonglong(r.served_requests));
+        case Median:
+            return ms(h.p50_ms);
+        case P90:
+            return ms(h.p90_ms);
+        case P99:
+            return ms(h.p99_ms);
+        case P999:
+            return ms(h.p999_ms);
+        case Throughput:
+            if (!h.known) return kNone;
+            return h.saturated ? tr("none (saturated at %1)").arg(q(h.level)) : q(h.level);
         case PeakRss:
             return r.peak_rss_bytes > 0 ? q(results::formatBytes(double(r.peak_rss_bytes))) : kNone;
         case Processes:
             return r.processes.empty() ? kNone : QString::number(r.processes.size());
         case Ratio:
-            return r.baseline ? tr("baseline") : kNone;
+            if (r.baseline) return tr("baseline");
+            return h.compared ? tr("p99 %1×").arg(h.p99_ratio, 0, 'f', 3) : kNone;
+        case Ci:
+            return h.compared ? QStringLiteral("%1 – %2").arg(h.p99_lo, 0, 'f', 3).arg(h.p99_hi, 0, 'f', 3) : kNone;
         case Verdict: {
             if (r.serving_levels == 0) return tr("no serving level complete");
             if (r.baseline) return tr("the other arms are compared to this one at each level");
@@ -74,6 +93,10 @@ QString ComparisonTableModel::servingText(const ComparisonRow& r, int column) co
         default:
             return kNone;
     }
+}
+
+bool ComparisonTableModel::servingRows() const {
+    return !rows_.empty() && rows_.front().serving;
 }
 
 QString ComparisonTableModel::text(const ComparisonRow& r, int column) const {
@@ -169,6 +192,19 @@ QString ComparisonTableModel::toolTip(const ComparisonRow& r, int column) const 
     if (column == Status && !r.error.empty()) return q(r.error);
     if (column == Arm && !r.compile.empty()) return q(r.arm + ": " + r.compile);
     if (r.serving) {
+        const ServingHeadline& h = r.serving_headline;
+        if (h.known && column >= Median && column <= Throughput)
+            return richTip({tr("%1 at %2: %3.").arg(q(r.arm), q(h.level), q(h.why)),
+                            tr("End-to-end latency (queue, batch formation, inference) of every request served "
+                               "there, every process pooled; %1 requests/s served.")
+                                .arg(h.achieved_per_s, 0, 'f', 1)});
+        if (column == Ratio || column == Ci) {
+            if (r.baseline || !h.known) return {};
+            if (!h.compared) return tr("%1 and the baseline were not both measured at %2").arg(q(r.arm), q(h.level));
+            return richTip({tr("%1's p99 / the baseline's p99 at %2 (%3): < 1 means %1 answers faster.")
+                                .arg(q(r.arm), q(h.level), q(h.why)),
+                            tr("95 % CI from a bootstrap over processes and blocks of consecutive requests.")});
+        }
         if (column == Samples)
             return tr("requests %1 served in %2 complete serving levels (every process)")
                 .arg(q(r.arm))
@@ -254,9 +290,18 @@ QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientati
             "p99.9",        "Throughput (items/s)", "Peak RSS",  "Faults/iter", "Processes",
             "Ratio",        "95% CI",   "p-value",     "Verdict"};
         static_assert(sizeof(names) / sizeof(names[0]) == ColumnCount);
+        if (servingRows()) {
+            if (section == Samples) return tr("Requests");
+            if (section == Median) return tr("p50");
+            if (section == Throughput) return tr("Rate kept");
+        }
         return tr(names[section]);
     }
     if (role != Qt::ToolTipRole) return {};
+    if (servingRows() && section >= Median && section <= Throughput)
+        return tr("a serving run: end-to-end latency percentiles at each arm's highest rate within the "
+                  "SLO (without an SLO: the highest level it kept up with), and that rate; every "
+                  "level is in the Levels tab");
     if (section >= Median && section <= P999)
         return tr(
             "latency per iteration; percentiles by linear interpolation (Hyndman-Fan type 7)");

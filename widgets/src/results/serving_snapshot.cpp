@@ -26,6 +26,7 @@ ServingSnapshot servingSnapshot(const results::RunResult& run, bool live) {
         }
         for (const auto& c : comparisons)
             if (c.arm == i) a.comparisons.push_back(c.text);
+        a.headline = servingHeadline(a.points, a.capacity, s.slo_ms, comparisons, i);
         s.arms.push_back(std::move(a));
     }
     s.verdict = results::servingVerdict(run);
@@ -34,6 +35,49 @@ ServingSnapshot servingSnapshot(const results::RunResult& run, bool live) {
         if (std::find(s.verdict.begin(), s.verdict.end(), line) == s.verdict.end())
             s.table += line + "\n";
     return s;
+}
+
+ServingHeadline servingHeadline(const std::vector<results::ServingPoint>& points,
+                                const results::SloCapacity& capacity, double slo_ms,
+                                const std::vector<results::ServingComparison>& comparisons, std::size_t arm) {
+    ServingHeadline h;
+    const results::ServingPoint* at = nullptr;
+    char buf[160];
+    if (slo_ms > 0 && capacity.max_rate_per_s > 0) {
+        for (const auto& p : points)
+            if (p.rate_per_s == capacity.max_rate_per_s && p.meetsSlo()) at = &p;
+        std::snprintf(buf, sizeof buf, "the highest rate within the SLO (p99 <= %.4g ms)", slo_ms);
+        h.why = buf;
+    }
+    if (!at) {
+        for (const auto& p : points)
+            if (!p.search && !p.pooled.saturated) at = &p;  // increasing: the last one kept up
+        if (at) {
+            h.why = slo_ms > 0 ? "missed the SLO at every rate; the highest level it kept up with"
+                               : "the highest level it kept up with (no SLO set)";
+        } else if (!points.empty()) {
+            at = &points.front();
+            h.why = "saturated at every level; its lowest";
+        }
+    }
+    if (!at) return h;
+    h.known = true;
+    h.level = servingLevelName(at->rate_per_s, at->clients);
+    h.p50_ms = at->pooled.p50_ms;
+    h.p90_ms = at->pooled.p90_ms;
+    h.p99_ms = at->pooled.p99_ms;
+    h.p999_ms = at->pooled.p999_ms;
+    h.achieved_per_s = at->pooled.achieved_per_s;
+    h.saturated = at->pooled.saturated;
+    for (const auto& c : comparisons)
+        if (c.arm == arm && c.rate_per_s == at->rate_per_s && c.clients == at->clients) {
+            h.compared = true;
+            h.p99_ratio = c.p99_ratio;
+            h.p99_lo = c.p99_lo;
+            h.p99_hi = c.p99_hi;
+            h.significant = c.significant;
+        }
+    return h;
 }
 
 std::string servingEmptyText(const results::RunResult& run, const std::string& waiting) {

@@ -115,6 +115,7 @@ void VerdictCalculator::addServing(const ServingSnapshot& s, std::vector<Compari
         rows[i].served_requests = s.arms[i].served;
         rows[i].serving_levels = s.arms[i].levels;
         rows[i].serving_comparisons = s.arms[i].comparisons;
+        rows[i].serving_headline = s.arms[i].headline;
     }
 }
 

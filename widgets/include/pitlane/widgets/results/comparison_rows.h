@@ -3,6 +3,7 @@
 // results:: functions as pitlane-cli, so the window and the CLI never disagree. No widgets here:
 // the rows are a value type handed from a worker thread to the table model.
 #include "pitlane/results/run_result.h"
+#include "pitlane/widgets/results/serving_snapshot.h"
 
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ struct ComparisonRow {
     std::int64_t served_requests = 0;
     int serving_levels = 0;
     std::vector<std::string> serving_comparisons;
+    ServingHeadline serving_headline;  // the figures the table shows for a serving arm
 };
 
 // Summaries for every arm; comparisons against the first arm when `withComparisons`.

@@ -40,6 +40,8 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+    // The rows are a serving run's: the header says p50 / Requests / Rate kept.
+    bool servingRows() const;
 
 private:
     QString text(const ComparisonRow& r, int column) const;

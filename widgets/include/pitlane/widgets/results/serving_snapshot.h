@@ -12,6 +12,22 @@
 
 namespace pitlane::widgets {
 
+// An arm's figures at one level for the verdict table (issue 44: the table of a serving run was a
+// row of dashes): the highest rate within the SLO; without an SLO (or missing it at every
+// rate) the highest listed level it kept up with (not saturated), else its lowest. With the
+// comparison against the baseline at that level when both measured it.
+struct ServingHeadline {
+    bool known = false;
+    std::string level;  // "400 req/s", "8 clients"
+    std::string why;    // "the highest rate within the SLO (p99 <= 50 ms)", ...
+    double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0;
+    double achieved_per_s = 0;  // requests served per second there (every worker)
+    bool saturated = false;
+    bool compared = false;  // against the baseline at the same level
+    double p99_ratio = 0, p99_lo = 0, p99_hi = 0;  // this arm's p99 / the baseline's, 95 % CI
+    bool significant = false;
+};
+
 struct ServingSnapshot {
     struct Arm {
         std::string name;
@@ -20,6 +36,7 @@ struct ServingSnapshot {
         std::vector<std::string> comparisons;  // this arm against the baseline, per level
         std::int64_t served = 0;               // requests served in its complete levels
         int levels = 0;                        // complete levels (every process and worker)
+        ServingHeadline headline;
     };
     bool closedLoop = false;  // levels are client counts, not offered rates
     double slo_ms = 0;        // 0: none
@@ -30,6 +47,12 @@ struct ServingSnapshot {
     // table (the window's Levels tab; issue 27: the window had none).
     std::string table;
 };
+
+// The headline of one arm's points (servingHeadline picks the level; comparisons are
+// compareServing's, those of `arm` are searched for the level).
+ServingHeadline servingHeadline(const std::vector<results::ServingPoint>& points,
+                                const results::SloCapacity& capacity, double slo_ms,
+                                const std::vector<results::ServingComparison>& comparisons, std::size_t arm);
 
 // The snapshot of `run` (a serving run; empty arms otherwise). `live`: the run is still going.
 // compareServing only compares arms that finished; for a live snapshot the caller passes a run
