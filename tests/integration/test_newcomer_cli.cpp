@@ -161,6 +161,16 @@ TEST(NewcomerCli, ATimeBudgetPlansTheRunAndSaysSo) {
     EXPECT_GT(first.value("iter_ms", 0.0), 0) << first.dump();
     EXPECT_EQ(first.value("variance_ratio_source", std::string()), "prior") << first.dump();
     EXPECT_GE(first.value("iters_per_process", 0), 3) << first.dump();
+    // Later rounds warm up as long as round 0's warmups took to settle: the quick run asks 10,
+    // a later round takes 3 to 10 (each worker reports the count it ran and the runner checks it
+    // against the task, protocol_check.cpp), one settle count per arm, and the reason.
+    const json& warm = rep["warmup"];
+    ASSERT_TRUE(warm.is_object()) << rep.dump();
+    EXPECT_EQ(warm.value("asked", 0), 10) << warm.dump();
+    EXPECT_GE(warm.value("later_rounds", 0), 3) << warm.dump();
+    EXPECT_LE(warm.value("later_rounds", 0), 10) << warm.dump();
+    EXPECT_EQ(warm["settled_after"].size(), 2u) << warm.dump();
+    EXPECT_FALSE(warm.value("reason", std::string()).empty()) << warm.dump();
     // At least three processes per arm measured, as many as the replication record says, every
     // one with samples; the same iterations in both arms.
     const int processes = rep.value("processes", 0);
