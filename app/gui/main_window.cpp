@@ -20,6 +20,7 @@
 #include "pitlane/widgets/live/run_status_panel.h"
 #include "pitlane/widgets/setup/setup_panel.h"
 #include "pitlane/widgets/common/theme.h"
+#include "pitlane/widgets/common/scroll_hint.h"
 #include "pitlane/widgets/common/wrapping_label.h"
 
 #include <QAction>
@@ -199,12 +200,26 @@ QWidget* MainWindow::buildResultsTabs() {
     connect(comparison_, &QAbstractItemModel::modelReset, comparisonView_, fitColumns);
     connect(comparison_, &QAbstractItemModel::dataChanged, comparisonView_, fitColumns);
     fitColumns();  // before the first run too: the headers whole, not cut at 100 pixels
+    // The verdict's own figures first (issue 44: at 1366 px the table was cut at "Ratio"): ratio,
+    // CI and p-value follow the median; the other columns scroll, and the tab bar says so.
+    {
+        using C = W::ComparisonTableModel;
+        QHeaderView* h = comparisonView_->horizontalHeader();
+        int to = h->visualIndex(C::Median) + 1;
+        for (int c : {int(C::Ratio), int(C::Ci), int(C::PValue)}) h->moveSection(h->visualIndex(c), to++);
+    }
     auto* verdictLayout = new QVBoxLayout(verdictPage);
     verdictLayout->setContentsMargins(2, 2, 2, 2);
     verdictLayout->addWidget(lesson_);
     verdictLayout->addWidget(verdictArea);
     verdictLayout->addWidget(comparisonView_, 1);
     resultsTabs_->addTab(verdictPage, tr("Verdict"));
+    // "More columns: scroll →" in the tab bar's corner (no height taken from the plots) while the
+    // verdict table is wider than its view.
+    const W::ScrollHint hint =
+        W::attachScrollHint(comparisonView_, [this, verdictPage] { return resultsTabs_->currentWidget() == verdictPage; });
+    resultsTabs_->setCornerWidget(hint.label, Qt::TopRightCorner);
+    connect(resultsTabs_, &QTabWidget::currentChanged, hint.label, hint.recheck);
 
     auto* appliedView = new QTableView;
     appliedView->setObjectName(QStringLiteral("appliedView"));

@@ -6,6 +6,7 @@
 // results tabs do not move when switched; the verdict's CI is narrower than 2x; HTML and
 // Markdown exports are written; the same bytes opened under another name get the input spec
 // back. Real MainWindow, offscreen, real workers.
+#include "gui_layout.h"
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -30,6 +31,7 @@
 #include <cmath>
 
 using namespace pitlane;
+using pitlane::testing::layoutProblems;
 using json = nlohmann::json;
 
 namespace {
@@ -40,132 +42,6 @@ QString ownModel(const QTemporaryDir& dir, const QString& name) {
     const QString to = dir.filePath(name);
     if (!QFile::copy(from, to)) qFatal("cannot copy %s", qPrintable(from));
     return to;
-}
-
-// Every problem with the text the user reads on one plot: its title cut (in either direction),
-// or an axis label that does not fit its axis or lost the part before its first " · ".
-QStringList textProblems(widgets::LivePlot* plot) {
-    QStringList out;
-    const QString name = plot->objectName();
-    const QRect inside = plot->rect();
-    for (QCPLayoutElement* e : plot->plotLayout()->elements(true)) {
-        auto* title = qobject_cast<QCPTextElement*>(e);
-        if (!title || title->text().isEmpty()) continue;
-        const QFontMetrics fm(title->font());
-        const QRect r = title->rect();
-        if (!inside.contains(r))
-            out << QStringLiteral("%1: title rect %2,%3 %4x%5 outside the plot")
-                       .arg(name)
-                       .arg(r.x())
-                       .arg(r.y())
-                       .arg(r.width())
-                       .arg(r.height());
-        if (r.height() < fm.height() - 1 || r.width() < fm.horizontalAdvance(title->text()))
-            out << QStringLiteral("%1: title \"%2\" cut (%3x%4 for %5x%6)")
-                       .arg(name, title->text())
-                       .arg(r.width())
-                       .arg(r.height())
-                       .arg(fm.horizontalAdvance(title->text()))
-                       .arg(fm.height());
-    }
-    for (QCPAxisRect* rect : plot->axisRects()) {
-        if (!rect->visible()) continue;
-        for (QCPAxis* axis : rect->axes()) {
-            if (!axis->visible() || axis->label().isEmpty()) continue;
-            const bool vertical = axis->orientation() == Qt::Vertical;
-            const int room = vertical ? rect->height() : rect->width();
-            const int need = QFontMetrics(axis->labelFont()).horizontalAdvance(axis->label());
-            if (need > room)
-                out << QStringLiteral("%1: label \"%2\" needs %3 px, its axis is %4")
-                           .arg(name, axis->label())
-                           .arg(need)
-                           .arg(room);
-            // Tick labels of a horizontal axis do not run into each other ("5 s10 s", "163264").
-            if (!vertical && axis->tickLabels()) {
-                const QFontMetrics tf(axis->tickLabelFont());
-                const QVector<double> ticks = axis->tickVector();
-                const QVector<QString> labels = axis->tickVectorLabels();
-                double prevRight = -1e9;
-                for (int t = 0; t < ticks.size() && t < labels.size(); ++t) {
-                    const double x = axis->coordToPixel(ticks[t]);
-                    if (x < rect->left() - 1 || x > rect->right() + 1 || labels[t].isEmpty()) continue;
-                    const double half = tf.horizontalAdvance(labels[t]) / 2.0;
-                    if (x - half < prevRight + 2)
-                        out << QStringLiteral("%1: tick label \"%2\" runs into the one before it")
-                                   .arg(name, labels[t]);
-                    prevRight = x + half;
-                }
-            }
-            const QString full = axis->property("pitlaneFullLabel").toString();
-            const QString core = full.section(QStringLiteral(" · "), 0, 0);
-            if (!full.isEmpty() && !axis->label().startsWith(core))
-                out << QStringLiteral("%1: label \"%2\" lost \"%3\"").arg(name, axis->label(), core);
-        }
-    }
-    return out;
-}
-
-// The window at `size` (a screen less a title bar and a panel): it keeps that size, its
-// minimum fits, and every shown plot reads whole. Each results tab is visited (a hidden tab
-// page asked for 256 px once), and the tab bar stays where it was.
-QStringList layoutProblems(app::MainWindow& w, QSize size) {
-    QStringList out;
-    w.resize(size);
-    auto settle = [] {
-        for (int i = 0; i < 3; ++i) {
-            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-            QTest::qWait(30);
-        }
-    };
-    settle();
-    auto* tabs = w.findChild<QTabWidget*>(QStringLiteral("resultsTabs"));
-    const int tabsTop = tabs->mapTo(&w, QPoint(0, 0)).y();
-    for (int i = 0; i < tabs->count(); ++i) {
-        if (!tabs->isTabVisible(i)) continue;
-        tabs->setCurrentIndex(i);
-        settle();
-        const int top = tabs->mapTo(&w, QPoint(0, 0)).y();
-        if (top != tabsTop)
-            out << QStringLiteral("the results tabs moved %1 px on tab \"%2\"")
-                       .arg(top - tabsTop)
-                       .arg(tabs->tabText(i));
-        const QSize min = w.minimumSizeHint();
-        if (min.height() > size.height() || min.width() > size.width())
-            out << QStringLiteral("tab \"%1\": minimum %2x%3 over %4x%5")
-                       .arg(tabs->tabText(i))
-                       .arg(min.width())
-                       .arg(min.height())
-                       .arg(size.width())
-                       .arg(size.height());
-    }
-    tabs->setCurrentIndex(0);
-    settle();
-    if (w.size() != size)
-        out << QStringLiteral("the window is %1x%2, not %3x%4")
-                   .arg(w.width())
-                   .arg(w.height())
-                   .arg(size.width())
-                   .arg(size.height());
-    for (widgets::LivePlot* plot : w.plotPanel()->plots()) {
-        if (!plot->isVisible()) continue;
-        plot->replot();
-        out << textProblems(plot);
-    }
-    // The history and the status bar are on screen.
-    for (QWidget* part : {static_cast<QWidget*>(w.historyDock()), static_cast<QWidget*>(w.statusBar())}) {
-        const QRect r(part->mapTo(&w, QPoint(0, 0)), part->size());
-        if (!part->isVisible() || !w.rect().contains(r)) out << QStringLiteral("%1 off screen").arg(part->objectName());
-    }
-    // Every control of the shown arm is whole within the setup column (combo boxes showed no
-    // arrow: their right edge was cut).
-    auto* scroll = w.findChild<QScrollArea*>(QStringLiteral("setupScroll"));
-    const int right = scroll->viewport()->mapTo(&w, QPoint(scroll->viewport()->width(), 0)).x();
-    for (auto* box : w.setupPanel()->armEditor()->form(0)->findChildren<QComboBox*>()) {
-        const int edge = box->mapTo(&w, QPoint(box->width(), 0)).x();
-        if (edge > right)
-            out << QStringLiteral("combo %1 ends at %2, the column at %3").arg(box->objectName()).arg(edge).arg(right);
-    }
-    return out;
 }
 
 }  // namespace
@@ -257,14 +133,44 @@ private slots:
         qInfo("ratio %.3f, 95 %% CI %.3f-%.3f", c.ratio, c.ci_low, c.ci_high);
 
         // The window after the run, on a 1366x768 and a 1920x1080 screen (less a title bar and
-        // a panel).
-        for (const QSize size : {QSize(1366, 708), QSize(1920, 1020)}) {
-            const QStringList problems = layoutProblems(w, size);
-            QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("%1x%2: %3")
-                                                        .arg(size.width())
-                                                        .arg(size.height())
-                                                        .arg(problems.join(QStringLiteral("; ")))));
+        // a panel), in every dock state (issue 44): none, the Run history, the Lessons browser,
+        // both as they open (tabbed), and both side by side (dragged apart). Each state's PNG
+        // goes to $PITLANE_SCREENSHOT_DIR.
+        struct DockState {
+            const char* name;
+            bool history, lessons, split;
+        };
+        QStringList problemsAll;
+        for (const DockState& st :
+             {DockState{"no-dock", false, false, false}, DockState{"history", true, false, false},
+              DockState{"lessons", false, true, false}, DockState{"history+lessons-tabbed", true, true, false},
+              DockState{"history+lessons-side-by-side", true, true, true}}) {
+            if (st.split) {
+                w.removeDockWidget(w.lessonsDock());
+                w.addDockWidget(Qt::BottomDockWidgetArea, w.lessonsDock());
+                w.splitDockWidget(w.historyDock(), w.lessonsDock(), Qt::Horizontal);
+            }
+            w.historyDock()->setVisible(st.history);
+            w.lessonsDock()->setVisible(st.lessons);
+            if (st.lessons) w.lessonsDock()->raise();
+            for (const QSize size : {QSize(1366, 708), QSize(1920, 1020)}) {
+                const QStringList problems = layoutProblems(w, size);
+                if (!problems.isEmpty())
+                    problemsAll << QStringLiteral("%1 at %2x%3: %4")
+                                       .arg(QLatin1String(st.name))
+                                       .arg(size.width())
+                                       .arg(size.height())
+                                       .arg(problems.join(QStringLiteral("; ")));
+                testing::saveScreenshot(w, QStringLiteral("window-%1-%2x%3")
+                                               .arg(QLatin1String(st.name))
+                                               .arg(size.width())
+                                               .arg(size.height() + 60));
+            }
         }
+        w.tabifyDockWidget(w.historyDock(), w.lessonsDock());
+        w.historyDock()->setVisible(true);
+        w.lessonsDock()->setVisible(false);
+        QVERIFY2(problemsAll.isEmpty(), qPrintable(problemsAll.join(QStringLiteral("\n"))));
         // On a loaded machine the verdict runs long (caveats, the rounds added and why, compile
         // lines): eight lines of it took the plots' height in CI. It scrolls past five lines, and
         // the window reads whole with twelve.

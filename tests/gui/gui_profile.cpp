@@ -5,6 +5,7 @@
 // row, the input shapes in the tooltips; the same table when the run is read back from the
 // history; Export trace writes the chosen arm's Chrome trace; a run without a profile hides the
 // tab.
+#include "gui_layout.h"
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -163,6 +164,14 @@ private slots:
         w.resultsTabs()->setCurrentWidget(w.profileView());
         if (const QByteArray shots = qgetenv("PITLANE_SCREENSHOT_DIR"); !shots.isEmpty())
             QVERIFY(w.saveScreenshot(QString::fromLocal8Bit(shots) + "/profile-live.png"));
+        // Readable at both screen sizes with the history open (issue 44), the Operators tab shown.
+        for (const QSize size : {QSize(1366, 708), QSize(1920, 1020)}) {
+            const QStringList problems = testing::layoutProblems(w, size);
+            QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("%1x%2: %3").arg(size.width()).arg(size.height()).arg(problems.join(QStringLiteral("; ")))));
+            w.resultsTabs()->setCurrentWidget(w.profileView());
+            testing::saveScreenshot(w, QStringLiteral("window-profile-%1x%2").arg(size.width()).arg(size.height() + 60));
+        }
+        w.resize(1366, 768);
 
         // Export trace: the chosen arm's Chrome trace, as the worker sent it.
         auto* view = w.profileView();

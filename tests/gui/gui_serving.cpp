@@ -2,6 +2,7 @@
 // arrivals at two rates, an SLO, max_batch 1 against 4) shows latency vs offered rate, the batch
 // sizes and the queue length instead of the per-iteration plots, live as levels complete, and
 // the verdict carries the serving lines; a constructed saturated run marks its points and the SLO.
+#include "gui_layout.h"
 #include "gui_test_support.h"
 
 #include "main_window.h"
@@ -244,6 +245,15 @@ private slots:
         for (const auto& line : lines) cli.remove(QString::fromStdString(line) + QLatin1Char('\n'));
         QCOMPARE(text, cli);
         QVERIFY(w.showResultsTab(QStringLiteral("levels")));
+
+        // Readable at both screen sizes with the history open (issue 44: the titles read
+        // "-to-end latency · p99 solid, p50 dasl", "Queue lengtl", legends over them).
+        QVERIFY(w.showResultsTab(QStringLiteral("verdict")));
+        for (const QSize size : {QSize(1366, 708), QSize(1920, 1020)}) {
+            const QStringList problems = testing::layoutProblems(w, size);
+            QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("%1x%2: %3").arg(size.width()).arg(size.height()).arg(problems.join(QStringLiteral("; ")))));
+            testing::saveScreenshot(w, QStringLiteral("window-serving-%1x%2").arg(size.width()).arg(size.height() + 60));
+        }
     }
 
     void saturatedPointsAndTheSloAreMarked() {

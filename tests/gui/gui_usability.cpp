@@ -20,7 +20,10 @@
 #include "pitlane/widgets/lessons/lesson_panel.h"
 #include "pitlane/widgets/plots/memory_plot.h"
 #include "pitlane/widgets/setup/model_panel.h"
+#include "pitlane/widgets/plots/latency_distribution_plot.h"
+#include "pitlane/widgets/plots/memory_plot.h"
 #include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/plots/throughput_plot.h"
 #include "pitlane/widgets/setup/setup_panel.h"
 
 #include <QComboBox>
@@ -31,6 +34,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
+#include <QTabBar>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QToolButton>
@@ -189,9 +193,49 @@ private slots:
         QVERIFY2(axesContainTheData(plot, &why), qPrintable(why));
         QVERIFY(plot->xAxis->range().upper >= 89);
 
-        // Issue 11.10 on a CPU machine: the workers said "no CUDA", so no empty GPU frame.
+        // Issue 11.10 on a CPU machine: the workers said "no CUDA", so no empty GPU frame (740 px
+        // with the history open: one row of plots at a time, the lower row on its page).
+        if (w.plotPanel()->paged()) w.plotPanel()->showPage(1);
         QVERIFY(!w.plotPanel()->gpu()->isVisible());
         QVERIFY(w.plotPanel()->cpu()->isVisible());
+        QVERIFY(!w.plotPanel()->pageBar()->tabText(1).contains(QStringLiteral("GPU")));
+    }
+
+    // Issue 44: below two readable rows the plot panel shows one row at a time, a tab bar above
+    // it; each shown plot keeps a readable height; back to the grid when the room comes back.
+    void plotsPageWhenTwoRowsDoNotFit() {
+        widgets::PlotPanel panel;
+        panel.resize(1000, 640);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const auto settle = [] {
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            QTest::qWait(20);
+        };
+        settle();
+        QVERIFY(!panel.paged());
+        QVERIFY(!panel.pageBar()->isVisible());
+        QVERIFY(panel.timeline()->isVisible() && panel.throughput()->isVisible() && panel.cpu()->isVisible());
+        panel.resize(1000, 300);
+        settle();
+        QVERIFY(panel.paged());
+        QVERIFY(panel.pageBar()->isVisible());
+        QVERIFY(panel.timeline()->isVisible() && panel.distribution()->isVisible());
+        QVERIFY(!panel.throughput()->isVisible() && !panel.memory()->isVisible());
+        QVERIFY2(panel.timeline()->height() >= widgets::PlotPanel::kReadablePlotHeight,
+                 qPrintable(QString::number(panel.timeline()->height())));
+        QTest::mouseClick(panel.pageBar(), Qt::LeftButton, Qt::NoModifier, panel.pageBar()->tabRect(1).center());
+        settle();
+        QVERIFY(!panel.timeline()->isVisible());
+        QVERIFY(panel.throughput()->isVisible() && panel.memory()->isVisible() && panel.cpu()->isVisible());
+        QVERIFY(panel.throughput()->height() >= widgets::PlotPanel::kReadablePlotHeight);
+        // Its minimum is one row's and the tab bar: a short window can hold it.
+        QVERIFY(panel.minimumSizeHint().height() < 2 * widgets::PlotPanel::kReadablePlotHeight);
+        panel.resize(1000, 640);
+        settle();
+        QVERIFY(!panel.paged());
+        QVERIFY(panel.timeline()->isVisible() && panel.throughput()->isVisible());
+        QVERIFY(panel.throughput()->height() >= widgets::PlotPanel::kReadablePlotHeight);
     }
 
     // Issue 11.2: with a lesson the window was 1100-1170 px tall. Every shipped lesson (the

@@ -1,5 +1,7 @@
 #include "pitlane/widgets/lessons/lessons_browser.h"
 
+#include "pitlane/widgets/common/scroll_hint.h"
+
 #include "pitlane/widgets/history/history_model.h"
 #include "pitlane/widgets/lessons/lesson_status.h"
 #include "pitlane/widgets/common/wrapping_label.h"
@@ -136,7 +138,14 @@ LessonsBrowser::LessonsBrowser(QWidget* parent)
     detailsLayout->addWidget(heading_);
     detailsLayout->addLayout(columns, 1);
     split_ = new QSplitter(Qt::Horizontal);
-    split_->addWidget(table_);
+    // The list, and under it "2 more columns of the table: scroll →" while it is cut.
+    auto* list = new QWidget;
+    auto* listLayout = new QVBoxLayout(list);
+    listLayout->setContentsMargins(0, 0, 0, 0);
+    listLayout->setSpacing(0);
+    listLayout->addWidget(table_, 1);
+    listLayout->addWidget(attachScrollHint(table_).label);
+    split_->addWidget(list);
     split_->addWidget(details);
     split_->setStretchFactor(0, 2);
     split_->setStretchFactor(1, 3);

@@ -12,6 +12,9 @@
 #include "pitlane/widgets/plots/throughput_plot.h"
 
 #include <QGridLayout>
+#include <QResizeEvent>
+#include <QTabBar>
+#include <QVBoxLayout>
 
 namespace pitlane::widgets {
 
@@ -43,14 +46,33 @@ PlotPanel::PlotPanel(QWidget* parent)
                            "servingLatencyPlot", "batchSizePlot", "queueLengthPlot"};
     for (int p = 0; p < PlotCount; ++p) byId_[std::size_t(p)]->setObjectName(names[p]);
 
-    auto* grid = new QGridLayout(this);
+    // Neither layout forces its minimum on the panel: minimumSizeHint() is one row's, and
+    // updatePaging() shows one row when two do not fit.
+    auto* outer = new QVBoxLayout(this);
+    outer->setSizeConstraint(QLayout::SetNoConstraint);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->setSpacing(0);
+    pages_ = new QTabBar(this);
+    pages_->setObjectName(QStringLiteral("plotPages"));
+    pages_->setDocumentMode(true);
+    pages_->setExpanding(false);
+    pages_->setDrawBase(false);
+    pages_->addTab(QString());
+    pages_->addTab(QString());
+    pages_->hide();
+    connect(pages_, &QTabBar::currentChanged, this, [this](int page) {
+        if (page >= 0 && page != page_) showPage(page);
+    });
+    outer->addWidget(pages_);
+    auto* host = new QWidget(this);
+    outer->addWidget(host, 1);
+    auto* grid = new QGridLayout(host);
+    grid->setSizeConstraint(QLayout::SetNoConstraint);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->setSpacing(4);
     grid_ = grid;
     layOut();
     for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
-    grid->setRowStretch(0, 3);
-    grid->setRowStretch(1, 2);
 
     tick_.setInterval(kTickMs);
     connect(&tick_, &QTimer::timeout, this, &PlotPanel::onTick);
@@ -85,26 +107,84 @@ void PlotPanel::layOut() {
         grid_->removeWidget(w);
         w->hide();
     }
-    auto place = [this](QWidget* w, int row, int column, int span) {
-        grid_->addWidget(w, row, column, 1, span);
+    rows_ = {};
+    auto put = [this](QWidget* w, int row, int column, int span) {
+        rows_[std::size_t(row)].push_back(w);
+        // Paged: the shown row takes row 0 of the grid, the other row's plots stay hidden.
+        if (paged_ && row != page_) return;
+        grid_->addWidget(w, paged_ ? 0 : row, column, 1, span);
         w->show();
     };
-    place(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, 2);
-    place(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, 2, 2);
+    put(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, 2);
+    put(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, 2, 2);
     if (gpuAvailable_) {
-        place(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 1);
-        place(memory_, 1, 1, 1);
-        place(cpu_, 1, 2, 1);
-        place(gpu_, 1, 3, 1);
+        put(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 1);
+        put(memory_, 1, 1, 1);
+        put(cpu_, 1, 2, 1);
+        put(gpu_, 1, 3, 1);
     } else if (serving_) {
-        place(batchSizes_, 1, 0, 2);
-        place(memory_, 1, 2, 1);
-        place(cpu_, 1, 3, 1);
+        put(batchSizes_, 1, 0, 2);
+        put(memory_, 1, 2, 1);
+        put(cpu_, 1, 3, 1);
     } else {
-        place(throughput_, 1, 0, 1);
-        place(memory_, 1, 1, 1);
-        place(cpu_, 1, 2, 2);
+        put(throughput_, 1, 0, 1);
+        put(memory_, 1, 1, 1);
+        put(cpu_, 1, 2, 2);
     }
+    grid_->setRowStretch(0, paged_ ? 1 : 3);
+    grid_->setRowStretch(1, paged_ ? 0 : 2);
+    pages_->setTabText(0, serving_ ? tr("Latency vs rate · queue") : tr("Latency"));
+    pages_->setTabText(1, serving_ ? tr("Batch sizes · memory · CPU%1").arg(gpuAvailable_ ? tr(" · GPU") : QString())
+                                   : tr("Throughput · memory · CPU%1").arg(gpuAvailable_ ? tr(" · GPU") : QString()));
+    pages_->setVisible(paged_);
+    updateGeometry();
+}
+
+int PlotPanel::rowNeed(int row) const {
+    int need = kReadablePlotHeight;
+    for (QWidget* w : rows_[std::size_t(row)]) need = std::max(need, w->minimumSizeHint().height());
+    return need;
+}
+
+// One row at a time when two readable rows do not fit: the rows share the height 3:2, so the
+// lower one is readable from 2.5 times its need. Switching back needs the tab bar's height more
+// than switching over, so a height in between does not flip the layout at every resize.
+void PlotPanel::updatePaging() {
+    const int spacing = grid_->verticalSpacing();
+    const int twoRows = std::max(rowNeed(0) * 5 / 3, rowNeed(1) * 5 / 2) + spacing;
+    const int bar = pages_->sizeHint().height();
+    const bool paged = paged_ ? height() < twoRows + bar : height() < twoRows;
+    if (paged == paged_) return;
+    paged_ = paged;
+    layOut();
+    for (QWidget* w : rows_[std::size_t(paged_ ? page_ : 0)])
+        if (auto* plot = qobject_cast<LivePlot*>(w)) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::showPage(int page) {
+    page_ = std::clamp(page, 0, 1);
+    if (pages_->currentIndex() != page_) pages_->setCurrentIndex(page_);
+    if (!paged_) return;
+    layOut();
+    for (QWidget* w : rows_[std::size_t(page_)])
+        if (auto* plot = qobject_cast<LivePlot*>(w)) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    updatePaging();
+}
+
+// One readable row and the tab bar: the window may give the panel that little (a dock open on
+// a short screen); two rows show once it has the room.
+QSize PlotPanel::minimumSizeHint() const {
+    int width = 0;
+    for (const auto& row : rows_) {
+        int w = 0;
+        for (QWidget* p : row) w += p->minimumSizeHint().width() + grid_->horizontalSpacing();
+        width = std::max(width, w);
+    }
+    return {width, std::max(rowNeed(0), rowNeed(1)) + pages_->sizeHint().height()};
 }
 
 std::vector<LivePlot*> PlotPanel::plots() const {

@@ -108,7 +108,9 @@ KnobForm::KnobForm(QWidget* parent) : QWidget(parent), form_(new QFormLayout(thi
             c.knob = &knob;
             c.widget = makeControl(knob, c);
             c.widget->setObjectName(QString::fromStdString(knob.name));
-            c.widget->setToolTip(QString::fromStdString(knob.help));
+            const QString longDefault = c.widget->property("pitlaneDefaultText").toString();
+            c.widget->setToolTip(QString::fromStdString(knob.help) +
+                                 (longDefault.isEmpty() ? QString() : tr(" (default: %1)").arg(longDefault)));
             c.widget->setProperty("pitlaneTip", c.widget->toolTip());
             watch(c.widget);
             form_->addRow(QString::fromStdString(knob.label), c.widget);
@@ -174,7 +176,14 @@ QWidget* KnobForm::makeControl(const spec::KnobInfo& knob, Control& c) {
             auto* spin = new QSpinBox(this);
             const bool optional = knob.kind == K::OptionalCount;
             spin->setRange(optional ? knob.min - 1 : knob.min, knob.max);
-            if (optional) spin->setSpecialValueText(QString::fromStdString(knob.defaultText));
+            // A long default ("75 % of physical memory (sandbox on, CPU); none otherwise") showed
+            // as "dbox on, CPU); none otherwise" in the field (issue 44): "default" there, the
+            // whole text in the tooltip.
+            const QString defaultText = QString::fromStdString(knob.defaultText);
+            if (optional) {
+                spin->setSpecialValueText(defaultText.size() <= 14 ? defaultText : tr("default"));
+                if (defaultText.size() > 14) spin->setProperty("pitlaneDefaultText", defaultText);
+            }
             spin->setSuffix(unit);
             return spin;
         }

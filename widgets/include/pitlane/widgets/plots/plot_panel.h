@@ -17,6 +17,7 @@
 #include <QWidget>
 
 class QGridLayout;
+class QTabBar;
 
 #include <array>
 #include <memory>
@@ -89,6 +90,18 @@ public:
     std::vector<LivePlot*> plots() const;
     int refreshCount() const { return refreshes_; }
 
+    // Readable at any height (issue 44: with a dock open at 1366x768 the lower row was 60-120 px
+    // high, its titles and ticks piled up). Below the height two rows of readable plots need, the
+    // panel shows one row at a time, a tab bar above it to switch ("Latency" / "Throughput ·
+    // memory · CPU"); its minimum is one row's. kReadablePlotHeight: a plot's least readable
+    // height (title, axis labels, three ticks).
+    static constexpr int kReadablePlotHeight = 140;
+    bool paged() const { return paged_; }
+    QTabBar* pageBar() const { return pages_; }
+    // The row shown when paged (0: the latency plots, 1: the others); kept while not paged.
+    void showPage(int page);
+    QSize minimumSizeHint() const override;
+
 signals:
     void flushed();
 
@@ -113,6 +126,9 @@ private:
     void linkTimeAxes();
     void setServingMode(bool serving);
     void layOut();
+    void updatePaging();
+    int rowNeed(int row) const;  // the height a readable row takes (its plots' minimum, at least kReadablePlotHeight)
+    void resizeEvent(QResizeEvent* event) override;
     void syncTimeAxes(bool replotNow);
     // The run the plots show: the one given to showRun(), else the runner's live one.
     const results::RunResult* source() const;
@@ -129,6 +145,10 @@ private:
     BatchSizePlot* batchSizes_;
     QueueLengthPlot* queueLength_;
     QGridLayout* grid_ = nullptr;
+    QTabBar* pages_ = nullptr;
+    bool paged_ = false;
+    int page_ = 0;
+    std::array<std::vector<QWidget*>, 2> rows_;  // what layOut() put in each row
     bool serving_ = false;
     bool gpuAvailable_ = true;
     std::array<LivePlot*, PlotCount> byId_{};
