@@ -10,6 +10,7 @@
 #include "pitlane/session/worker_process.h"
 
 #include <QDir>
+#include <QRegularExpression>
 
 #include <algorithm>
 
@@ -260,7 +261,21 @@ void ExperimentRunner::connectWorker(WorkerProcess* proc, int arm, int w, int ro
         abandon(arm);
         finishIfDone();
     });
-    connect(proc, &WorkerProcess::stderrLine, this, [this, arm](const QString& l) {
+    connect(proc, &WorkerProcess::stderrLine, this, [this, arm, round](const QString& l) {
+        // The same line from a later process of the arm (its timestamp aside) is logged once;
+        // the worker's own stderr tail, which failures quote, keeps every line.
+        static const QRegularExpression glogPrefix(QStringLiteral("^\\[[IWEF]\\d{4} [0-9:.]+ [^\\]]*\\] ?"));
+        QString key = l;
+        key.remove(glogPrefix);
+        auto& st = arms_[std::size_t(arm)];
+        if (!st.stderrSeen.insert(key).second && round > 0) {
+            if (!st.stderrRepeatSaid) {
+                st.stderrRepeatSaid = true;
+                emit logMessage(arm, QStringLiteral("info"),
+                                QStringLiteral("later processes print the same stderr lines as the first: each is shown once"));
+            }
+            return;
+        }
         emit logMessage(arm, QStringLiteral("stderr"), l);
     });
     // On the channel only the worker writes: a line that is not an event means it cannot be

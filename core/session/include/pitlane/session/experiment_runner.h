@@ -24,6 +24,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -145,6 +146,11 @@ private:
         // result().arms[arm].warnings, -1: none yet) and that start-up's wall time.
         int slowStartWarning = -1;
         double slowestStartMs = 0;
+        // stderr lines already logged for this arm, less their glog prefix (a fresh process
+        // prints libtorch's notices again: NativeRT's "missing static dispatched kernels" list
+        // was six lines per process); repeats go unlogged, said once.
+        std::set<QString> stderrSeen;
+        bool stderrRepeatSaid = false;
     };
 
     // worker_events.cpp: each event decoded, checked (protocol_check.h), folded into the arm's
