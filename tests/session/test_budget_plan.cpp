@@ -157,6 +157,21 @@ TEST(BudgetPlan, LaterRoundsWarmUpAsLongAsRoundZeroTookToSettle) {
     EXPECT_EQ(S::laterWarmupIters(7, {{90, 80, 70, 5, 5, 5, 5}}).iters, 5);
 }
 
+// Round 0's warmup: at most 10 % of the budget by the first forward, at least 6, at most asked.
+// vit_b_16 loaded: first forward 1171 ms, 30 s budget: 3000 / 1171 = 2.6 -> 3, at least 6.
+// resnet18: 150 ms -> 20, the 10 asked. Unknown first forward: as asked.
+TEST(BudgetPlan, RoundZeroWarmsUpForAShareOfTheBudget) {
+    EXPECT_EQ(S::round0WarmupIters(10, 1171, 30000), 6);
+    EXPECT_EQ(S::round0WarmupIters(10, 150, 30000), 10);
+    EXPECT_EQ(S::round0WarmupIters(10, 375, 30000), 8);
+    EXPECT_EQ(S::round0WarmupIters(10, -1, 30000), 10);
+    EXPECT_EQ(S::round0WarmupIters(5, 5000, 30000), 5);  // no more cut than judging needs
+    // Capped round 0 warmups are judged as they are: 6 of 10 asked.
+    const S::LaterWarmup w = S::laterWarmupIters(10, {{2400, 1500, 1450, 1470, 1460, 1440}});
+    EXPECT_EQ(w.settledAfter, (std::vector<int>{1}));
+    EXPECT_EQ(w.iters, 3);
+}
+
 // A budgeted round's warmups as laterWarmupIters says, round 0's as asked.
 TEST(BudgetPlan, PlanRoundTakesTheLaterWarmup) {
     spec::Preset p;

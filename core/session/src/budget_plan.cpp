@@ -96,7 +96,7 @@ LaterWarmup laterWarmupIters(int asked, const std::vector<std::vector<double>>& 
         const auto& w = warmups[a];
         const int n = int(w.size());
         int settled = -1;
-        if (n >= kMinJudgedWarmup && n == asked) {
+        if (n >= kMinJudgedWarmup && n <= asked) {
             std::vector<double> tail(w.begin() + n / 2, w.end());
             std::nth_element(tail.begin(), tail.begin() + long(tail.size() / 2), tail.end());
             const double median = tail[tail.size() / 2];
@@ -127,6 +127,12 @@ LaterWarmup laterWarmupIters(int asked, const std::vector<std::vector<double>>& 
       << " asked";
     out.reason = o.str();
     return out;
+}
+
+int round0WarmupIters(int asked, double firstForwardMs, int budgetMs) {
+    if (firstForwardMs <= 0 || budgetMs <= 0 || asked <= kMinJudgedWarmup) return asked;
+    const int fit = int(std::ceil(kRound0WarmupShare * budgetMs / firstForwardMs));
+    return std::min(asked, std::max(kMinJudgedWarmup, fit));
 }
 
 nlohmann::json LaterWarmup::toJson(int asked) const {

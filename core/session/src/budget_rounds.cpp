@@ -65,9 +65,11 @@ bool ExperimentRunner::extendBudget() {
     if (!budgetDesigned_) {
         // Round 0's warmups are measured, nothing later is queued: how long a later round warms up.
         std::vector<std::vector<double>> warmups;
+        json round0 = json::array();
         for (std::size_t i = 0; i < result_.arms.size(); ++i) {
             const auto& a = result_.arms[i];
             if (a.status != R::kPending) continue;
+            round0.push_back(a.warmup_ns.size());
             std::vector<double> w(a.warmup_ns.begin(), a.warmup_ns.end());
             if (preset.arms[i].knobs.workers > 1) w.clear();  // K workers' warmups interleave
             warmups.push_back(std::move(w));
@@ -75,6 +77,7 @@ bool ExperimentRunner::extendBudget() {
         const LaterWarmup later = laterWarmupIters(run.warmup_iters, warmups);
         laterWarmup_ = later.iters;
         rep["warmup"] = later.toJson(run.warmup_iters);
+        rep["warmup"]["round0"] = round0;  // per arm (and worker), round0WarmupIters
         if (later.iters < run.warmup_iters)
             emit logMessage(-1, QStringLiteral("info"), QString::fromStdString(later.reason));
     }

@@ -1,4 +1,6 @@
 #include "pitlane/session/experiment_runner.h"
+
+#include "pitlane/session/budget_plan.h"
 #include "pitlane/session/sandbox_launch.h"
 
 #include "pitlane/session/worker_process.h"
@@ -482,6 +484,25 @@ void ExperimentRunner::sendCurrent() {
 
 void ExperimentRunner::sendTask(Task& t) {
     auto& st = arms_[t.arm];
+    // A budgeted run's round 0 warms up for a share of the budget at most, priced by the arm's
+    // first forward (round0WarmupIters, budget_plan.h); the worker is told the count it runs.
+    if (t.kind == Task::Warmup && t.round == 0 && result_.preset.run.budgeted() && !budgetDesigned_ &&
+        !st.workers.empty() && !st.workers.front().sent) {
+        double first = -1;
+        for (const auto& pr : result_.arms[std::size_t(t.arm)].processes)
+            if (pr.replicate == 0 && pr.first_forward_ms > 0) first = std::max(first, pr.first_forward_ms);
+        const int iters = round0WarmupIters(t.iters, first, result_.preset.run.budget_ms);
+        if (iters != t.iters) {
+            emit logMessage(t.arm, QStringLiteral("info"),
+                            QStringLiteral("round 0 warms up %1 of the %2 iterations asked: its first forward took %3 ms, "
+                                           "and a warmup may take %4 % of the budget")
+                                .arg(iters)
+                                .arg(t.iters)
+                                .arg(first, 0, 'f', 0)
+                                .arg(kRound0WarmupShare * 100, 0, 'f', 0));
+            t.iters = iters;
+        }
+    }
     if (t.kind == Task::Configure && !startupSettled()) return;  // sent when the last hello comes
     if (t.kind == Task::Serve) {
         sendServe(t);

@@ -82,6 +82,14 @@ struct LaterWarmup {
 // Each arm's round-0 warmup latencies (any unit), the warmup asked.
 LaterWarmup laterWarmupIters(int asked, const std::vector<std::vector<double>>& warmups);
 
+// Round 0's own warmup, before anything is measured: at most kRound0WarmupShare of the budget,
+// priced by the arm's first forward (configure's, the slowest it will be), at least
+// kMinJudgedWarmup iterations so that laterWarmupIters can judge it, never more than asked
+// (issue 43: ten warmups of vit_b_16, 1.2-2.4 s a forward under load, were a 30 s budget's
+// whole first round). firstForwardMs <= 0 (not reported): as asked.
+inline constexpr double kRound0WarmupShare = 0.10;
+int round0WarmupIters(int asked, double firstForwardMs, int budgetMs);
+
 struct BudgetDesign {
     int itersPerProcess = 0;  // n, per arm (and worker)
     std::vector<int> blocks;  // n as blocks of run.block_iters, at most kMaxBlocksPerProcess
