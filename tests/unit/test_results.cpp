@@ -431,6 +431,25 @@ TEST(Processes, ReplicationSummarySaysHowManyProcessesAndWhy) {
     EXPECT_EQ(R::fromResultsJson(R::toResultsJson(run)).replication, run.replication);
 }
 
+// A budgeted run says its design, and its warmups when they were fewer than asked.
+TEST(Processes, ReplicationSummaryOfABudgetSaysTheWarmups) {
+    R::RunResult run;
+    run.replication = {{"budget_ms", 30000},
+                       {"processes", 18},
+                       {"design", {{"first", {{"iters_per_process", 8}, {"variance_ratio", 4.0},
+                                              {"variance_ratio_source", "prior"}}},
+                                   {"added", json::array()}}}};
+    const std::string base =
+        "18 worker processes per arm, planned to fit a 30 s budget (8 iterations each; Kalibera & Jones with a "
+        "variance ratio of 4, prior)";
+    EXPECT_EQ(R::replicationSummary(run), base);
+    run.replication["warmup"] = {{"asked", 10}, {"later_rounds", 10}, {"round0", {10, 10}}};
+    EXPECT_EQ(R::replicationSummary(run), base) << "as asked: nothing to say";
+    run.replication["warmup"] = {{"asked", 10}, {"later_rounds", 3}, {"round0", {10, 7}}};
+    EXPECT_EQ(R::replicationSummary(run),
+              base + "; warmup 7-10 iterations in the first process, 3 in later ones (10 asked; they had settled)");
+}
+
 // Issue 41: what was measured next to what was asked (the runner's asked_iters and
 // measured_iters), said only when they differ; a run recorded before says nothing of it.
 TEST(Processes, ReplicationSummarySaysMeasuredWhereItIsNotWhatWasAsked) {

@@ -420,6 +420,19 @@ static std::string budgetSummary(const json& r) {
         s += why;
         if (first.value("over_budget", false)) s += "; the budget held fewer than 3 processes: it ran over";
     }
+    // The warmups (budget_plan.h: round0WarmupIters, laterWarmupIters): said when fewer than asked.
+    const json warm = r.value("warmup", json::object());
+    if (warm.is_object() && warm.contains("later_rounds")) {
+        const int asked = warm.value("asked", 0), later = warm.value("later_rounds", 0);
+        int lo = asked, hi = 0;
+        for (const auto& n : warm.value("round0", json::array()))
+            if (n.is_number_integer()) lo = std::min(lo, n.get<int>()), hi = std::max(hi, n.get<int>());
+        hi = std::max(hi, lo);
+        const std::string round0 = lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+        if (later < asked || lo < asked)
+            s += "; warmup " + round0 + " iterations in the first process, " + std::to_string(later) +
+                 " in later ones (" + std::to_string(asked) + " asked; they had settled)";
+    }
     return s;
 }
 
