@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace pitlane;
 using namespace pitlane::results;
@@ -330,4 +331,119 @@ TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
     for (std::size_t i = 0; i < a.samples.size(); ++i)  // they agree
         a.samples.setLatency(i, std::int64_t(1e6) + a.samples[i].iter % 10);
     EXPECT_EQ(find(advise(runOf({a})), "processes_disagree_threads"), nullptr);
+}
+
+namespace {
+// An arm measured in 6 processes of 2 blocks of 10 samples: `ms` with a spread of +-2 %.
+ArmResult spreadArm(const std::string& name, json knobs, json applied, double ms) {
+    auto a = arm(name, knobs, applied, ms, 0);
+    a.processes.clear();
+    for (int p = 0; p < 6; ++p) {
+        ProcessInfo info;
+        info.replicate = p;
+        info.fault_iters = 20;
+        a.processes.push_back(info);
+        for (int i = 0; i < 20; ++i) {
+            const double jitter = 1.0 + 0.02 * (((i * 7 + p * 3) % 11) - 5) / 5.0;
+            a.samples.push_back({2 * p + i / 10, 20 * p + i, 1, 0, std::int64_t(ms * 1e6 * jitter), p});
+        }
+    }
+    return a;
+}
+
+ArmResult gradArm(const std::string& name, const std::string& grad, double ms) {
+    json applied = inferenceApplied({{"grad", grad}});
+    if (grad == "enabled") applied["grad_state"] = {{"output_requires_grad", true}};
+    return spreadArm(name, {{"grad", grad}}, applied, ms);
+}
+}  // namespace
+
+// Issue 44: the resnet50 run measured inference_mode 1.12x faster than grad enabled, and the
+// advice for the grad-enabled arm still said "grad=inference_mode, 5 % estimated". An arm that is
+// the advised arm with the change applied measured it: the advice cites that comparison (the
+// verdict's own figures), its share is 1 - 1/ratio, and it suggests no arm to add.
+TEST(Advice, AChangeAnotherArmOfTheRunMeasuredIsCitedNotEstimated) {
+    RunResult r = runOf({gradArm("grad enabled", "enabled", 11.2), gradArm("inference", "inference_mode", 10.0)});
+    r.interleaved = true;
+    const auto v = advise(r);
+    const Advice* g = find(v, "autograd_in_inference");
+    ASSERT_NE(g, nullptr);
+    ASSERT_TRUE(g->measured_in_run.has_value());
+    const auto verdict = compareArms(r);
+    ASSERT_EQ(verdict.size(), 1u);
+    ASSERT_TRUE(verdict[0].significant);
+    EXPECT_EQ(g->measured_in_run->arm, "inference");
+    EXPECT_DOUBLE_EQ(g->measured_in_run->ratio, verdict[0].ratio);  // > 1: inference is faster
+    EXPECT_DOUBLE_EQ(g->measured_in_run->ci_low, verdict[0].ci_low);
+    EXPECT_DOUBLE_EQ(g->measured_in_run->ci_high, verdict[0].ci_high);
+    EXPECT_NEAR(g->measured_in_run->ratio, 1.12, 0.01);
+    EXPECT_TRUE(g->measured);
+    EXPECT_NEAR(g->share, 1.0 - 1.0 / verdict[0].ratio, 1e-12);
+    EXPECT_EQ(g->evidence.rfind("measured in this run: grad=inference_mode 1.12x faster (arm inference", 0), 0u)
+        << g->evidence;
+    char ci[64];
+    std::snprintf(ci, sizeof ci, "95 %% CI %.2f-%.2fx", verdict[0].ci_low, verdict[0].ci_high);
+    EXPECT_NE(g->evidence.find(ci), std::string::npos) << g->evidence;
+    EXPECT_TRUE(suggestedArm(r, *g).is_null());  // the arm is in the run already
+    const std::string text = adviceText(r, v);
+    EXPECT_EQ(text.find("estimated"), std::string::npos) << text;
+    EXPECT_NE(text.find("measured in this run"), std::string::npos) << text;
+    EXPECT_EQ(adviceToJson(r, v)[0]["measured_in_run"]["arm"], "inference");
+
+    // The baseline is the faster arm: the same comparison read the other way round.
+    RunResult flipped = runOf({r.arms[1], r.arms[0]});
+    flipped.interleaved = true;
+    const auto fv = advise(flipped);
+    const Advice* f = find(fv, "autograd_in_inference");
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(f->measured_in_run.has_value());
+    const auto fc = compareArms(flipped);
+    EXPECT_DOUBLE_EQ(f->measured_in_run->ratio, 1 / fc[0].ratio);
+    EXPECT_DOUBLE_EQ(f->measured_in_run->ci_low, 1 / fc[0].ci_high);
+
+    // Neither is the baseline: the same bootstrap on the pair.
+    RunResult three = runOf({gradArm("other", "no_grad", 10.0), r.arms[0], r.arms[1]});
+    three.interleaved = true;
+    const auto tv = advise(three);
+    const Advice* t = find(tv, "autograd_in_inference");
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->measured_in_run.has_value());
+    const auto pair = stats::compare("grad enabled", three.arms[1].blocked(), "inference", three.arms[2].blocked());
+    EXPECT_DOUBLE_EQ(t->measured_in_run->ratio, pair.ratio);
+    EXPECT_DOUBLE_EQ(t->measured_in_run->p_value, pair.p_value);
+}
+
+TEST(Advice, AChangeTheRunMeasuredNoFasterIsNoAdviceAndOtherArmsAreNoMeasurement) {
+    // inference_mode measured as fast as grad enabled: the advice the prior would give is dropped.
+    RunResult same = runOf({gradArm("grad enabled", "enabled", 10.0), gradArm("inference", "inference_mode", 10.0)});
+    same.interleaved = true;
+    ASSERT_FALSE(compareArms(same)[0].significant);
+    EXPECT_EQ(find(advise(same), "autograd_in_inference"), nullptr);
+    // ... and measured slower.
+    RunResult slower = runOf({gradArm("grad enabled", "enabled", 10.0), gradArm("inference", "inference_mode", 11.0)});
+    slower.interleaved = true;
+    EXPECT_EQ(find(advise(slower), "autograd_in_inference"), nullptr);
+    // An arm that differs in another knob too did not measure the change alone: the estimate.
+    auto eval = spreadArm("jemalloc + inference", {{"grad", "inference_mode"}, {"allocator", "jemalloc"}},
+                          inferenceApplied(), 8.0);
+    auto enabled = gradArm("grad enabled", "enabled", 11.2);
+    RunResult other = runOf({enabled, eval});
+    other.interleaved = true;
+    const auto ov = advise(other);
+    const Advice* g = find(ov, "autograd_in_inference");
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->measured_in_run.has_value());
+    EXPECT_FALSE(g->measured);
+    EXPECT_DOUBLE_EQ(g->share, 0.05);
+    EXPECT_FALSE(suggestedArm(other, *g).is_null());
+    // The same knobs on another model file measured another model, not the change.
+    auto onOther = gradArm("inference", "inference_mode", 10.0);
+    onOther.model = "/models/resnet50.pt";
+    enabled.model = "/models/resnet18.pt";
+    RunResult models = runOf({enabled, onOther});
+    models.interleaved = true;
+    const auto mv = advise(models);
+    g = find(mv, "autograd_in_inference");
+    ASSERT_NE(g, nullptr);
+    EXPECT_FALSE(g->measured_in_run.has_value());
 }

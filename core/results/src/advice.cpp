@@ -130,17 +130,19 @@ std::vector<Advice> advise(const RunResult& run) {
     std::vector<Advice> all;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         if (!measuredSomething(run.arms[i])) continue;
-        std::vector<Advice> mine;
-        advice_detail::applyRules(context(run, i), mine);
+        std::vector<Advice> found, mine;
+        advice_detail::applyRules(context(run, i), found);
+        for (auto& a : found) {
+            applyChange(run, a);
+            // A change another arm of the run measured: that measurement, not the rule's prior.
+            if (advice_detail::citeMeasuredChange(run, a)) mine.push_back(std::move(a));
+        }
         // The order rules are applied in breaks ties (stable).
         std::stable_sort(mine.begin(), mine.end(), [](const Advice& a, const Advice& b) {
             if (a.tier != b.tier) return a.tier < b.tier;
             return a.share > b.share;
         });
-        for (auto& a : mine) {
-            applyChange(run, a);
-            all.push_back(std::move(a));
-        }
+        for (auto& a : mine) all.push_back(std::move(a));
     }
     return all;
 }
@@ -153,7 +155,7 @@ std::vector<Advice> adviceFor(const std::vector<Advice>& all, std::size_t arm) {
 }
 
 json suggestedArm(const RunResult& run, const Advice& a) {
-    if (a.arm_knobs.is_null()) return nullptr;
+    if (a.arm_knobs.is_null() || a.measured_in_run) return nullptr;
     return {{"name", run.arms[a.arm].name + " + " + changeText(a.change)}, {"knobs", a.arm_knobs}};
 }
 
@@ -198,6 +200,9 @@ json adviceToJson(const RunResult& run, const std::vector<Advice>& advice) {
                   {"change", a.change},
                   {"arm_knobs", a.arm_knobs}};
         if (!a.action.empty()) j["action"] = a.action;
+        if (const auto& m = a.measured_in_run)
+            j["measured_in_run"] = {{"arm", m->arm}, {"ratio", m->ratio}, {"ci_low", m->ci_low},
+                                    {"ci_high", m->ci_high}, {"p_value", m->p_value}};
         out.push_back(std::move(j));
     }
     return out;
@@ -212,11 +217,14 @@ std::string adviceText(const RunResult& run, const std::vector<Advice>& advice) 
     for (const auto& a : advice) {
         const int r = ++rank[a.arm];
         char head[64];
-        std::snprintf(head, sizeof head, "%.0f %% %s", 100.0 * a.share, a.measured ? "measured" : "estimated");
+        std::snprintf(head, sizeof head, "%.0f %% %s", 100.0 * a.share,
+                      a.measured_in_run ? "measured in this run" : a.measured ? "measured" : "estimated");
         o << "  " << run.arms[a.arm].name << " " << r << ". " << a.title << "  [" << tierName(a.tier) << ", "
           << head << "]\n";
         o << "       why: " << a.evidence << "\n";
-        if (!a.arm_knobs.is_null())
+        if (a.measured_in_run)
+            o << "       measured: arm " << a.measured_in_run->arm << " runs " << changeText(a.change) << "\n";
+        else if (!a.arm_knobs.is_null())
             o << "       try: an arm with " << changeText(a.change) << " (knobs " << a.arm_knobs.dump() << ")\n";
         if (!a.action.empty()) o << "       " << (a.arm_knobs.is_null() ? "do: " : "also: ") << a.action << "\n";
     }

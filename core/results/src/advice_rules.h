@@ -28,6 +28,10 @@ struct ArmCtx {
 };
 
 void applyRules(const ArmCtx& c, std::vector<Advice>& out);
+// Advice whose change an arm of the run measured (advice_measured.cpp): cites that measurement
+// (Advice::measured_in_run) instead of the rule's estimate. False when the run measured the
+// change no faster (not significantly, or slower): then it is no advice.
+bool citeMeasuredChange(const RunResult& run, Advice& a);
 // The rules on formats, host copies, throughput and start-up (advice_rules_more.cpp), in order.
 void formatAndStartupRules(const ArmCtx& c, std::vector<Advice>& out);
 

@@ -221,11 +221,17 @@ void AdviceView::addAdviceRow(std::size_t i, int rank, int& row) {
     auto* share = cell(QStringLiteral("<b>%1 %</b> %2<br><span style=\"color:%3\">%4</span>")
                            .arg(100.0 * a.share, 0, 'f', 0)
                            .arg(shareOf(a.tier), dim,
-                                a.measured ? tr("measured") : tr("estimated")),
+                                a.measured_in_run ? tr("measured by an arm")
+                                : a.measured      ? tr("measured")
+                                                  : tr("estimated")),
                        rows_);
-    share->setToolTip(a.measured ? tr("measured in this run (profile or metrics)")
-                                 : tr("the rule's documented estimate: this run did not show "
-                                      "the share"));
+    share->setToolTip(a.measured_in_run
+                          ? tr("arm “%1” of this run measured this change: 1 - 1/%2 of the time")
+                                .arg(QString::fromStdString(a.measured_in_run->arm))
+                                .arg(a.measured_in_run->ratio, 0, 'f', 2)
+                      : a.measured ? tr("measured in this run (profile or metrics)")
+                                   : tr("the rule's documented estimate: this run did not show "
+                                        "the share"));
     QString change;
     if (!a.change.empty()) change = QStringLiteral("<code>%1</code>").arg(esc(results::changeText(a.change)));
     if (!a.action.empty())
@@ -249,6 +255,11 @@ void AdviceView::addAdviceRow(std::size_t i, int rank, int& row) {
             add->setToolTip(tr("“%1” is in the setup on the left: Run (Ctrl+R) measures it")
                                 .arg(name));
         });
+    } else if (a.measured_in_run) {  // an arm of the run is this change: nothing to add
+        add->setEnabled(false);
+        add->setText(tr("Measured"));
+        add->setToolTip(tr("arm “%1” of this run already measures this change")
+                            .arg(QString::fromStdString(a.measured_in_run->arm)));
     } else {
         add->setEnabled(false);
         add->setToolTip(a.action.empty() ? tr("not a knob change") : QString::fromStdString(a.action));

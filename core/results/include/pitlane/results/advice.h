@@ -8,6 +8,7 @@
 #include "pitlane/results/run_result.h"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,15 @@ namespace pitlane::results {
 // iteration first, then throughput (items/s), then start-up costs.
 enum class AdviceTier { Latency = 0, Throughput = 1, Startup = 2 };
 const char* tierName(AdviceTier t);
+
+// An arm of the same run that measured an advised change (issue 44): its knobs are the advised
+// arm's with the change applied, on the same model. Its speed against the advised arm, > 1 when
+// the change is faster, with the comparison's 95 % CI and p-value (the verdict's own when one of
+// the two is the baseline).
+struct MeasuredChange {
+    std::string arm;
+    double ratio = 0, ci_low = 0, ci_high = 0, p_value = 1;
+};
 
 struct Advice {
     std::string rule;        // stable id, e.g. "autograd_in_inference" (docs/ADVISOR.md)
@@ -35,6 +45,10 @@ struct Advice {
     json change = json::object();  // knobs to set; empty when the change is not a knob
     json arm_knobs;                // the arm's knobs with `change` applied (validated); null if none
     std::string action;            // what to do when the change is not a knob (or in addition)
+    // Set when the run has an arm that measured `change`: the advice cites that measurement
+    // (`measured` true, `share` 1 - 1/ratio, the evidence starts with it) instead of a prior;
+    // a change the run measured no faster is no advice at all.
+    std::optional<MeasuredChange> measured_in_run;
 };
 
 // Every rule against every arm that measured something, ranked per arm (tier, then share,
@@ -43,7 +57,8 @@ std::vector<Advice> advise(const RunResult& run);
 // The advice for one arm (ranked); empty when none.
 std::vector<Advice> adviceFor(const std::vector<Advice>& all, std::size_t arm);
 
-// A preset arm (name, knobs) for the advice: the arm's name with the change ("A + mode=eval").
+// A preset arm (name, knobs) for the advice: the arm's name with the change ("A + mode=eval");
+// null when the change is not a valid knob change, or when an arm of the run measured it.
 json suggestedArm(const RunResult& run, const Advice& a);
 // The preset as run with one arm added per piece of advice that is a knob change (at most
 // `perArm` per arm, the first ones); names made unique.
