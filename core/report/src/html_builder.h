@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pitlane::report::detail {
@@ -57,6 +58,11 @@ QString machineText(const results::RunResult& run);
 // every arm ran here. The environment table's columns are each arm's own host's manifest.
 QString hostsText(const results::RunResult& run);
 QString machineLine(const results::RunResult& run);
+// The report header's models (issue 44: it named only the preset's): when the arms measured
+// models of their own (results::armsDifferInModel), each arm's name and its model file's name
+// (the path where two files share a name); else the preset's model, as written, for no arm
+// ({"", model}); empty when there is none.
+std::vector<std::pair<std::string, std::string>> headerModels(const results::RunResult& run);
 // "[3, 224, 224]": a shape with a space after each comma, so a narrow cell can wrap it.
 QString shapeText(const nlohmann::json& shape);
 // "float32[3, 224, 224], int64[1, 8]": the inputs of the loaded event ("" when none).

@@ -365,8 +365,15 @@ HtmlDocument buildHtml(const RunResult& run, const ReportOptions& o, Flavor flav
         h += QStringLiteral("<style>%1</style>\n").arg(QString::fromUtf8(kBrowserCss));
     h += QStringLiteral("</head>\n<body>\n<h1>%1</h1>\n").arg(esc(title));
     QStringList sub;
-    if (!run.preset.model.empty())
-        sub << QStringLiteral("model <b>%1</b>").arg(esc(run.preset.model));
+    const auto models = headerModels(run);
+    if (models.size() == 1 && models.front().first.empty()) {
+        sub << QStringLiteral("model <b>%1</b>").arg(esc(models.front().second));
+    } else if (!models.empty()) {  // each arm its own model
+        QStringList each;
+        for (const auto& [arm, model] : models)
+            each << QStringLiteral("%1 <b>%2</b>").arg(esc(arm), esc(model));
+        sub << QStringLiteral("models: %1").arg(each.join(QStringLiteral(", ")));
+    }
     sub << QStringLiteral("%1 arm(s)").arg(run.arms.size());
     if (!o.runId.isEmpty()) sub << QStringLiteral("run #%1").arg(esc(o.runId));
     sub << QStringLiteral("started %1").arg(dateText(run.started_at));

@@ -407,4 +407,19 @@ QString machineLine(const RunResult& run) {
     return esc(machineText(run));
 }
 
+std::vector<std::pair<std::string, std::string>> headerModels(const RunResult& run) {
+    if (!results::armsDifferInModel(run)) {
+        if (run.preset.model.empty()) return {};
+        return {{std::string(), run.preset.model}};
+    }
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& a : run.arms) {
+        std::string shown = spec::modelLabel(a.model);
+        for (const auto& b : run.arms)  // v1/model.pt and v2/model.pt: their paths
+            if (b.model != a.model && spec::modelLabel(b.model) == shown) shown = a.model;
+        out.emplace_back(a.name, shown);
+    }
+    return out;
+}
+
 }  // namespace pitlane::report::detail

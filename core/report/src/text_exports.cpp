@@ -4,6 +4,7 @@
 
 #include "lesson_sections.h"
 #include "energy_sections.h"
+#include "html_builder.h"
 #include "markdown_sections.h"
 #include "serving_sections.h"
 
@@ -148,9 +149,20 @@ QString markdownSummary(const results::RunResult& run, const ReportOptions& o) {
     // One title (#), then every section at the same level (##): Markdown viewers and tables of
     // contents read the structure from the levels.
     s += "# " + md(title.empty() ? "Pitlane run" : title) + "\n\n";
-    s += "model `" + detail::markdownCode(run.preset.model) + "`";
-    if (!o.runId.isEmpty()) s += " · run #" + o.runId.toStdString();
-    s += " · " + run.started_at + "\n\n";
+    std::vector<std::string> head;
+    const auto models = detail::headerModels(run);
+    if (models.size() == 1 && models.front().first.empty()) {
+        head.push_back("model `" + detail::markdownCode(models.front().second) + "`");
+    } else if (!models.empty()) {  // each arm its own model
+        std::string each;
+        for (const auto& [arm, model] : models)
+            each += (each.empty() ? "" : ", ") + md(arm) + " `" + detail::markdownCode(model) + "`";
+        head.push_back("models: " + each);
+    }
+    if (!o.runId.isEmpty()) head.push_back("run #" + o.runId.toStdString());
+    head.push_back(run.started_at);
+    for (std::size_t i = 0; i < head.size(); ++i) s += (i ? " · " : "") + head[i];
+    s += "\n\n";
     const auto comps = results::compareArms(run);
     for (const auto& c : comps) {
         s += "**" + md(c.verdict) + "**  \n";
