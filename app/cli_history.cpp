@@ -4,6 +4,7 @@
 #include "cli_history.h"
 
 #include "pitlane/report/report.h"
+#include "pitlane/store/model_names.h"
 
 #include <QDateTime>
 #include <QFileInfo>
@@ -125,10 +126,12 @@ using nlohmann::json;
 const char* const kHistoryUsage =
     "usage:\n"
     "  pitlane-cli history [list] [--limit N] [--preset NAME] [--json] [--db PATH]\n"
-    "      the stored runs, newest first: id, date, preset, model, arms, label, baseline mark\n"
-    "      (*), verdict; --json: an array on stdout\n"
+    "      the stored runs, newest first: id, date, preset, model (file names; \"2 models\"\n"
+    "      when the arms' own do not fit), arms, label, baseline mark (*), verdict; --json: an\n"
+    "      array on stdout\n"
     "  pitlane-cli history show RUN_ID [--json] [--db PATH]\n"
-    "      the run's table as `run` printed it; --json: its results JSON (as `run --json`)\n"
+    "      the run's table as `run` printed it and its model files' paths; --json: its results\n"
+    "      JSON (as `run --json`)\n"
     "  pitlane-cli history label RUN_ID TEXT [--db PATH]      name the run (\"\" clears it)\n"
     "  pitlane-cli history baseline RUN_ID [--off] [--db PATH]\n"
     "      mark the run as the baseline of its model (the mark leaves the model's other runs)\n"
@@ -232,19 +235,16 @@ int historyList(const Args& a) {
     }
     // Aligned columns within kListWidth characters: each column's width is capped and a longer
     // cell ends in "…"; the verdict takes what is left (`history show ID` and --json give all).
-    // Models by file name alike, whether the preset named a bundled model or a path.
-    const auto modelName = [](const QString& m) { return QFileInfo(m).fileName().toStdString(); };
+    // Caps for preset, model, arms, label; id, date and base are short.
+    const std::vector<std::size_t> cap = {8, 16, 24, 20, 18, 14, 4, 0};
     std::vector<std::vector<std::string>> rows = {
         {"id", "date", "preset", "model", "arms", "label", "base", "verdict"}};
     for (const auto& r : runs) {
-        std::string models;
-        for (const auto& m : r.armModels.size() > 1 ? r.armModels : QStringList{r.model})
-            models += (models.empty() ? "" : ", ") + modelName(m);
-        rows.push_back({"#" + std::to_string(r.id), localDate(r.startedAt), r.name.toStdString(), models,
-                        armsText(r), r.label.toStdString(), r.baseline ? "*" : "", verdictText(r)});
+        // Models by the window's rule: file names ("2 models" where the arms' do not fit).
+        rows.push_back({"#" + std::to_string(r.id), localDate(r.startedAt), r.name.toStdString(),
+                        store::listedModels(r, int(cap[3])).toStdString(), armsText(r),
+                        r.label.toStdString(), r.baseline ? "*" : "", verdictText(r)});
     }
-    // Caps for preset, model, arms, label; id, date and base are short.
-    const std::vector<std::size_t> cap = {8, 16, 24, 20, 18, 14, 4, 0};
     std::vector<std::size_t> width(rows.front().size(), 0);
     for (const auto& row : rows)
         for (std::size_t c = 0; c + 1 < row.size(); ++c) width[c] = std::max(width[c], std::min(cap[c], textWidth(row[c])));
@@ -264,6 +264,20 @@ int historyList(const Args& a) {
     return kExitOk;
 }
 
+// The model files in full, which `history list` names by file name: one line, or one per arm
+// when the arms measured models of their own.
+std::string modelFilesText(const results::RunResult& run) {
+    const auto line = [](const results::ArmResult& a) {
+        return a.model + (a.model_sha256.empty() ? std::string() : ", sha256 " + a.model_sha256) + "\n";
+    };
+    if (run.arms.empty() || run.arms.front().model.empty())
+        return run.preset.model.empty() ? std::string() : "model: " + run.preset.model + "\n";
+    if (!results::armsDifferInModel(run)) return "model file: " + line(run.arms.front());
+    std::string s = "model files:\n";
+    for (const auto& a : run.arms) s += "  " + a.name + ": " + (a.model.empty() ? std::string("-\n") : line(a));
+    return s;
+}
+
 int historyShow(const Args& a) {
     if (a.positional.size() != 2)
         return failWith(kExitUsage, "history show takes one run id", "pitlane-cli history show 12");
@@ -281,7 +295,7 @@ int historyShow(const Args& a) {
         o.runId = QString::number(*id);
         std::cout << report::resultsJson(*run, o).toStdString() << std::flush;
     } else {
-        std::cout << results::comparisonTable(*run) << "\nrun id: " << *id << " (history "
+        std::cout << results::comparisonTable(*run) << "\n" << modelFilesText(*run) << "run id: " << *id << " (history "
                   << h.path.toStdString() << ")\n";
     }
     std::cout.flush();

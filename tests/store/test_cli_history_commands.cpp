@@ -14,6 +14,7 @@
 #include "cli_run.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -162,6 +163,77 @@ TEST_F(CliHistoryCommands, ListShowsTheRunsNewestFirstAndFilters) {
     EXPECT_EQ(filtered[0]["id"], ids_[0]);
     r = cli({"history", "--preset", "nothing like it", "--json", "--db", db_});
     EXPECT_EQ(parse(r.out), json::array());
+}
+
+// One rule for the model column (issue 44: full paths for bare-model runs, file names for
+// two-model presets, "mlp" for a preset naming the bundled model): the file name; arms with
+// models of their own "a.pt, b.pt", "2 models" where those do not fit. `history show` gives the
+// paths. Three more real runs, into a copy of the history.
+TEST_F(CliHistoryCommands, ListNamesModelsByFileNameAndShowGivesTheirPaths) {
+    const QString db = copyOfHistory(QStringLiteral("models.sqlite"));
+    const QString mlp = QDir(qEnvironmentVariable("PITLANE_MODEL_DIR")).absoluteFilePath(QStringLiteral("mlp.pt"));
+    ASSERT_TRUE(QFile::exists(mlp)) << mlp.toStdString();
+    auto runOk = [&](const QString& what) {
+        const auto r = cli({"run", what, "--iters", "20", "--db", db, "--quiet"});
+        EXPECT_EQ(r.exitCode, 0) << r.err.toStdString();
+        const auto m = QRegularExpression(QStringLiteral("run id: (\\d+)")).match(r.out);
+        EXPECT_TRUE(m.hasMatch()) << r.out.toStdString();
+        return m.captured(1);
+    };
+    // A bare model named by its full path.
+    const QString bare = runOk(mlp);
+    // Two presets whose arms carry their own copies of the mlp (a copy's .json says its input).
+    auto twoModels = [&](const QString& name, const QString& a, const QString& b) {
+        for (const QString& f : {a, b}) {
+            const QString path = dir_->filePath(f);
+            QFile::remove(path);
+            EXPECT_TRUE(QFile::copy(mlp, path));
+            const QString sidecar = QString(path).replace(QStringLiteral(".pt"), QStringLiteral(".json"));
+            QFile::remove(sidecar);
+            EXPECT_TRUE(QFile::copy(QString(mlp).replace(QStringLiteral(".pt"), QStringLiteral(".json")), sidecar));
+        }
+        const QString preset = dir_->filePath(name + QStringLiteral(".json"));
+        QFile f(preset);
+        EXPECT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(R"({"name": "%1", "model": "mlp", "run": {"warmup_iters": 3, "processes": 1},
+            "arms": [{"name": "A", "model": "%2", "knobs": {"intra_op_threads": 1}},
+                     {"name": "B", "model": "%3", "knobs": {"intra_op_threads": 1}}]})")
+                    .arg(name, dir_->filePath(a), dir_->filePath(b))
+                    .toUtf8());
+        f.close();
+        return runOk(preset);
+    };
+    const QString shortNames = twoModels(QStringLiteral("short"), QStringLiteral("a.pt"), QStringLiteral("b.pt"));
+    const QString longNames = twoModels(QStringLiteral("long"), QStringLiteral("the_first_model.pt"),
+                                        QStringLiteral("the_second_model.pt"));
+    ASSERT_FALSE(longNames.isEmpty());
+
+    const auto listed = cli({"history", "--db", db});
+    ASSERT_EQ(listed.exitCode, 0) << listed.err.toStdString();
+    // The model column: the header's "model" to its "arms".
+    const QStringList lines = listed.out.split('\n', Qt::SkipEmptyParts);
+    ASSERT_EQ(lines.size(), 6) << listed.out.toStdString();
+    const int from = int(lines[0].indexOf(QStringLiteral("model"))), to = int(lines[0].indexOf(QStringLiteral("arms")));
+    ASSERT_GT(from, 0);
+    std::map<QString, QString> model;  // run id -> its model cell
+    for (const QString& line : lines.mid(1))
+        model[line.section(QLatin1Char(' '), 0, 0).mid(1)] = line.mid(from, to - from).trimmed();
+    EXPECT_EQ(model[bare], QStringLiteral("mlp.pt"));
+    EXPECT_EQ(model[shortNames], QStringLiteral("a.pt, b.pt"));
+    EXPECT_EQ(model[longNames], QStringLiteral("2 models"));
+    EXPECT_EQ(model[id(0)], QStringLiteral("mlp.pt"));  // the preset said "mlp"
+    EXPECT_FALSE(listed.out.contains(mlp)) << listed.out.toStdString();
+
+    // `history show`: the paths in full.
+    auto show = cli({"history", "show", bare, "--db", db});
+    ASSERT_EQ(show.exitCode, 0) << show.err.toStdString();
+    EXPECT_TRUE(show.out.contains("model file: " + mlp + ", sha256 ")) << show.out.toStdString();
+    show = cli({"history", "show", longNames, "--db", db});
+    ASSERT_EQ(show.exitCode, 0) << show.err.toStdString();
+    EXPECT_TRUE(show.out.contains("model files:\n  A: " + dir_->filePath(QStringLiteral("the_first_model.pt")) + ", sha256 "))
+        << show.out.toStdString();
+    EXPECT_TRUE(show.out.contains("  B: " + dir_->filePath(QStringLiteral("the_second_model.pt")) + ", sha256 "))
+        << show.out.toStdString();
 }
 
 // `history show` prints the table `run` printed, and --json gives back the results JSON `run

@@ -2,6 +2,8 @@
 
 #include "pitlane/widgets/lessons/lesson_status.h"
 
+#include "pitlane/store/model_names.h"
+
 #include <QDateTime>
 #include <QFont>
 
@@ -83,8 +85,8 @@ QString HistoryModel::text(const store::RunInfo& run, int column) const {
             return QStringLiteral("#%1").arg(run.id);
         case Date:
             return localDateText(run.startedAt);
-        case Model:  // arms with models of their own: each file
-            return run.armModels.size() > 1 ? run.armModels.join(QStringLiteral(", ")) : run.model;
+        case Model:  // by file name, as `pitlane-cli history` lists them (paths: the tooltip)
+            return store::listedModels(run);
         case Preset:
             return run.name;
         case Arms:
@@ -117,6 +119,7 @@ QString HistoryModel::toolTip(const store::RunInfo& run) const {
     else
         lines << tr("Not finished: still running in another process, or the recording process "
                     "died (every sample committed until then is kept)");
+    lines << tr("Model: %1 (as the preset named it)").arg(run.model);
     if (run.baseline) lines << tr("Baseline of %1").arg(run.model);
     if (!run.verdict.isEmpty()) lines << run.verdict;
     if (!run.lessonStatus().isEmpty())
