@@ -378,7 +378,7 @@ void MainWindow::updateActions() {
     // said "Open a preset or a model, then Run" while the reason was below the fold).
     const QString why = setup_->validationMessage();
     if (!running && !why.isEmpty())
-        statusBar()->showMessage(tr("Cannot run: %1").arg(why));
+        statusBar()->showMessage(tr("Cannot run: %1").arg(setup_->statusMessage()));  // short
     else if (!running && statusBar()->currentMessage().startsWith(tr("Cannot run: ")))
         statusBar()->showMessage(tr("Ready: Run (Ctrl+R)"));
     stopAction_->setEnabled(running);

@@ -28,6 +28,7 @@
 
 #include <QComboBox>
 #include <QDockWidget>
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
 #include <QScrollArea>
@@ -36,6 +37,7 @@
 #include <QSpinBox>
 #include <QTabBar>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QToolButton>
 
@@ -473,6 +475,38 @@ private slots:
         QTest::keyClicks(name, QStringLiteral("my experiment"));
         picker->setCurrentIndex(picker->findData(QStringLiteral("mlp")));
         QCOMPARE(name->text(), QStringLiteral("my experiment"));
+    }
+
+    // Issue 44: for a bare model nothing describes, the status bar's "Cannot run: ..." said the
+    // preset's JSON wording ('the preset must give it, e.g. "input": [{"shape"...') and ran past
+    // the screen's edge at 1366 px. Now short, in the window's words; the whole reason is under
+    // the Input spec field.
+    void cannotRunIsShortInTheStatusBarAt1366() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath(QStringLiteral("my_own_cnn.pt"));
+        QVERIFY(QFile::copy(QDir(qEnvironmentVariable("PITLANE_MODEL_DIR")).filePath(QStringLiteral("resnet18.pt")),
+                            model));
+        app::MainWindow w;
+        w.setInteractive(false);
+        w.resize(1366, 708);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openPath(model));
+        auto* setup = w.setupPanel();
+        QTRY_VERIFY(!setup->validationMessage().isEmpty());
+        const QString bar = w.statusBar()->currentMessage();
+        QVERIFY2(bar.startsWith(QStringLiteral("Cannot run: input")), qPrintable(bar));
+        QVERIFY2(bar.contains(QStringLiteral("Input spec")) && bar.contains(QStringLiteral("3x224x224")), qPrintable(bar));
+        QVERIFY2(!bar.contains(QLatin1Char('"')) && !bar.contains(QLatin1Char('[')) && !bar.contains(QLatin1Char('{')),
+                 qPrintable(bar));
+        // The whole message within the status bar (its size grip and margins aside).
+        const int width = w.statusBar()->fontMetrics().horizontalAdvance(bar);
+        QVERIFY2(width < w.statusBar()->width() - 40,
+                 qPrintable(QStringLiteral("%1 px in a %2 px status bar: %3").arg(width).arg(w.statusBar()->width()).arg(bar)));
+        // The whole reason is still there, under the field.
+        auto* note = setup->findChild<QLabel*>(QStringLiteral("inputNote"));
+        QVERIFY(note->isVisible() && note->text().contains(QStringLiteral("my_own_cnn.pt")));
+        QVERIFY(setup->validationMessage().contains(QStringLiteral("my_own_cnn.pt")));
     }
 };
 

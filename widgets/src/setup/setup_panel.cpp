@@ -415,14 +415,20 @@ void SetupPanel::validate() {
                                        b.field.startsWith(QLatin1String("input[")) ||
                                        b.field.startsWith(QLatin1String("input.")));
     error_ = valid ? QString() : b.error;
+    // The status bar's line: at most about 100 characters, in the window's words.
+    constexpr int kStatusChars = 100;
+    status_ = error_.size() > kStatusChars ? error_.left(kStatusChars - 1) + QStringLiteral("…") : error_;
     if (inputError) {
         // Said once, where it is fixed: the top line points there (a model without a sidecar
         // otherwise showed its long explanation twice, pushing the arms below a 768-pixel screen).
         validation_->setText(tr("✗ %1: see the Input spec below").arg(b.field));
-        // A model nothing describes: what to type here, not the preset's JSON (issue 44; the
-        // status bar's "Cannot run" and validationMessage keep the whole reason).
+        // A model nothing describes: what to type here, not the preset's JSON (issue 44;
+        // validationMessage keeps the whole reason, the status bar points here).
         const QRegularExpressionMatch missing =
             QRegularExpression(QStringLiteral("missing: nothing describes (.+)'s input")).match(b.error);
+        status_ = missing.hasMatch()
+                      ? tr("input: type the shape of one sample in Input spec, e.g. 3x224x224")
+                      : tr("input: see the reason under Input spec");
         inputNote_->setText(
             missing.hasMatch()
                 ? tr("✗ input: nothing describes %1's input (no sidecar file next to it): type the shape of one "

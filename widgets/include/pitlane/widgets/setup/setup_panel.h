@@ -73,6 +73,9 @@ public:
     bool hashingModel() const;
     // What keeps Run greyed out ("" when the setup is valid), as shown at the top of the panel.
     QString validationMessage() const;
+    // The same in a line the window's status bar shows whole at 1366 px ("" when valid): an
+    // input error points at the Input spec field, where the whole reason is (issue 44).
+    QString statusMessage() const { return status_; }
     ModelPanel* modelPanel() const { return model_; }
     ArmEditor* armEditor() const { return arms_; }
 
@@ -132,6 +135,7 @@ private:
     QString file_, modelDir_;
     bool valid_ = false;
     QString error_;  // the whole first error ("" when valid): validationMessage()
+    QString status_;  // statusMessage()
     bool loading_ = false;
     bool nameTyped_ = false;  // the user typed the name since the last preset was loaded
 };
