@@ -3,6 +3,7 @@
 #include "run_controller.h"
 
 #include "pitlane/results/lesson.h"
+#include "pitlane/spec/preset.h"
 #include "pitlane/store/history_writer.h"
 #include "pitlane/store/run_recorder.h"
 #include "pitlane/store/run_store.h"
@@ -12,7 +13,9 @@
 #include "pitlane/widgets/live/log_pane.h"
 #include "pitlane/widgets/plots/plot_panel.h"
 #include "pitlane/widgets/live/run_status_panel.h"
+#include "pitlane/widgets/setup/setup_panel.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QMainWindow>
@@ -27,6 +30,27 @@ namespace {
 const QString kInfo = QStringLiteral("info");
 const QString kError = QStringLiteral("error");
 const QString kWarning = QStringLiteral("warning");
+
+// A preset as what it measures: parsed (model files resolved, defaults filled in) and written
+// back without its name, description and lesson, so that a setup and a stored run's preset
+// compare equal when they measure the same thing. A preset that does not parse (a model file
+// moved since) is compared as written.
+nlohmann::json canonicalSetup(const nlohmann::json& preset, const QString& file, const QString& modelDir) {
+    nlohmann::json c;
+    try {
+        const spec::Preset p = spec::parsePreset(preset, file.toStdString(), modelDir.toStdString());
+        c = spec::presetToJson(p);
+        c["model"] = p.model_path;
+        if (c.contains("arms") && c["arms"].is_array())
+            for (std::size_t i = 0; i < p.arms.size() && i < c["arms"].size(); ++i)
+                if (c["arms"][i].is_object()) c["arms"][i]["model"] = p.arms[i].model_path;
+    } catch (const std::exception&) {
+        c = preset;
+    }
+    if (c.is_object())
+        for (const char* key : {"name", "description", "lesson"}) c.erase(key);
+    return c;
+}
 }  // namespace
 
 HistoryController::HistoryController(const WindowViews& views, RunController* run, QObject* parent)
@@ -45,6 +69,14 @@ HistoryController::HistoryController(const WindowViews& views, RunController* ru
             [this](const W::CrossRunChoice& c) { requestRunComparison(c); });
     connect(panel_, &W::HistoryPanel::storeError, this,
             [this](const QString& why) { emit problem(tr("Run history"), why); });
+    // Whose setup it is, while a stored run is shown: checked again after every change of it.
+    connect(views_.setup, &W::SetupPanel::validated, this, &HistoryController::updateSetupNote);
+    connect(views_.setup, &W::SetupPanel::originNoteLinkActivated, this, [this](const QString& link) {
+        const qint64 id = run_->shown().storedId();
+        if (link != QLatin1String("load") || id <= 0) return;
+        panel_->selectRun(id);  // as a user would: the run, then History ▸ Load setup
+        panel_->loadSetupAction()->trigger();
+    });
 }
 
 HistoryController::~HistoryController() {
@@ -129,6 +161,35 @@ void HistoryController::refreshList() {
 
 void HistoryController::setLiveRun(bool running) {
     panel_->setLiveRun(running, running && recorder_ ? recorder_->runId() : 0);
+    updateSetupNote();
+}
+
+void HistoryController::updateSetupNote() {
+    const ShownRun& shown = run_->shown();
+    QString note;
+    if (shown.isStored() && !run_->isRunning()) {
+        const qint64 id = shown.storedId();
+        if (id == 0)
+            note = tr("⚠ This setup is not what the comparison on the right measured (arms of two runs).");
+        else if (!shownSetup_.is_object())
+            note = tr("⚠ This setup is not run #%1's (shown on the right): the history keeps no setup of it.")
+                       .arg(id);
+        else if (canonicalSetup(views_.setup->presetJson(), views_.setup->presetFile(),
+                                views_.setup->modelDir()) != shownSetup_)
+            note = tr("⚠ This setup is not run #%1's (shown on the right): <a href=\"load\">load its setup</a>")
+                       .arg(id);
+    }
+    if (note != views_.setup->originNote()) views_.setup->setOriginNote(note);
+}
+
+bool HistoryController::openRunWithItsSetup(qint64 runId, bool keepSetup) {
+    if (!showStoredRun(runId)) return false;
+    // Its preset, unless the history keeps none: then the note says the setup is not the run's.
+    if (!keepSetup && shownSetup_.is_object()) {
+        panel_->selectRun(runId);
+        panel_->loadSetupAction()->trigger();
+    }
+    return true;
 }
 
 void HistoryController::onRunStored(qint64 runId) {
@@ -265,6 +326,10 @@ void HistoryController::showFinished(results::RunResult run, qint64 runId, const
                                      std::shared_ptr<W::PreparedRun> prepared) {
     run_->leaveLiveRun(
         QStringLiteral("%1<br>%2").arg(heading.toHtmlEscaped(), tr("computing the verdict…")));
+    // What the stored run measured, to tell the setup on the left from it (none for two runs).
+    shownSetup_ = runId > 0 && run.preset_json.is_object()
+                      ? canonicalSetup(run.preset_json, QString(), views_.setup->modelDir())
+                      : nlohmann::json();
     run_->shown().showStored(std::move(run), runId, heading, notes);
     const auto& shown = *run_->shown().stored();
     views_.plots->showRun(run_->shown().stored(), std::move(prepared));
@@ -277,6 +342,7 @@ void HistoryController::showFinished(results::RunResult run, qint64 runId, const
     views_.resultsTabs->setCurrentIndex(0);
     views_.window->statusBar()->showMessage(
         tr("Showing %1 · History ▸ Load setup puts its preset in the setup, to run it again").arg(heading));
+    updateSetupNote();
     emit actionsChanged();
 }
 

@@ -6,6 +6,8 @@
 
 #include "pitlane/widgets/history/cross_run_dialog.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QObject>
 #include <QStringList>
 
@@ -73,6 +75,10 @@ public:
     // Whether the stored run shown last has samples that failed their check (issue 42).
     bool shownRunDamaged() const { return shownDamaged_; }
     bool showRunComparison(const widgets::CrossRunChoice& choice);
+    // --open-run ID: the stored run in the views and, unless `keepSetup` (a file was named on the
+    // command line), its own setup (the preset it measured, read back from the history) in the
+    // setup, as History ▸ Load setup puts it. False when the run cannot be shown.
+    bool openRunWithItsSetup(qint64 runId, bool keepSetup);
 
 signals:
     // Something the user must hear of (MainWindow::report).
@@ -94,6 +100,10 @@ private:
                         std::shared_ptr<widgets::PreparedRun> prepared,
                         const store::SampleCheck& check = {});
     void onRunStored(qint64 runId);
+    // The setup's note while a stored run (or a comparison) is shown: that the setup is not the
+    // run's, unless it measures what the run measured (issue 44); none for the live run.
+    void updateSetupNote();
+    nlohmann::json shownSetup_;  // the shown stored run's preset, canonical (null: none)
     // Puts a finished run into every view; `heading` names it above the verdict.
     // `prepared`: what the plots need from every sample, computed on the reader thread
     // (widgets::PlotPanel::prepare).

@@ -3,6 +3,7 @@
 // codes (0 every arm ok, 1 an arm failed, 2 bad arguments or an invalid preset, 3 the run was
 // measured but the history could not store it).
 #include "command_line.h"
+#include "history_controller.h"
 #include "main_window.h"
 #include "stream_probe.h"
 
@@ -61,7 +62,9 @@ int finishScriptedRun(pitlane::app::MainWindow& window, const pitlane::app::Comm
 // is shown counts as well).
 class ReopenProbe {
 public:
-    void start(QApplication& app, pitlane::app::MainWindow& window, qint64 runId, bool quitWhenDone) {
+    // `keepSetup`: a file was named on the command line, and stays the setup.
+    void start(QApplication& app, pitlane::app::MainWindow& window, qint64 runId, bool quitWhenDone,
+               bool keepSetup) {
         heartbeat_.setInterval(10);
         QObject::connect(&heartbeat_, &QTimer::timeout, &app, [this] { beat(); });
         if (auto* verdict = window.findChild<pitlane::widgets::VerdictCalculator*>())
@@ -81,10 +84,12 @@ public:
                                      if (quitWhenDone) app.exit(window.shownRunDamaged() ? 3 : 0);
                                  });
                              });
-        QTimer::singleShot(0, &window, [this, &app, &window, runId, quitWhenDone] {
+        QTimer::singleShot(0, &window, [this, &app, &window, runId, quitWhenDone, keepSetup] {
             clock_.start();
             heartbeat_.start();
-            if (!window.showStoredRun(runId) && quitWhenDone) app.exit(1);
+            // The run's own setup beside it (issue 44: the setup shown was another run's).
+            auto* history = window.findChild<pitlane::app::HistoryController*>();
+            if (!(history && history->openRunWithItsSetup(runId, keepSetup)) && quitWhenDone) app.exit(1);
         });
     }
 
@@ -155,6 +160,6 @@ int main(int argc, char** argv) {
     }
     // --open-run: a stored run shown as a user's click in the history would.
     ReopenProbe reopen;
-    if (cli.openRun > 0 && !cli.run) reopen.start(app, window, cli.openRun, cli.quitWhenDone);
+    if (cli.openRun > 0 && !cli.run) reopen.start(app, window, cli.openRun, cli.quitWhenDone, !cli.path.isEmpty());
     return app.exec();
 }

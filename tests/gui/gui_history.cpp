@@ -5,6 +5,7 @@
 // (A SIGKILL mid-run is tested in tests/store.)
 #include "gui_test_support.h"
 
+#include "history_controller.h"
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/store/run_store.h"
@@ -28,7 +29,9 @@
 #include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 
@@ -186,7 +189,8 @@ private slots:
         QCOMPARE(info->id, first_);
         QVERIFY(info->complete());
         QCOMPARE(info->source, QStringLiteral("gui"));
-        QCOMPARE(model->index(0, H::Model).data().toString(), QStringLiteral("mlp"));
+        // The model by file name, as pitlane-cli's history lists it (issue 44; the preset said "mlp").
+        QCOMPARE(model->index(0, H::Model).data().toString(), QStringLiteral("mlp.pt"));
         QCOMPARE(model->index(0, H::Preset).data().toString(), QStringLiteral("gui test"));
         QCOMPARE(model->index(0, H::Arms).data().toString(), QStringLiteral("A, B"));
         QVERIFY(!model->index(0, H::Date).data().toString().isEmpty());
@@ -317,6 +321,68 @@ private slots:
         QVERIFY(!w.loadSetupOfRun(999999));  // reported; the setup stays
         QCOMPARE(w.setupPanel()->presetJson().value("name", std::string()), std::string("gui test"));
         QVERIFY2(w.logPane()->plainText().contains(QStringLiteral("no such run")), qPrintable(w.logPane()->plainText()));
+    }
+
+    // Issue 44: `pitlane --open-run ID` showed the run beside another run's setup, which a
+    // newcomer read as the run's. It puts the run's own setup there (as History ▸ Load setup
+    // does); a setup that is not the shown run's (a file named on the command line, a run opened
+    // from the list, a comparison of two runs) says so above it, with a link that loads the run's.
+    void openRunShowsItsOwnSetupOrSaysItIsNot() {
+        QVERIFY(first_ && second_);
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.setDatabasePath(db_));
+        w.resize(1366, 708);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        json mine = testing::mlpPreset(25, 5);
+        mine["name"] = "the user's own setup";
+        const QString minePath = testing::writeJson(dir_, "mine.json", mine);
+        QVERIFY(w.openPreset(minePath));
+        auto* history = w.findChild<app::HistoryController*>();
+        QVERIFY(history);
+        auto* setup = w.setupPanel();
+        auto* note = setup->findChild<QLabel*>(QStringLiteral("setupOriginNote"));
+        QVERIFY(note && !note->isVisible());
+        const auto name = [&] { return setup->presetJson().value("name", std::string()); };
+
+        // --open-run with no file named: the run and its own setup, nothing to say.
+        QVERIFY(history->openRunWithItsSetup(second_, false));
+        QCOMPARE(w.shownRunId(), second_);
+        QCOMPARE(name(), std::string("second"));
+        QCOMPARE(setup->presetJson()["run"].value("iters", 0), 30);
+        QVERIFY2(!note->isVisible(), qPrintable(note->text()));
+        QVERIFY(setup->originNote().isEmpty());
+
+        // Another run opened from the list: the setup stays, and says it is not that run's.
+        QVERIFY(w.showStoredRun(first_));
+        QCOMPARE(name(), std::string("second"));
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains(QStringLiteral("not run #%1's").arg(first_)), qPrintable(note->text()));
+        // Its link loads that run's setup, and the note goes.
+        emit note->linkActivated(QStringLiteral("load"));
+        QCOMPARE(name(), std::string("gui test"));
+        QCOMPARE(setup->presetJson()["run"].value("iters", 0), 40);
+        QVERIFY2(!note->isVisible(), qPrintable(note->text()));
+        // A new name measures the same thing; another iteration count does not.
+        auto* presetName = setup->findChild<QLineEdit*>(QStringLiteral("presetName"));
+        presetName->setText(QStringLiteral("renamed"));
+        QTRY_COMPARE(name(), std::string("renamed"));
+        QTest::qWait(300);  // the validation that follows an edit
+        QVERIFY2(!note->isVisible(), qPrintable(note->text()));
+        setup->findChild<QSpinBox*>(QStringLiteral("iters"))->setValue(41);
+        QTRY_VERIFY(note->isVisible());
+
+        // A file named on the command line stays the setup: said.
+        QVERIFY(w.openPreset(minePath));
+        QVERIFY(history->openRunWithItsSetup(first_, true));
+        QCOMPARE(name(), std::string("the user's own setup"));
+        QVERIFY(note->isVisible());
+        QVERIFY(note->text().contains(QStringLiteral("not run #%1's").arg(first_)));
+
+        // Arms of two runs: no run's setup at all.
+        QVERIFY(w.showRunComparison({first_, 0, second_, 1}));
+        QVERIFY2(note->isVisible() && note->text().contains(QStringLiteral("comparison")), qPrintable(note->text()));
     }
 
     void renameBaselineAndDeleteUpdateTheDatabase() {

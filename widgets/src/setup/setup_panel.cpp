@@ -170,7 +170,16 @@ SetupPanel::SetupPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
-    // At the top, where it is seen without scrolling: what keeps Run greyed out.
+    // At the top, where it is seen without scrolling: whose setup this is not, and what keeps
+    // Run greyed out.
+    originNote_ = new QLabel(this);
+    originNote_->setObjectName(QStringLiteral("setupOriginNote"));
+    originNote_->setWordWrap(true);
+    originNote_->setTextFormat(Qt::RichText);
+    originNote_->setStyleSheet(QStringLiteral("color: #b35900"));
+    originNote_->hide();
+    connect(originNote_, &QLabel::linkActivated, this, &SetupPanel::originNoteLinkActivated);
+    layout->addWidget(originNote_);
     layout->addWidget(validation_);
     layout->addWidget(modelBox);
     layout->addWidget(runBox);
@@ -469,6 +478,15 @@ void SetupPanel::validate() {
 SetupPanel::~SetupPanel() {
     if (hashThread_) hashThread_->wait();
     stopModelCheck();
+}
+
+void SetupPanel::setOriginNote(const QString& html) {
+    originNote_->setText(html);
+    originNote_->setVisible(!html.isEmpty());
+}
+
+QString SetupPanel::originNote() const {
+    return originNote_->isHidden() ? QString() : originNote_->text();
 }
 
 QString SetupPanel::validationLine() const {

@@ -76,6 +76,11 @@ public:
     // The same in a line the window's status bar shows whole at 1366 px ("" when valid): an
     // input error points at the Input spec field, where the whole reason is (issue 44).
     QString statusMessage() const { return status_; }
+    // A line at the top of the setup saying whose setup it is not (issue 44: a stored run shown
+    // on the right beside another run's setup read as that run's); rich text, "" hides it. A
+    // link in it emits originNoteLinkActivated.
+    void setOriginNote(const QString& html);
+    QString originNote() const;
     ModelPanel* modelPanel() const { return model_; }
     ArmEditor* armEditor() const { return arms_; }
 
@@ -85,6 +90,7 @@ signals:
     // After every validation, valid or not (the message may have changed).
     void validated();
     void openModelRequested();
+    void originNoteLinkActivated(const QString& link);
 
 private:
     void scheduleValidation();
@@ -104,6 +110,7 @@ private:
     QCheckBox* profile_ = nullptr;
     ArmEditor* arms_;
     QLabel* validation_;
+    QLabel* originNote_ = nullptr;  // setOriginNote()
     // Under the Input spec: its error, or where a remembered spec came from.
     QLabel* inputNote_ = nullptr;
     QString inputOrigin_;
