@@ -79,8 +79,8 @@ private slots:
                      note->text().contains(QStringLiteral("type the shape of one sample in Input spec, e.g. 3x224x224")) &&
                      !note->text().contains(QStringLiteral("\"input\"")),
                  qPrintable(note->text()));
-        // Said once, next to the field; the top line points there (validationMessage, the status
-        // bar's "Cannot run", keeps the whole reason).
+        // Said once, next to the field; the top line points there (validationMessage keeps the
+        // whole reason; the status bar's "Cannot run" is the short one, gui_usability).
         auto* top = setup->findChild<QLabel*>(QStringLiteral("validationLabel"));
         QCOMPARE(top->text(), QStringLiteral("✗ input: see the Input spec below"));
         QVERIFY2(setup->validationMessage().contains(QStringLiteral("3, 224, 224")),
