@@ -15,6 +15,9 @@
 #include "pitlane/widgets/plots/plot_panel.h"
 #include "stream_probe.h"
 
+#include <map>
+
+#include <random>
 #include <time.h>
 
 using namespace pitlane;
@@ -120,9 +123,140 @@ private slots:
         QVERIFY2(probe.finishBusyMs() < kMaxBusyMs,
                  qPrintable(QStringLiteral("finishing the run held the UI thread %1 ms")
                                 .arg(probe.finishBusyMs())));
-        // The views stay correct: the table reads every sample, the timeline holds them all.
+        // The views stay correct: the table reads every sample, the timeline stands for them
+        // all (its envelope was computed from every one), drawing at most a few points a column.
         QCOMPARE(w.comparisonModel()->rowCount(), 2);
-        QCOMPARE(w.plotPanel()->timeline()->dataPoints(), int(total) + 2 * kWarmup);
+        auto* timeline = w.plotPanel()->timeline();
+        QCOMPARE(timeline->dataPoints(), int(total) + 2 * kWarmup);
+        for (std::size_t a = 0; a < 2; ++a) {
+            QCOMPARE(timeline->samplesShown(a), std::size_t(kIters));
+            // One column a pixel (a few pixels' change of width keeps the envelope).
+            const int columns = timeline->envelopeColumns(a);
+            QVERIFY2(columns <= timeline->axisRect()->width() * 9 / 8 + 1 && timeline->pointsDrawn(a) <= 4 * columns + 2,
+                     qPrintable(QStringLiteral("%1 points, %2 columns, %3 px")
+                                    .arg(timeline->pointsDrawn(a))
+                                    .arg(columns)
+                                    .arg(timeline->axisRect()->width())));
+        }
+        sameExtremesAsTheSamples(timeline, result);
+    }
+
+    // The envelope holds, for every column, the lowest and the highest sample and nothing that
+    // is not a sample, compared with every sample placed in its column one by one: series of
+    // several runs (blocks), every iteration or a zoomed part, columns from 1 to many, and few
+    // samples (drawn one by one).
+    void envelopeHoldsEveryColumnsExtremes() {
+        std::mt19937_64 rng(44);
+        for (int round = 0; round < 40; ++round) {
+            results::SampleSeries samples;
+            const int runs = 1 + int(rng() % 12);
+            for (int r = 0; r < runs; ++r) {
+                std::vector<std::int64_t> ns(1 + rng() % (round % 3 == 0 ? 50 : 9000));
+                for (auto& v : ns) v = std::int64_t(100'000 + rng() % 900'000) * (rng() % 97 == 0 ? 20 : 1);
+                samples.append(r / 2, int(samples.size()), 1, 0, r % 3, ns.data(), ns.size());
+            }
+            const double n = double(samples.size());
+            const int columns = 1 + int(rng() % 700);
+            double x0 = 0, x1 = n - 1;
+            if (round % 2 == 1) {  // a zoomed view: a part of the iterations, not on integers
+                x0 = double(rng() % std::uint64_t(n)) - 0.37;
+                x1 = x0 + 1.7 + double(rng() % std::uint64_t(n));
+            }
+            const auto e = Timeline::envelope(samples, x0, x1, columns);
+            checkEnvelope(samples, e, x0, x1, columns);
+            if (QTest::currentTestFailed()) QFAIL(qPrintable(QStringLiteral("round %1").arg(round)));
+        }
+    }
+
+private:
+    using Timeline = widgets::LatencyTimelinePlot;
+
+    // Every column of the envelope against every sample of the column, found one by one.
+    static void checkEnvelope(const results::SampleSeries& samples, const Timeline::Envelope& e,
+                              double x0, double x1, int columns) {
+        struct Column {
+            bool any = false;
+            double lo = 0, hi = 0;
+            int points = 0;
+        };
+        std::vector<Column> want(static_cast<std::size_t>(columns)), got(static_cast<std::size_t>(columns));
+        std::map<double, double> byX;  // every sample, ms by iteration
+        std::size_t inRange = 0;
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+            const auto s = samples[i];
+            const double x = s.iter, ms = double(s.latency_ns) / 1e6;
+            byX[x] = ms;
+            if (x < x0 || x > x1) continue;
+            ++inRange;
+            auto& c = want[std::size_t(Timeline::columnOf(x, x0, x1, columns))];
+            c.lo = c.any ? std::min(c.lo, ms) : ms;
+            c.hi = c.any ? std::max(c.hi, ms) : ms;
+            c.any = true;
+        }
+        QCOMPARE(e.samples, inRange);
+        QCOMPARE(e.raw, inRange <= std::size_t(Timeline::kRawPerColumn * columns));
+        double lastX = -INFINITY;
+        int outside = 0;
+        std::size_t drawnInRange = 0;
+        for (auto it = e.points->constBegin(); it != e.points->constEnd(); ++it) {
+            QVERIFY2(it->key > lastX, "the points are not in iteration order");
+            lastX = it->key;
+            QVERIFY2(byX.count(it->key) && byX[it->key] == it->value, "a point that is no sample");
+            if (it->key < x0 || it->key > x1) {
+                ++outside;
+                continue;
+            }
+            ++drawnInRange;
+            auto& c = got[std::size_t(Timeline::columnOf(it->key, x0, x1, columns))];
+            c.lo = c.any ? std::min(c.lo, it->value) : it->value;
+            c.hi = c.any ? std::max(c.hi, it->value) : it->value;
+            c.any = true;
+            ++c.points;
+        }
+        QVERIFY(outside <= 2);  // the neighbours the line runs on to, at most one a side
+        if (e.raw) QCOMPARE(drawnInRange, inRange);
+        for (int c = 0; c < columns; ++c) {
+            const auto& w = want[std::size_t(c)];
+            const auto& g = got[std::size_t(c)];
+            QCOMPARE(g.any, w.any);
+            if (!w.any) continue;
+            QCOMPARE(g.lo, w.lo);
+            QCOMPARE(g.hi, w.hi);
+            if (!e.raw) QVERIFY(g.points <= 4);
+        }
+    }
+
+    // The plot draws each arm's envelope for its own width and range: the same extremes per
+    // column as the samples, and the value axis shows the lowest and highest sample.
+    static void sameExtremesAsTheSamples(Timeline* plot, const results::RunResult& run) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (std::size_t a = 0; a < run.arms.size(); ++a) {
+            const auto& samples = run.arms[a].samples;
+            Timeline::Envelope shown;
+            shown.points = plot->graph(int(2 * a + 1))->data();
+            // The range and columns it was computed for: those of a fresh computation here.
+            double x0 = INFINITY, x1 = -INFINITY;
+            for (const auto& r : samples.runs()) {
+                x0 = std::min(x0, double(r.first_iter));
+                x1 = std::max(x1, double(r.first_iter) + double(r.count) - 1);
+            }
+            const int columns = plot->envelopeColumns(a);
+            QVERIFY(columns > 0);
+            const auto fresh = Timeline::envelope(samples, x0, x1, columns);
+            shown.samples = fresh.samples;
+            shown.raw = fresh.raw;
+            checkEnvelope(samples, shown, x0, x1, columns);
+            for (const auto s : samples) {
+                lo = std::min(lo, double(s.latency_ns) / 1e6);
+                hi = std::max(hi, double(s.latency_ns) / 1e6);
+            }
+        }
+        QVERIFY2(plot->yAxis->range().contains(lo) && plot->yAxis->range().contains(hi),
+                 qPrintable(QStringLiteral("%1..%2 ms not in %3..%4")
+                                .arg(lo)
+                                .arg(hi)
+                                .arg(plot->yAxis->range().lower)
+                                .arg(plot->yAxis->range().upper)));
     }
 };
 

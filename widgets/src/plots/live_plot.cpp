@@ -37,7 +37,18 @@ LivePlot::LivePlot(const QString& title, QWidget* parent) : QCustomPlot(parent) 
     // Axis labels too long for their axis (a rotated label on a short plot at 1366x768) are
     // elided to fit, after each layout and before drawing; the full text stays the tooltip.
     connect(this, &QCustomPlot::afterLayout, this, &LivePlot::fitAxisLabels);
+    connect(this, &QCustomPlot::afterLayout, this, [this] { minimumHint_ = hint_ = QSize(); });
     restyle();
+}
+
+QSize LivePlot::minimumSizeHint() const {
+    if (!minimumHint_.isValid()) minimumHint_ = QCustomPlot::minimumSizeHint();
+    return minimumHint_;
+}
+
+QSize LivePlot::sizeHint() const {
+    if (!hint_.isValid()) hint_ = QCustomPlot::sizeHint();
+    return hint_;
 }
 
 void LivePlot::fitAxisLabels() {
@@ -111,7 +122,7 @@ void LivePlot::placeLegendInTitleRow() {
     legend->setVisible(true);
 }
 
-int LivePlot::dataPoints() const {
+int LivePlot::drawnPoints() const {
     int n = 0;
     auto* self = const_cast<LivePlot*>(this);  // QCustomPlot has no const accessors
     for (int i = 0; i < plottableCount(); ++i) {
@@ -173,6 +184,8 @@ void LivePlot::restyle() {
 }
 
 void LivePlot::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange)
+        minimumHint_ = hint_ = QSize();
     if (event->type() == QEvent::PaletteChange) {
         restyle();
         replot(rpQueuedReplot);

@@ -26,6 +26,8 @@ constexpr qint64 kFullRecomputeMs = 250;
 // ...and wait this many times their last refresh cost before the next one (<= ~11 % of the UI
 // thread even when a refresh gets slow on a million samples).
 constexpr qint64 kCostBackoff = 8;
+// The plots over wall-clock time refresh at most this often.
+constexpr qint64 kTimePlotMs = 100;
 }  // namespace
 
 PlotPanel::PlotPanel(QWidget* parent)
@@ -93,6 +95,7 @@ void PlotPanel::setServingSnapshot(std::shared_ptr<const ServingSnapshot> snapsh
 }
 
 void PlotPanel::setGpuAvailable(bool available) {
+    if (available == gpuAvailable_) return;  // every worker process says it (a re-layout each)
     gpuAvailable_ = available;
     layOut();
 }
@@ -198,8 +201,10 @@ void PlotPanel::linkTimeAxes() {
         for (auto* to : timePlots)
             if (from != to)
                 connect(from->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), to,
-                        [to](const QCPRange& r) {
-                            if (to->xAxis->range() == r) return;
+                        [from, to](const QCPRange& r) {
+                            // The user's pan or zoom; while the plots follow the data,
+                            // syncTimeAxes() gives them one range (one replot each).
+                            if (from->followsData() || to->xAxis->range() == r) return;
                             to->xAxis->setRange(r);
                             to->replot(QCustomPlot::rpQueuedReplot);
                         });
@@ -308,11 +313,15 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
     plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
     const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength;
+    // Memory, CPU and GPU change with every metrics tick of every worker: ten frames a second
+    // are plenty for them, and leave the frames between to the other plots.
+    const bool timePlot = p == Memory || p == Cpu || p == Gpu;
     // The queued replot happens later: its cost is the one measured by the previous replot.
     const qint64 spent = cost.elapsed() + qint64(plot->replotTime());
     nextAllowedMs_[std::size_t(p)] =
         clock_.elapsed() +
-        (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent) : kCostBackoff * spent);
+        (fullRecompute ? std::max(kFullRecomputeMs, kCostBackoff * spent)
+                       : std::max(timePlot ? kTimePlotMs : 0, kCostBackoff * spent));
     ++refreshes_;
 }
 
@@ -334,20 +343,34 @@ void PlotPanel::syncTimeAxes(bool replotNow) {
     }
     if (!any || range.size() <= 0) return;
     for (auto* p : timePlots) {
+        if (replotNow) {
+            p->xAxis->setRange(range);
+            p->replot(QCustomPlot::rpImmediateRefresh);
+            continue;
+        }
+        // Live: one replot a turn. The plot just refreshed replots anyway (queued); each takes
+        // the range quietly (no replot through the axis links), the others show it at their
+        // own next refresh (their metrics come together).
+        if (p->xAxis->range() == range) continue;
+        const QSignalBlocker quiet(p->xAxis);
         p->xAxis->setRange(range);
-        p->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     }
 }
 
 void PlotPanel::onTick() {
+    // One plot a turn (a tick is one frame): its refresh and replot are all the UI thread does
+    // for the plots before the next frame, so a burst of new samples never stacks the replots
+    // of six plots into one long stall. The most overdue dirty plot goes first.
     const qint64 now = clock_.elapsed();
-    bool timeAxes = false;
+    int next = -1;
     for (int p = 0; p < PlotCount; ++p)
-        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)]) {
-            refreshPlot(Plot(p), false);
-            timeAxes |= p == Memory || p == Cpu || p == Gpu;
-        }
-    if (timeAxes) syncTimeAxes(false);
+        if (dirty_[std::size_t(p)] && now >= nextAllowedMs_[std::size_t(p)] &&
+            (next < 0 || nextAllowedMs_[std::size_t(p)] < nextAllowedMs_[std::size_t(next)]))
+            next = p;
+    if (next >= 0) {
+        refreshPlot(Plot(next), false);  // sets the plot's own range (fitView)
+        if (next == Memory || next == Cpu || next == Gpu) syncTimeAxes(false);
+    }
     if (runner_ && !runner_->isRunning() &&
         std::none_of(dirty_.begin(), dirty_.end(), [](bool d) { return d; }))
         tick_.stop();
@@ -356,6 +379,7 @@ void PlotPanel::onTick() {
 void PlotPanel::flush() {
     ++flushGeneration_;
     for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
+    timeline_->settle();  // its envelope of every sample, now (screenshots, a shown run)
     syncTimeAxes(true);
 }
 
@@ -376,6 +400,17 @@ void PlotPanel::flushStep(int plot) {
         return;
     }
     syncTimeAxes(true);
+    // The timeline's envelope of every sample comes from its own thread: flushed() waits for it.
+    const int generation = flushGeneration_;
+    if (timeline_->envelopePending()) {
+        connect(
+            timeline_, &LatencyTimelinePlot::envelopeShown, this,
+            [this, generation] {
+                if (generation == flushGeneration_) flushStep(PlotCount);
+            },
+            Qt::SingleShotConnection);
+        return;
+    }
     emit flushed();
 }
 

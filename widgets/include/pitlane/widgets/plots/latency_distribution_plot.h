@@ -9,6 +9,8 @@
 // Reads nothing but the RunResult: a live run and one reopened from the history look the same.
 #include "pitlane/widgets/plots/live_plot.h"
 
+#include <QElapsedTimer>
+
 #include <memory>
 #include <vector>
 
@@ -94,6 +96,10 @@ private:
     QCPMarginGroup* margins_ = nullptr;
     bool stripShown_ = false;
     bool plannedProcesses_ = false;  // the preset asks for more than one process per arm
+    // The process dots: when they were computed, from how many samples, their latency span.
+    QElapsedTimer dotsClock_;
+    std::size_t dotsSamples_ = std::size_t(-1);
+    double dotLo_ = 0, dotHi_ = 0;
 };
 
 }  // namespace pitlane::widgets

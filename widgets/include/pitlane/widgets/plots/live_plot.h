@@ -26,12 +26,19 @@ public:
     virtual void refresh(const results::RunResult& run) = 0;
 
     // Number of data points over every graph and bar chart, decorations such as activity bands
-    // excluded (tests use it).
-    int dataPoints() const;
+    // excluded (tests use it). A plot that draws a decimated series counts the samples it
+    // stands for (LatencyTimelinePlot); drawnPoints() counts what it draws.
+    virtual int dataPoints() const { return drawnPoints(); }
+    int drawnPoints() const;
     bool followsData() const { return followData_; }
     // Back to auto range: the view follows the data again (new run, "Auto range", double-click).
     void followData();
     QToolButton* autoRangeButton() const { return autoRange_; }
+    // QCustomPlot's hints measure every text of the plot's layout (title, legend, tick labels);
+    // the window's layout asks for them at each relayout (a status label's new text). Kept
+    // until the plot's next layout.
+    QSize minimumSizeHint() const override;
+    QSize sizeHint() const override;
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -73,6 +80,7 @@ private:
     QPoint pressPos_;
     QToolButton* autoRange_ = nullptr;
     QString axesTip_;  // the tooltip's tail naming elided labels in full
+    mutable QSize minimumHint_, hint_;  // invalid: measure again
 };
 
 // Latency is plotted in milliseconds everywhere (ns / 1e6).

@@ -1,8 +1,9 @@
 #pragma once
 // Every live plot of a run, side by side, fed from one ExperimentRunner, or showing a finished
 // run (one reopened from the history, a comparison of arms of two runs). Runner signals only set
-// dirty flags; a 40 ms timer refreshes and replots what changed (queued replots), so a stream of
-// thousands of samples per second costs at most 25 cheap refreshes a second. Plots that recompute
+// dirty flags; a timer of one frame (16 ms) refreshes and replots one plot that changed a tick
+// (queued replots), so a stream of thousands of samples per second costs at most one plot's
+// refresh and replot between two frames. Plots that recompute
 // from all samples (distribution, throughput) refresh less often, and back off further when a
 // refresh gets expensive, so the window stays responsive on huge runs.
 // A serving run (issue 13) has no per-iteration samples: the latency timeline, distribution and
@@ -44,7 +45,7 @@ struct PreparedRun;  // plot_panel.cpp
 class PlotPanel : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kTickMs = 40;
+    static constexpr int kTickMs = 16;  // one frame; one plot refreshed a tick
     explicit PlotPanel(QWidget* parent = nullptr);
 
     // Follow this runner's signals (once; the runner outlives runs).
