@@ -72,7 +72,8 @@ private slots:
         w.openStartupSetup();
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QCOMPARE(w.plotPanel()->plots().size(), std::size_t(9));  // 3 of them for serving runs
+        // 3 of them for serving runs, 1 (energy) once a run measured energy
+        QCOMPARE(w.plotPanel()->plots().size(), std::size_t(10));
         QVERIFY(QFile::exists(QStringLiteral(":/icons/pitlane.svg")));
         QVERIFY(!w.windowIcon().pixmap(32, 32).isNull());
         QVERIFY(w.setupPanel()->isValid());

@@ -3,6 +3,7 @@
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/widgets/plots/batch_size_plot.h"
 #include "pitlane/widgets/plots/cpu_util_plot.h"
+#include "pitlane/widgets/plots/energy_plot.h"
 #include "pitlane/widgets/plots/gpu_util_plot.h"
 #include "pitlane/widgets/plots/latency_distribution_plot.h"
 #include "pitlane/widgets/plots/latency_timeline_plot.h"
@@ -28,6 +29,9 @@ constexpr qint64 kFullRecomputeMs = 250;
 constexpr qint64 kCostBackoff = 8;
 // The plots over wall-clock time refresh at most this often.
 constexpr qint64 kTimePlotMs = 100;
+// layOut()'s columns are twelfths of the width: four plots a row take three each, three plots
+// 5 + 4 + 3.
+constexpr int kGridColumns = 12;
 }  // namespace
 
 PlotPanel::PlotPanel(QWidget* parent)
@@ -40,12 +44,14 @@ PlotPanel::PlotPanel(QWidget* parent)
       gpu_(new GpuUtilPlot(this)),
       servingLatency_(new ServingLatencyPlot(this)),
       batchSizes_(new BatchSizePlot(this)),
-      queueLength_(new QueueLengthPlot(this)) {
-    byId_ = {timeline_, distribution_, throughput_,    memory_,     cpu_,
-             gpu_,      servingLatency_, batchSizes_, queueLength_};
-    const char* names[] = {"latencyPlot", "distributionPlot",   "throughputPlot",
-                           "memoryPlot",  "cpuPlot",            "gpuPlot",
-                           "servingLatencyPlot", "batchSizePlot", "queueLengthPlot"};
+      queueLength_(new QueueLengthPlot(this)),
+      energy_(new EnergyPlot(this)) {
+    byId_ = {timeline_, distribution_,   throughput_, memory_,      cpu_,
+             gpu_,      servingLatency_, batchSizes_, queueLength_, energy_};
+    const char* names[] = {"latencyPlot",        "distributionPlot", "throughputPlot",
+                           "memoryPlot",         "cpuPlot",          "gpuPlot",
+                           "servingLatencyPlot", "batchSizePlot",    "queueLengthPlot",
+                           "energyPlot"};
     for (int p = 0; p < PlotCount; ++p) byId_[std::size_t(p)]->setObjectName(names[p]);
 
     // Neither layout forces its minimum on the panel: minimumSizeHint() is one row's, and
@@ -74,7 +80,7 @@ PlotPanel::PlotPanel(QWidget* parent)
     grid->setSpacing(4);
     grid_ = grid;
     layOut();
-    for (int c = 0; c < 4; ++c) grid->setColumnStretch(c, 1);
+    for (int c = 0; c < kGridColumns; ++c) grid->setColumnStretch(c, 1);
 
     tick_.setInterval(kTickMs);
     connect(&tick_, &QTimer::timeout, this, &PlotPanel::onTick);
@@ -104,7 +110,10 @@ void PlotPanel::setGpuAvailable(bool available) {
 // Serving runs: latency vs rate and the queue on top; the batch sizes, memory, CPU, GPU below.
 // On a machine whose workers report no CUDA device the GPU plot would be an empty frame: it
 // goes, and the CPU plot takes its column (a serving run gives it to the batch sizes, whose
-// labels need the room more than the CPU's).
+// labels need the room more than the CPU's). The energy plot, once an arm measured energy, takes
+// the right quarter of the upper row: in the lower one, beside the GPU plot five plots would be
+// too narrow at 1366x768, and in the GPU plot's place the CPU plot lost half its title to its
+// legend. A serving run measures no energy (its levels are not read).
 void PlotPanel::layOut() {
     for (auto* w : byId_) {
         grid_->removeWidget(w);
@@ -118,29 +127,37 @@ void PlotPanel::layOut() {
         grid_->addWidget(w, paged_ ? 0 : row, column, 1, span);
         w->show();
     };
-    put(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, 2);
-    put(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, 2, 2);
+    const bool energy = energyShown_ && !serving_;
+    put(serving_ ? static_cast<QWidget*>(servingLatency_) : timeline_, 0, 0, energy ? 5 : 6);
+    put(serving_ ? static_cast<QWidget*>(queueLength_) : distribution_, 0, energy ? 5 : 6, energy ? 4 : 6);
+    if (energy) put(energy_, 0, 9, 3);
     if (gpuAvailable_) {
-        put(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 1);
-        put(memory_, 1, 1, 1);
-        put(cpu_, 1, 2, 1);
-        put(gpu_, 1, 3, 1);
+        put(serving_ ? static_cast<QWidget*>(batchSizes_) : throughput_, 1, 0, 3);
+        put(memory_, 1, 3, 3);
+        put(cpu_, 1, 6, 3);
+        put(gpu_, 1, 9, 3);
     } else if (serving_) {
-        put(batchSizes_, 1, 0, 2);
-        put(memory_, 1, 2, 1);
-        put(cpu_, 1, 3, 1);
+        put(batchSizes_, 1, 0, 6);
+        put(memory_, 1, 6, 3);
+        put(cpu_, 1, 9, 3);
     } else {
-        put(throughput_, 1, 0, 1);
-        put(memory_, 1, 1, 1);
-        put(cpu_, 1, 2, 2);
+        put(throughput_, 1, 0, 3);
+        put(memory_, 1, 3, 3);
+        put(cpu_, 1, 6, 6);
     }
     grid_->setRowStretch(0, paged_ ? 1 : 3);
     grid_->setRowStretch(1, paged_ ? 0 : 2);
-    pages_->setTabText(0, serving_ ? tr("Latency vs rate · queue") : tr("Latency"));
+    pages_->setTabText(0, serving_ ? tr("Latency vs rate · queue") : energy ? tr("Latency · energy") : tr("Latency"));
     pages_->setTabText(1, serving_ ? tr("Batch sizes · memory · CPU%1").arg(gpuAvailable_ ? tr(" · GPU") : QString())
                                    : tr("Throughput · memory · CPU%1").arg(gpuAvailable_ ? tr(" · GPU") : QString()));
     pages_->setVisible(paged_);
     updateGeometry();
+}
+
+void PlotPanel::syncEnergyShown() {
+    if (energy_->measured() == energyShown_) return;
+    energyShown_ = energy_->measured();
+    layOut();
 }
 
 int PlotPanel::rowNeed(int row) const {
@@ -219,9 +236,11 @@ void PlotPanel::attach(const session::ExperimentRunner* runner) {
     connect(runner, &R::warmupAppended, this, [this](int) { markDirty({Timeline}); });
     connect(runner, &R::metricsAppended, this, [this](int) { markDirty({Memory, Cpu, Gpu}); });
     // A serving level's batches (every ~50 ms) and its end: the queue of the level being served.
+    // Energy arrives with the measured blocks (each block_done's counters).
     connect(runner, &R::armEvent, this, [this](int, const protocol::Event& event) {
-        if (serving_ && (std::holds_alternative<protocol::ServeBatches>(event) ||
-                         std::holds_alternative<protocol::BlockDone>(event)))
+        const bool block = std::holds_alternative<protocol::BlockDone>(event);
+        if (block) markDirty({Energy});
+        if (serving_ && (std::holds_alternative<protocol::ServeBatches>(event) || block))
             markDirty({QueueLength});
     });
     connect(runner, &R::armPhaseChanged, this,
@@ -247,6 +266,7 @@ void PlotPanel::beginRun() {
         plot->followData();  // a view the user zoomed belonged to the previous run
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
+    syncEnergyShown();  // the previous run's energy plot goes until this run measures energy
     tick_.start();
 }
 
@@ -310,9 +330,10 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
     if (auto* tp = qobject_cast<TimePlot*>(plot))
         tp->setActivity(activity_, runner_ && !shown_ ? runner_->elapsedMs() : 0.0);
     plot->refresh(*run);
+    if (p == Energy) syncEnergyShown();
     plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
-    const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength;
+    const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength || p == Energy;
     // Memory, CPU and GPU change with every metrics tick of every worker: ten frames a second
     // are plenty for them, and leave the frames between to the other plots.
     const bool timePlot = p == Memory || p == Cpu || p == Gpu;

@@ -9,6 +9,8 @@
 // A serving run (issue 13) has no per-iteration samples: the latency timeline, distribution and
 // throughput give way to latency vs offered rate, the queue length and the batch sizes; memory,
 // CPU and GPU stay.
+// Energy per inference (issue 46) shows once an arm of the shown run measured energy, in the
+// upper row beside the distribution (the lower one has no room for it at 1366x768).
 #include "pitlane/widgets/results/serving_snapshot.h"
 #include "pitlane/widgets/plots/time_plot.h"
 
@@ -39,6 +41,7 @@ class GpuUtilPlot;
 class ServingLatencyPlot;
 class BatchSizePlot;
 class QueueLengthPlot;
+class EnergyPlot;
 
 struct PreparedRun;  // plot_panel.cpp
 
@@ -87,6 +90,7 @@ public:
     ServingLatencyPlot* servingLatency() const { return servingLatency_; }
     BatchSizePlot* batchSizes() const { return batchSizes_; }
     QueueLengthPlot* queueLength() const { return queueLength_; }
+    EnergyPlot* energy() const { return energy_; }
     // Every plot, shown or not (the serving plots are hidden unless the run serves).
     std::vector<LivePlot*> plots() const;
     int refreshCount() const { return refreshes_; }
@@ -117,6 +121,7 @@ private:
         ServingLatency,
         BatchSizes,
         QueueLength,
+        Energy,
         PlotCount
     };
     void markDirty(std::initializer_list<Plot> plots);
@@ -127,6 +132,7 @@ private:
     void linkTimeAxes();
     void setServingMode(bool serving);
     void layOut();
+    void syncEnergyShown();  // the energy plot shown exactly when it has a bar (layOut() if that changed)
     void updatePaging();
     int rowNeed(int row) const;  // the height a readable row takes (its plots' minimum, at least kReadablePlotHeight)
     void resizeEvent(QResizeEvent* event) override;
@@ -145,6 +151,7 @@ private:
     ServingLatencyPlot* servingLatency_;
     BatchSizePlot* batchSizes_;
     QueueLengthPlot* queueLength_;
+    EnergyPlot* energy_;
     QGridLayout* grid_ = nullptr;
     QTabBar* pages_ = nullptr;
     bool paged_ = false;
@@ -152,6 +159,7 @@ private:
     std::array<std::vector<QWidget*>, 2> rows_;  // what layOut() put in each row
     bool serving_ = false;
     bool gpuAvailable_ = true;
+    bool energyShown_ = false;
     std::array<LivePlot*, PlotCount> byId_{};
     std::array<bool, PlotCount> dirty_{};
     std::array<qint64, PlotCount> nextAllowedMs_{};
