@@ -48,7 +48,7 @@ Nvml& Nvml::instance() {
 }
 
 Nvml::Nvml() {
-    // Tests point PITLANE_NVML_LIBRARY at Pitlane's fake NVML (tests/fakes/fake_nvml.cpp).
+    // Tests point PITLANE_NVML_LIBRARY at Pitlane's fake NVML (tests/energy/fake_nvml.cpp).
     if (const char* env = std::getenv("PITLANE_NVML_LIBRARY"); env && *env) library_ = env;
     lib_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) {
