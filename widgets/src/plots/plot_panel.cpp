@@ -256,6 +256,7 @@ void PlotPanel::beginRun() {
     ++flushGeneration_;
     shown_.reset();
     timeline_->setPrepared(nullptr);
+    throughput_->setPrepared(nullptr);
     if (!runner_) return;
     activity_.clear();
     dirty_.fill(false);
@@ -272,12 +273,14 @@ void PlotPanel::beginRun() {
 
 struct PreparedRun {
     std::shared_ptr<LatencyTimelinePlot::Prepared> timeline;
+    std::shared_ptr<ThroughputPlot::Prepared> throughput;
 };
 
 std::shared_ptr<PreparedRun> PlotPanel::prepare(const results::RunResult& run) {
     auto out = std::make_shared<PreparedRun>();
     results::warmArmMemos(run);
     out->timeline = LatencyTimelinePlot::prepare(run);
+    out->throughput = ThroughputPlot::prepare(run);
     return out;
 }
 
@@ -286,6 +289,7 @@ void PlotPanel::showRun(std::shared_ptr<const results::RunResult> run, std::shar
     ++flushGeneration_;
     tick_.stop();
     timeline_->setPrepared(prepared ? prepared->timeline : nullptr);
+    throughput_->setPrepared(prepared ? prepared->throughput : nullptr);
     shown_ = std::move(run);
     activity_.clear();
     dirty_.fill(false);
