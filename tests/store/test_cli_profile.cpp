@@ -83,7 +83,9 @@ TEST(CliProfileHistory, ReportFromTheHistoryShowsWhereTheTimeGoes) {
     // The Markdown report from the history has the operator table, the same as the run's.
     const QString section = profileSection(readText(backMd));
     ASSERT_FALSE(section.isEmpty()) << readText(backMd).toStdString();
-    EXPECT_TRUE(section.contains(QStringLiteral("| `aten::linear` |"))) << section.toStdString();
+    // The mlp's heaviest operator by self time (aten::linear is a wrapper whose own self time can
+    // fall out of the table's top rows on a loaded machine).
+    EXPECT_TRUE(section.contains(QStringLiteral("| `aten::addmm` |"))) << section.toStdString();
     EXPECT_TRUE(section.contains(QStringLiteral("| **total** |"))) << section.toStdString();
     EXPECT_TRUE(section.contains(QStringLiteral("| grad |")) &&
                 section.contains(QStringLiteral(" nograd |")))
