@@ -29,21 +29,7 @@ EnergyPlot::EnergyPlot(QWidget* parent) : LivePlot(tr("Energy per inference"), p
     hint_ = toolTip();
     // Each bar's arm name fits the arm's share of the axis, elided after each layout (as the
     // throughput plot's); the full names are in the tooltip.
-    connect(this, &QCustomPlot::afterLayout, this, [this] {
-        auto text = qSharedPointerDynamicCast<QCPAxisTickerText>(xAxis->ticker());
-        if (!text || tickNames_.isEmpty()) return;
-        const QFontMetrics fm(xAxis->tickLabelFont());
-        const double span = xAxis->range().size();
-        const int room = span > 0 ? int(axisRect()->width() / span) - 8 : 0;
-        bool changed = false;
-        for (int i = 0; i < tickNames_.size(); ++i) {
-            const QString shown = fm.elidedText(tickNames_[i], Qt::ElideRight, std::max(room, 24));
-            if (text->ticks().value(double(i + 1)) == shown) continue;
-            text->addTick(double(i + 1), shown);
-            changed = true;
-        }
-        if (changed) replot(rpQueuedReplot);
-    });
+    elideCategoryTicksAfterLayout([this] { return tickNames_; });
     restyle();
 }
 

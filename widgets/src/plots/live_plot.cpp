@@ -247,4 +247,23 @@ void LivePlot::fitToData(bool yFromZero) {
     }
 }
 
+void LivePlot::elideCategoryTicksAfterLayout(std::function<QStringList()> names) {
+    connect(this, &QCustomPlot::afterLayout, this, [this, names = std::move(names)] {
+        auto text = qSharedPointerDynamicCast<QCPAxisTickerText>(xAxis->ticker());
+        const QStringList all = names();
+        if (!text || all.isEmpty()) return;
+        const QFontMetrics fm(xAxis->tickLabelFont());
+        const double span = xAxis->range().size();
+        const int room = span > 0 ? int(axisRect()->width() / span) - 8 : 0;
+        bool changed = false;
+        for (int i = 0; i < all.size(); ++i) {
+            const QString shown = fm.elidedText(all[i], Qt::ElideRight, std::max(room, 24));
+            if (text->ticks().value(double(i + 1)) == shown) continue;
+            text->addTick(double(i + 1), shown);
+            changed = true;
+        }
+        if (changed) replot(rpQueuedReplot);
+    });
+}
+
 }  // namespace pitlane::widgets

@@ -12,21 +12,7 @@ ThroughputPlot::ThroughputPlot(QWidget* parent) : LivePlot(tr("Throughput"), par
     // Each bar's arm name fits the bar's share of the axis ("grad enabledinference_mode" ran
     // together at 1366x768): elided after each layout (the tick labels were made in it, so a
     // change is drawn by one more replot), the full names in the other plots' legends.
-    connect(this, &QCustomPlot::afterLayout, this, [this] {
-        auto text = qSharedPointerDynamicCast<QCPAxisTickerText>(xAxis->ticker());
-        if (sweep_ || !text || armNames_.isEmpty()) return;
-        const QFontMetrics fm(xAxis->tickLabelFont());
-        const double span = xAxis->range().size();
-        const int room = span > 0 ? int(axisRect()->width() / span) - 8 : 0;
-        bool changed = false;
-        for (int i = 0; i < armNames_.size(); ++i) {
-            const QString shown = fm.elidedText(armNames_[i], Qt::ElideRight, std::max(room, 24));
-            if (text->ticks().value(double(i + 1)) == shown) continue;
-            text->addTick(double(i + 1), shown);
-            changed = true;
-        }
-        if (changed) replot(rpQueuedReplot);
-    });
+    elideCategoryTicksAfterLayout([this] { return sweep_ ? QStringList() : armNames_; });
 }
 
 void ThroughputPlot::restyle() {

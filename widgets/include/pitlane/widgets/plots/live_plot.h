@@ -10,6 +10,8 @@
 
 #include <qcustomplot.h>
 
+#include <functional>
+
 class QMenu;
 class QToolButton;
 
@@ -41,6 +43,10 @@ public:
     QSize sizeHint() const override;
 
 protected:
+    // Bar charts with one category tick per bar at x = 1, 2, ... (throughput, energy): after each
+    // layout every name is elided to its bar's share of the axis (the whole names belong in the
+    // tooltip). `names` is asked at each layout; an empty list leaves the ticks alone.
+    void elideCategoryTicksAfterLayout(std::function<QStringList()> names);
     void changeEvent(QEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
