@@ -144,6 +144,31 @@ TEST(EnergyUnit, ArmFiguresAreTheMedianAcrossProcessesWithANetOfIdle) {
     EXPECT_NE(j["unavailable"][0].get<std::string>().find("no powercap on this machine"), std::string::npos);
 }
 
+// Arms of two runs compared (store's compareRuns): each arm's net figure is net of its own run's
+// idle draw or not given, never of the other run's. Here run X's arm carries a 40 W idle draw,
+// run Y's arm none (its run's idle was measured by an arm not compared).
+TEST(EnergyUnit, ArmsOfTwoRunsAreNotNetOfTheOtherRunsIdle) {
+    auto x = runWith({{2000, 200000, 1000, 4}, {2000, 200000, 1000, 4}, {2000, 200000, 1000, 4}}, 40);
+    auto y = runWith({{2000, 200000, 1000, 4}, {2000, 200000, 1000, 4}, {2000, 200000, 1000, 4}}, -1);
+    results::RunResult both;
+    both.arms = {x.arms[0], y.arms[0]};
+    both.preset_json = {{"compared_runs", {12, 15}}};
+    const auto ex = results::armEnergy(both, 0), ey = results::armEnergy(both, 1);
+    const auto* bx = ex.primary();
+    const auto* by = ey.primary();
+    ASSERT_TRUE(bx && by);
+    EXPECT_NEAR(bx->net_j_per_inference, 0.12, 1e-12);
+    EXPECT_LT(by->idle_w, 0) << "run 15's arm took run 12's idle draw";
+    EXPECT_EQ(by->net_j_per_inference, 0);
+    // Two arms of one run share the run's idle draw, whichever arm measured it.
+    both.preset_json = {{"compared_runs", {12, 12}}};
+    const auto same = results::armEnergy(both, 1);
+    EXPECT_NEAR(same.primary()->net_j_per_inference, 0.12, 1e-12);
+    both.preset_json = nullptr;
+    const auto one = results::armEnergy(both, 1);
+    EXPECT_NEAR(one.primary()->net_j_per_inference, 0.12, 1e-12);
+}
+
 TEST(EnergyUnit, ShortWindowsAreTooShortAndSaySo) {
     // 0.2 s in 10 blocks at 100 ms resolution: +/-65 %: too short.
     const auto run = runWith({{200, 20000, 100, 10}, {200, 20000, 100, 10}}, 40);

@@ -63,7 +63,15 @@ std::vector<double> energyUnits(const EnergySource& s, bool net) {
 }
 
 ArmEnergy armEnergy(const RunResult& run, std::size_t armIndex) {
-    return armEnergy(run.arms.at(armIndex), runIdle(run));
+    const ArmResult& arm = run.arms.at(armIndex);
+    // The arm's own idle draw first. Arms of two different runs (store's compareRuns:
+    // preset_json.compared_runs) take no other arm's: that idle draw was another run's machine
+    // state, so the arm without one of its own has no net figure rather than a wrong one.
+    const json& own = arm.applied.extraField("energy");
+    if (own.is_object() && own.contains("idle") && own["idle"].is_object()) return armEnergy(arm, own);
+    const json runs = run.preset_json.is_object() ? run.preset_json.value("compared_runs", json()) : json();
+    if (runs.is_array() && runs.size() == 2 && runs[0] != runs[1]) return armEnergy(arm, json());
+    return armEnergy(arm, runIdle(run));
 }
 
 ArmEnergy armEnergy(const ArmResult& arm, const json& idleOwner) {
