@@ -314,6 +314,31 @@ private slots:
             maxB8 = std::max(maxB8, it->value);
         QVERIFY2(maxB1 > 3 * maxB8, qPrintable(QStringLiteral("%1 vs %2").arg(maxB1).arg(maxB8)));
 
+        // Rates the SLO search doubled and bisected (3200 beside 4800): on a narrow plot the rate
+        // axis labels only those whose labels do not run into each other, the ends kept.
+        {
+            auto many = run;
+            many.preset.serving.rates = {100, 400, 800, 1600, 3200, 4800, 6400};
+            for (auto& a : many.arms) {
+                a.serving.clear();
+                for (int level = 0; level < 7; ++level)
+                    a.serving.push_back(servedLevel(level, many.preset.serving.rates[std::size_t(level)], 8, 0.05));
+            }
+            panel.resize(760, 600);
+            panel.showRun(std::make_shared<const results::RunResult>(many));
+            panel.setServingSnapshot(
+                std::make_shared<const widgets::ServingSnapshot>(widgets::servingSnapshot(many, false)));
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            latency->replot();
+            latency->replot();  // the labels thinned after the first layout are drawn by the next
+            const QStringList problems = testing::textProblems(latency);
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+            const QVector<QString> labels = latency->xAxis->tickVectorLabels();
+            QVERIFY(labels.contains(QStringLiteral("100")) && labels.contains(QStringLiteral("6400")));
+            QVERIFY2(labels.size() < 7, qPrintable(QStringList(labels.begin(), labels.end()).join(QLatin1Char(' '))));
+            panel.resize(1100, 600);
+        }
+
         // A finished run without any level says so instead of waiting for one.
         auto none = run;
         for (auto& a : none.arms) a.serving.clear();

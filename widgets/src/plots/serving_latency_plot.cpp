@@ -28,6 +28,7 @@ ServingLatencyPlot::ServingLatencyPlot(QWidget* parent)
                   "line is the SLO.") +
                QStringLiteral("\n\n") + toolTip());
     placeLegendInTitleRow();
+    connect(this, &QCustomPlot::afterLayout, this, [this] { thinRateTicks(); });
     restyle();
 }
 
@@ -199,6 +200,25 @@ void ServingLatencyPlot::fitView() {
         xAxis->setRange(xLo / 1.4, xHi * 1.4);
     else
         xAxis->setRange(0, xHi * 1.08 + (xHi > 0 ? 0 : 1));
+}
+
+void ServingLatencyPlot::thinRateTicks() {
+    auto text = qSharedPointerDynamicCast<QCPAxisTickerText>(xAxis->ticker());
+    if (!text || xTicks_.empty() || axisRect()->width() <= 0) return;
+    const QFontMetrics fm(xAxis->tickLabelFont());
+    QMap<double, QString> keep;
+    double prevRight = -1e9;
+    for (double x : xTicks_) {
+        const QString label = QString::number(x, 'g', 4);
+        const double px = xAxis->coordToPixel(x);
+        const double half = fm.horizontalAdvance(label) / 2.0;
+        if (px - half < prevRight + 6) continue;
+        keep.insert(x, label);
+        prevRight = px + half;
+    }
+    if (keep == text->ticks()) return;
+    text->setTicks(keep);
+    replot(rpQueuedReplot);
 }
 
 }  // namespace pitlane::widgets

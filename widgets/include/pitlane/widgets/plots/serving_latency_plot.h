@@ -31,6 +31,9 @@ protected:
     void fitView() override;
 
 private:
+    // The rates labelled on the log rate axis: those measured, less any whose label would run
+    // into the one before it at this width (the SLO search's 3200 beside 4800 at 1366 px).
+    void thinRateTicks();
     std::shared_ptr<const ServingSnapshot> snapshot_, drawn_;
     std::vector<QCPGraph*> p99_, p50_;
     QCPGraph* saturated_ = nullptr;
