@@ -21,7 +21,11 @@ if [ "${PITLANE_TESTS_NO_BUILD:-0}" != 1 ]; then
 fi
 stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
-ctest --test-dir "$BUILD" --output-on-failure "$@"
+# As many tests at a time as there are cores (ctest -j): most tests wait on their workers' pipes
+# or on one worker thread, and a test that must not share the machine says so itself
+# (RUN_SERIAL: a measured direction; PROCESSORS 2: a from-scratch compile with -j2). Extra
+# arguments come after, so `-j1` runs them one at a time again.
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" "$@"
 rc=$?
 log="$BUILD/Testing/Temporary/LastTest.log"
 echo

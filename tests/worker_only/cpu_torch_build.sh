@@ -14,8 +14,9 @@
 # every edit it makes, so a wheel whose CMake files change makes this test fail, not pass quietly.
 #
 # Checks: configure finds no CUDA (no CUDA entry in the cache, CAFFE2_USE_CUDA off, nvcc not on
-# PATH), no pitlane_cuda target and no cuda_module_linked test exist, pitlane-worker builds and
-# NEEDs no CUDA library of torch, then tools/gpu_check.py --cpu-protocol and test_worker_readback
+# PATH), no pitlane_cuda target and no cuda_module_linked test exist; pitlane-worker, built in the
+# worker-only mode against the same view (no Qt either), NEEDs no CUDA library of torch and no Qt;
+# then tools/gpu_check.py --cpu-protocol and test_worker_readback
 # run against that worker (the bundled models of the main build).
 # Usage: cpu_torch_build.sh SRC OUT TORCH_DIR MODEL_DIR READBACK_TEST PYTHON
 set -euo pipefail
@@ -100,15 +101,30 @@ tests="$(ctest --test-dir "$OUT" -N 2>&1 || true)"  # -N complains of test binar
 grep -qE 'Test +#[0-9]+: cuda_module_linked$' <<<"$tests" && fail "cuda_module_linked is registered without CUDA"
 grep -qE 'Test +#[0-9]+: unit$' <<<"$tests" || fail "the CPU configuration registered no tests"
 
-env -u CUDA_HOME cmake --build "$OUT" -j2 --target pitlane-worker || fail "build of pitlane-worker"
-WORKER="$OUT/bin/pitlane-worker"
+# The worker is built once, in the worker-only mode (-DPITLANE_WORKER_ONLY=ON, test
+# worker_only_build's configuration) against the same CPU view with Qt disabled too: the most
+# restrictive of the two configurations, and one build of the worker instead of two (issue 45:
+# ctest's time on 2 cores). Its sources and flags are the full configuration's worker's but for
+# what Qt's absence removes; the full configuration above is checked as configured.
+WOUT="$OUT/worker-only"
+rm -f "$WOUT/CMakeCache.txt"
+env -u CUDA_HOME -u CUDAToolkit_ROOT -u CUDA_PATH TORCH_INSTALL_PREFIX="$TORCH_PREFIX" \
+  cmake -S "$SRC" -B "$WOUT" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DPITLANE_WORKER_ONLY=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DCMAKE_DISABLE_FIND_PACKAGE_QCustomPlotQt6=ON \
+  -DTorch_DIR="$VIEW/share/cmake/Torch" > "$WOUT.configure.log" 2>&1 ||
+  { cat "$WOUT.configure.log"; fail "configure of the worker-only mode"; }
+grep -q '^cuda=OFF$' "$WOUT/worker_only.txt" || fail "the worker-only configuration found CUDA: $(cat "$WOUT/worker_only.txt")"
+env -u CUDA_HOME cmake --build "$WOUT" -j2 --target pitlane-worker || fail "build of pitlane-worker"
+WORKER="$WOUT/bin/pitlane-worker"
 [ -x "$WORKER" ] || fail "no $WORKER"
-[ -e "$OUT/bin/libpitlane_cuda.so" ] && fail "libpitlane_cuda.so was built without CUDA"
+[ -e "$WOUT/bin/libpitlane_cuda.so" ] && fail "libpitlane_cuda.so was built without CUDA"
 if readelf -d "$WORKER" | grep NEEDED | grep -E 'torch_cuda|c10_cuda|libtorch\.so'; then
   fail "pitlane-worker NEEDs a CUDA library of torch"
 fi
+# The worker links no Qt.
+if readelf -d "$WORKER" | grep NEEDED | grep -i qt; then fail "pitlane-worker links Qt"; fi
 readelf -d "$WORKER" | grep -q 'NEEDED.*libtorch_cpu' || fail "pitlane-worker does not link libtorch_cpu?"
-echo "cpu_torch_build: configured without CUDA, built $WORKER"
+echo "cpu_torch_build: configured without CUDA, built $WORKER (worker-only mode, no Qt)"
 
 "$PY" "$SRC/tools/gpu_check.py" --cpu-protocol --worker "$WORKER" --models "$MODELS" ||
   fail "the protocol of $WORKER"
