@@ -161,8 +161,11 @@ TEST(Energy, FakeNvmlTwoArmsReportTheScriptedJoules) {
         EXPECT_EQ(e["source"], "nvml");
         EXPECT_EQ(e["device"], "gpu 0 (fake)");
         EXPECT_EQ(e["name"], "Pitlane Fake GPU");
-        // The idle draw: a sleeping worker, so idle_w (its sampler's CPU adds about 0.2 W).
-        EXPECT_NEAR(e["idle_power_w"].get<double>(), idleW, 0.03 * idleW);
+        // The idle draw: a sleeping worker, so idle_w plus busy_w times the share of a core its
+        // sampler keeps busy: about 0.1 % (0.2 W) on a quiet machine, 0.8 % (1.24 W) beside
+        // other tests (ctest -j2), where each wake-up costs more. A busy worker would be ~190 W.
+        EXPECT_GE(e["idle_power_w"].get<double>(), 0.99 * idleW);
+        EXPECT_LE(e["idle_power_w"].get<double>(), idleW + 0.03 * busyW);
         const int batch = arm["knobs"]["batch_size"].get<int>();
         std::vector<double> gross, net;
         const json& src = e["sources"][0];
