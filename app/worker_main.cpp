@@ -30,7 +30,11 @@ namespace {
 struct Args {
     int metricsPeriodMs = 100;
     int channelFd = -1;  // -1: stdin and stdout
-    engine::SandboxOptions sandbox{true, {}, -1};
+    engine::SandboxOptions sandbox = [] {
+        engine::SandboxOptions o;
+        o.memoryLimitBytes = -1;  // the default limit (auto) unless --memory-limit-mb says otherwise
+        return o;
+    }();
 };
 
 const char* const kUsage =

@@ -110,7 +110,8 @@ extern "C" char* mkdtemp(char* tmpl) {
     static constexpr char kTorchTemplate[] = "/tmp/XXXXXX";
     static constexpr char kScratchTemplate[] = "./pl2XXXXXX";
     static_assert(sizeof kTorchTemplate == sizeof kScratchTemplate, "the loader's string keeps its length");
-    const bool loader = gLoadingPackage.load() && tmpl && std::strcmp(tmpl, kTorchTemplate) == 0;
+    // glibc declares tmpl nonnull (mkdtemp(NULL) is undefined): no null test here.
+    const bool loader = gLoadingPackage.load() && std::strcmp(tmpl, kTorchTemplate) == 0;
     if (loader && gRedirectPackageDir.load()) std::memcpy(tmpl, kScratchTemplate, sizeof kScratchTemplate);
     char* made = real(tmpl);
     if (loader && made) std::snprintf(gExtractedTo, sizeof gExtractedTo, "%s", made);

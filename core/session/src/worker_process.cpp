@@ -28,7 +28,7 @@ void closeOnExecFrom(unsigned first) {
 }  // namespace
 
 WorkerProcess::WorkerProcess(QString program, QStringList arguments, QObject* parent, Channel channel)
-    : QObject(parent), program_(std::move(program)), arguments_(std::move(arguments)), channel_(channel) {
+    : QObject(parent), channel_(channel), program_(std::move(program)), arguments_(std::move(arguments)) {
     process_.setProcessChannelMode(QProcess::SeparateChannels);
     connect(&process_, &QProcess::readyReadStandardOutput, this, &WorkerProcess::readStdout);
     connect(&process_, &QProcess::readyReadStandardError, this, &WorkerProcess::readStderr);

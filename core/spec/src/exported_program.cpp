@@ -203,6 +203,12 @@ std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pkl) {
         long long value = 0;
         std::vector<long long> ints;  // a tuple of ints
         bool intsOnly = true;
+        static Item of(Kind k, long long v = 0) {
+            Item i;
+            i.kind = k;
+            i.value = v;
+            return i;
+        }
     };
     std::vector<Item> stack;
     std::vector<std::vector<long long>> sizes;
@@ -247,7 +253,7 @@ std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pkl) {
             case 'r': if (!need(4)) return sizes; p += 4; break;  // LONG_BINPUT
             case 'h': if (!need(1)) return sizes; p += 1; push({}); break;  // BINGET
             case 'j': if (!need(4)) return sizes; p += 4; push({}); break;  // LONG_BINGET
-            case '(': stack.push_back({Item::Mark}); break;
+            case '(': stack.push_back(Item::of(Item::Mark)); break;
             case 'X': {  // BINUNICODE
                 if (!need(4)) return sizes;
                 const std::size_t n = le(pkl, p, 4);
@@ -264,9 +270,9 @@ std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pkl) {
                 push({});
                 break;
             }
-            case 'K': if (!need(1)) return sizes; push({Item::Int, std::uint8_t(pkl[p])}); p += 1; break;
-            case 'M': if (!need(2)) return sizes; push({Item::Int, le(pkl, p, 2)}); p += 2; break;
-            case 'J': if (!need(4)) return sizes; push({Item::Int, std::int32_t(le(pkl, p, 4))}); p += 4; break;
+            case 'K': if (!need(1)) return sizes; push(Item::of(Item::Int, std::uint8_t(pkl[p]))); p += 1; break;
+            case 'M': if (!need(2)) return sizes; push(Item::of(Item::Int, le(pkl, p, 2))); p += 2; break;
+            case 'J': if (!need(4)) return sizes; push(Item::of(Item::Int, std::int32_t(le(pkl, p, 4)))); p += 4; break;
             case 0x8a: {  // LONG1
                 if (!need(1)) return sizes;
                 const std::size_t n = std::uint8_t(pkl[p]);
@@ -274,7 +280,7 @@ std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pkl) {
                 long long v = 0;
                 for (std::size_t i = 0; i < n; ++i) v |= (long long)(std::uint8_t(pkl[p + 1 + i])) << (8 * i);
                 p += 1 + n;
-                push({Item::Int, v});
+                push(Item::of(Item::Int, v));
                 break;
             }
             case 't': {  // TUPLE: back to the mark
@@ -286,7 +292,7 @@ std::vector<std::vector<long long>> pickledTensorSizes(const std::string& pkl) {
                 push(std::move(t));
                 break;
             }
-            case ')': push({Item::Tuple}); break;
+            case ')': push(Item::of(Item::Tuple)); break;
             case 0x85: case 0x86: case 0x87: push(tupleOf(std::size_t(op - 0x84))); break;
             case 'Q':  // BINPERSID: pops the persistent id, pushes the storage
                 if (stack.empty()) return sizes;
