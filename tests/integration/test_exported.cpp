@@ -39,8 +39,9 @@ protected:
 
 TEST_F(Exported, ALanguageModelRunsOnItsOwnExampleTokenIds) {
     const std::string lm = modelDir() + "/tiny_lm.exported.pt2";
+    // On a 10 s budget: the run's length is not this test's subject.
     const auto r = runCli({"run", QString::fromStdString(lm), "--arm", "A:compile=none,intra_op_threads=1", "--arm",
-                           "B:compile=none,intra_op_threads=1", "--db", "none", "--json", path("lm.json")},
+                           "B:compile=none,intra_op_threads=1", "--db", "none", "--time", "10s", "--json", path("lm.json")},
                           180000);
     ASSERT_TRUE(r.finished) << r.err;
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -83,7 +84,7 @@ TEST_F(Exported, ALanguageModelRunsOnItsOwnExampleTokenIds) {
 TEST_F(Exported, IdsInTheRangeGivenAndAnErrorNamingItBeyond) {
     const QString lm = QString::fromStdString(modelDir() + "/tiny_lm.exported.pt2");
     auto r = runCli({"run", lm, "--input", "32:int64[0,1000)", "--arm", "A:intra_op_threads=1", "--db", "none",
-                     "--json", path("in.json")}, 120000);
+                     "--time", "10s", "--json", path("in.json")}, 120000);
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     const json in = readJson(path("in.json"))["arms"][0]["model_info"]["input"][0];
     EXPECT_EQ(in["low"], 0) << in.dump();
