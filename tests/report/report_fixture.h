@@ -96,4 +96,20 @@ inline QByteArray readAll(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+// Runs PROGRAM ARGS (a renderer: Chromium, pdftoppm) with stdout and stderr merged into OUTPUT
+// ("timed out" after 90 s); its exit code, -1 when it crashed or timed out.
+inline int runTool(const QString& program, const QStringList& args, QString* output) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(program, args);
+    if (!p.waitForFinished(90000)) {
+        p.kill();
+        p.waitForFinished();
+        *output = QStringLiteral("timed out");
+        return -1;
+    }
+    *output = QString::fromUtf8(p.readAll());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
 }  // namespace report_test

@@ -4,7 +4,16 @@
 // process, context-switch counters in the metric ticks, applied settings and an environment.
 #include "pitlane/results/run_result.h"
 
+#include <QString>
+
 namespace report_test {
+
+// The <figure id="ID"> element of a report's HTML, up to its </figure>; empty when there is none.
+inline QString figure(const QString& html, const QString& id) {
+    const int at = html.indexOf(QStringLiteral("<figure id=\"%1\">").arg(id));
+    if (at < 0) return {};
+    return html.mid(at, html.indexOf(QStringLiteral("</figure>"), at) - at);
+}
 
 inline pitlane::results::ArmResult sampleArm(const std::string& name, int index,
                                              std::vector<int> batchSizes) {

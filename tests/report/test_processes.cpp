@@ -2,6 +2,7 @@
 // section (strip chart with one dot per process, per-process table, variance shares and their
 // estimator), faults/iter in the summary tables, the process warnings, the CSV's process column.
 #include "pitlane/report/report.h"
+#include "report_samples.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -51,11 +52,7 @@ results::RunResult replicatedRun() {
     return r;
 }
 
-QString figure(const QString& html, const QString& id) {
-    const int at = html.indexOf(QStringLiteral("<figure id=\"%1\">").arg(id));
-    if (at < 0) return {};
-    return html.mid(at, html.indexOf(QStringLiteral("</figure>"), at) - at);
-}
+using report_test::figure;
 
 QString sectionText(const QString& html, const QString& heading) {
     const int at = html.indexOf(heading);

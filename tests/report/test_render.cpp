@@ -40,19 +40,7 @@ Ink measure(const QImage& img, int arms) {
     return ink;
 }
 
-int runTool(const QString& program, const QStringList& args, QString* output) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(program, args);
-    if (!p.waitForFinished(90000)) {
-        p.kill();
-        p.waitForFinished();
-        *output = QStringLiteral("timed out");
-        return -1;
-    }
-    *output = QString::fromUtf8(p.readAll());
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-}
+using report_test::runTool;
 
 }  // namespace
 

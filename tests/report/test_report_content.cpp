@@ -34,11 +34,7 @@ results::RunResult run() {
     return r;
 }
 
-QString figure(const QString& html, const QString& id) {
-    const int at = html.indexOf(QStringLiteral("<figure id=\"%1\">").arg(id));
-    if (at < 0) return {};
-    return html.mid(at, html.indexOf(QStringLiteral("</figure>"), at) - at);
-}
+using report_test::figure;
 
 QString pdfText(const results::RunResult& r) {
     QTemporaryDir dir;

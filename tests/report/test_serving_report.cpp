@@ -71,18 +71,7 @@ QString servingArtifact(const QString& name) {
     return report_test::artifact(QStringLiteral("serving-") + name);
 }
 
-int runTool(const QString& program, const QStringList& args, QString* output) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(program, args);
-    if (!p.waitForFinished(90000)) {
-        p.kill();
-        p.waitForFinished();
-        return -1;
-    }
-    *output = QString::fromUtf8(p.readAll());
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-}
+using report_test::runTool;
 
 // Pixels of arm `arm`'s colour in an image.
 int armPixels(const QImage& img, int arm) {

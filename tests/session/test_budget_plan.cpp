@@ -185,8 +185,11 @@ TEST(BudgetPlan, PlanRoundTakesTheLaterWarmup) {
             ++warm;
         }
     EXPECT_EQ(warm, 2);
-    for (const auto& t : S::planRound(p, 0, 0, {5}, true, 0))
-        if (t.kind == S::Task::Warmup) EXPECT_EQ(t.iters, 10);
+    for (const auto& t : S::planRound(p, 0, 0, {5}, true, 0)) {
+        if (t.kind == S::Task::Warmup) {
+            EXPECT_EQ(t.iters, 10);
+        }
+    }
 }
 
 TEST(BudgetSpec, BareModelsQuickRunHasTheDefaultBudget) {

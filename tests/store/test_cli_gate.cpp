@@ -27,9 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-pitlane::testing::CliRun cli(QStringList args) {
-    return pitlane::testing::runCli(args, QProcessEnvironment::systemEnvironment(), 120000);
-}
+using pitlane::testing::cli;
 
 QString writePreset(const QTemporaryDir& dir, const QString& file, int batch, bool withB) {
     const QString path = dir.filePath(file);
@@ -49,11 +47,7 @@ qint64 runId(const pitlane::testing::CliRun& r) {
     return m.hasMatch() ? m.captured(1).toLongLong() : 0;
 }
 
-json readJson(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return json();
-    return json::parse(f.readAll().toStdString(), nullptr, false);
-}
+using pitlane::testing::readJson;
 
 TEST(CliGate, PassesNoiseFailsARealSlowdownAndNamesWhatItCannotCompare) {
     QTemporaryDir dir;

@@ -21,9 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-pitlane::testing::CliRun cli(QStringList args) {
-    return pitlane::testing::runCli(args, QProcessEnvironment::systemEnvironment(), 120000);
-}
+using pitlane::testing::cli;
 
 QString writeFile(const QTemporaryDir& dir, const QString& file, const QString& text) {
     const QString path = dir.filePath(file);
@@ -41,11 +39,7 @@ QString preset(const QTemporaryDir& dir, const QString& file, int batch, const Q
                                     .arg(arm));
 }
 
-json readJson(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return json();
-    return json::parse(f.readAll().toStdString(), nullptr, false);
-}
+using pitlane::testing::readJson;
 
 TEST(CliGatePaired, RefusesBeforeMeasuringAndNamesTheFileTheFieldAndTheReason) {
     QTemporaryDir dir;

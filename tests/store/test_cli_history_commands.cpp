@@ -24,9 +24,7 @@ namespace {
 
 constexpr int kIters = 40;
 
-pitlane::testing::CliRun cli(QStringList args) {
-    return pitlane::testing::runCli(args, QProcessEnvironment::systemEnvironment(), 60000);
-}
+using pitlane::testing::cli;
 
 json parse(const QString& text) {
     try {

@@ -38,9 +38,7 @@ using pitlane::testing::CliRun;
 using pitlane::testing::rawExec;
 using pitlane::testing::rawScalar;
 
-CliRun cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-    return pitlane::testing::runCli(args, env, 120000);
-}
+using pitlane::testing::cli;
 
 QString writePreset(const QTemporaryDir& dir, const QString& name, int iters, int blockIters) {
     const QString path = dir.filePath(name);

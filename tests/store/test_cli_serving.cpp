@@ -25,15 +25,7 @@ using nlohmann::json;
 using pitlane::testing::runCli;
 using pitlane::store::RunStore;
 
-namespace {
-
-json readJson(const QString& path) {
-    QFile f(path);
-    EXPECT_TRUE(f.open(QIODevice::ReadOnly)) << path.toStdString();
-    return json::parse(f.readAll().toStdString(), nullptr, false);
-}
-
-}  // namespace
+using pitlane::testing::readJson;
 
 TEST(CliServingHistory, StoredServingRunReportsTheSamePoints) {
     QTemporaryDir dir;
@@ -61,6 +53,7 @@ TEST(CliServingHistory, StoredServingRunReportsTheSamePoints) {
     const auto rep = runCli(
         {QStringLiteral("report"), id, QStringLiteral("--db"), db, QStringLiteral("--json"), back});
     ASSERT_EQ(rep.exitCode, 0) << rep.err.toStdString();
+    ASSERT_TRUE(QFile::exists(ran) && QFile::exists(back)) << ran.toStdString() << " " << back.toStdString();
     const json a = readJson(ran), b = readJson(back);
     ASSERT_TRUE(a.is_object() && b.is_object());
     ASSERT_EQ(b["arms"].size(), 2u);

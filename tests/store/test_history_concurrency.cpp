@@ -64,7 +64,7 @@ private:
 };
 
 // Measured samples per arm of the preset below.
-constexpr int kIters = 20;
+constexpr int kConcurrentIters = 20;
 
 QString writePreset(const QTemporaryDir& dir) {
     const QString path = dir.filePath(QStringLiteral("preset.json"));
@@ -74,7 +74,7 @@ QString writePreset(const QTemporaryDir& dir) {
         "run": {"warmup_iters": 2, "iters": %1, "block_iters": 10, "processes": 1},
         "arms": [{"name": "A", "knobs": {"intra_op_threads": 1}},
                  {"name": "B", "knobs": {"grad": "no_grad", "intra_op_threads": 1}}]})")
-                .arg(kIters)
+                .arg(kConcurrentIters)
                 .toUtf8());
     return path;
 }
@@ -115,7 +115,7 @@ void expectEveryRunStored(const QString& db, int runs) {
     ASSERT_EQ(list.size(), runs);
     for (const auto& info : list) {
         EXPECT_TRUE(info.complete()) << "run " << info.id << " unfinished";
-        EXPECT_EQ(s.sampleCount(info.id), 2 * kIters) << "run " << info.id;
+        EXPECT_EQ(s.sampleCount(info.id), 2 * kConcurrentIters) << "run " << info.id;
         EXPECT_EQ(info.armStatuses, (QStringList{QStringLiteral("ok"), QStringLiteral("ok")}));
     }
     s.close();

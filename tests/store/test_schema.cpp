@@ -1,6 +1,7 @@
 // Opening history files: migration from v0, refusing newer or foreign files, WAL mode, rollback
 // of a failed migration. Real SQLite files in a temporary folder.
 #include "pitlane/store/run_store.h"
+#include "raw_sql.h"
 
 #include <QFile>
 #include <QSqlDatabase>
@@ -252,9 +253,7 @@ pitlane::results::RunResult replicatedRun() {
     return r;
 }
 
-qint64 rawCount(const QString& path, const QString& table) {
-    return rawValue(path, QStringLiteral("SELECT count(*) FROM %1").arg(table)).toLongLong();
-}
+using pitlane::testing::rawCount;
 
 }  // namespace
 

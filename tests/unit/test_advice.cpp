@@ -19,7 +19,7 @@ json op(const std::string& name, double selfUs) {
 }
 
 // An arm measured in one process: `n` samples of `ms`, read back as `applied`.
-ArmResult arm(const std::string& name, json knobs, json applied, double ms = 10.0, int n = 20) {
+ArmResult adviceArm(const std::string& name, json knobs, json applied, double ms = 10.0, int n = 20) {
     ArmResult a;
     a.name = name;
     setKnobsFromJson(a, knobs);
@@ -64,12 +64,12 @@ const Advice* find(const std::vector<Advice>& v, const std::string& rule) {
 }  // namespace
 
 TEST(Advice, ATunedArmGetsNothing) {
-    const auto r = runOf({arm("tuned", {{"grad", "inference_mode"}}, inferenceApplied())});
+    const auto r = runOf({adviceArm("tuned", {{"grad", "inference_mode"}}, inferenceApplied())});
     EXPECT_TRUE(advise(r).empty());
 }
 
 TEST(Advice, FusionShareIsTheProfiledShareOfConvBatchNormAndActivations) {
-    auto a = arm("A", {{"mode", "train"}}, inferenceApplied({{"mode", "train"}}));
+    auto a = adviceArm("A", {{"mode", "train"}}, inferenceApplied({{"mode", "train"}}));
     // Two iterations: conv 30 ms + bn 6 ms + relu 2 ms of 50 ms per iteration = 76 %; dropout
     // 2 ms (train mode's other layer).
     a.profile = {{"iters", 2},
@@ -98,7 +98,7 @@ TEST(Advice, FusionShareIsTheProfiledShareOfConvBatchNormAndActivations) {
 }
 
 TEST(Advice, TrainModeWithoutBatchNormOrDropoutChangesNothing) {
-    auto a = arm("A", {{"mode", "train"}}, inferenceApplied({{"mode", "train"}}));
+    auto a = adviceArm("A", {{"mode", "train"}}, inferenceApplied({{"mode", "train"}}));
     a.profile = {{"iters", 1}, {"ops", {op("aten::addmm", 1000)}}};
     EXPECT_EQ(find(advise(runOf({a})), "train_mode_layers"), nullptr);
     a.profile = nullptr;  // no profile: said, with a prior
@@ -112,7 +112,7 @@ TEST(Advice, TrainModeWithoutBatchNormOrDropoutChangesNothing) {
 }
 
 TEST(Advice, AutogradOnlyWhereTheOutputRequiresGrad) {
-    auto a = arm("A", {{"grad", "enabled"}},
+    auto a = adviceArm("A", {{"grad", "enabled"}},
                  inferenceApplied({{"grad", "enabled"}, {"grad_state", {{"output_requires_grad", true}}}}));
     const auto kept2 = advise(runOf({a}));
     const Advice* g = find(kept2, "autograd_in_inference");
@@ -125,7 +125,7 @@ TEST(Advice, AutogradOnlyWhereTheOutputRequiresGrad) {
 }
 
 TEST(Advice, OversubscriptionCountsEveryWorkersThreads) {
-    auto a = arm("A", {{"workers", 2}, {"intra_op_threads", 3}},
+    auto a = adviceArm("A", {{"workers", 2}, {"intra_op_threads", 3}},
                  inferenceApplied({{"intra_op_threads", 3}, {"affinity", {0, 1}}, {"affinity_policy", "none"}}));
     a.workers = 2;
     a.worker_applied = {a.applied, a.applied};
@@ -137,12 +137,12 @@ TEST(Advice, OversubscriptionCountsEveryWorkersThreads) {
     EXPECT_EQ(o->change, json({{"affinity", "compact"}, {"intra_op_threads", 1}}));
     EXPECT_EQ(o->arm_knobs, json({{"affinity", "compact"}, {"intra_op_threads", 1}, {"workers", 2}}));
     // One worker of two threads on two cores is not oversubscribed.
-    auto b = arm("B", {{"intra_op_threads", 2}}, inferenceApplied({{"intra_op_threads", 2}, {"affinity", {0, 1}}}));
+    auto b = adviceArm("B", {{"intra_op_threads", 2}}, inferenceApplied({{"intra_op_threads", 2}, {"affinity", {0, 1}}}));
     EXPECT_EQ(find(advise(runOf({b})), "threads_oversubscribed"), nullptr);
 }
 
 TEST(Advice, PageFaultShareFromProcessesThatFaultAgainstThoseThatDoNot) {
-    auto a = arm("glibc", {{"allocator", "system"}}, inferenceApplied({{"allocator", "system"}}), 10.0, 0);
+    auto a = adviceArm("glibc", {{"allocator", "system"}}, inferenceApplied({{"allocator", "system"}}), 10.0, 0);
     a.processes.clear();
     // Process 0 faults (600/iter) at 15 ms; process 1 does not, at 10 ms.
     for (int p = 0; p < 2; ++p) {
@@ -165,8 +165,8 @@ TEST(Advice, PageFaultShareFromProcessesThatFaultAgainstThoseThatDoNot) {
 }
 
 TEST(Advice, Bf16SlowerThanItsSiblingIsTheMeasuredRatio) {
-    auto fp32 = arm("fp32", {{"grad", "inference_mode"}}, inferenceApplied(), 10.0);
-    auto bf16 = arm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
+    auto fp32 = adviceArm("fp32", {{"grad", "inference_mode"}}, inferenceApplied(), 10.0);
+    auto bf16 = adviceArm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
                     inferenceApplied({{"precision", "autocast_bf16"}}), 12.0);
     const auto v = advise(runOf({fp32, bf16}));
     const Advice* s = find(v, "slower_than_fp32");
@@ -175,11 +175,11 @@ TEST(Advice, Bf16SlowerThanItsSiblingIsTheMeasuredRatio) {
     EXPECT_NEAR(s->value, (12.0e6 + 9.5) / (10.0e6 + 9.5), 1e-9);  // medians of i = 0..19 added
     EXPECT_NEAR(s->share, 1.0 - 1.0 / s->value, 1e-12);
     // 1.05x slower is under the 1.10 threshold; a sibling that differs in another knob is none.
-    bf16 = arm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
+    bf16 = adviceArm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
                inferenceApplied({{"precision", "autocast_bf16"}}), 10.5);
     EXPECT_EQ(find(advise(runOf({fp32, bf16})), "slower_than_fp32"), nullptr);
-    auto other = arm("other", {{"grad", "no_grad"}}, inferenceApplied(), 10.0);
-    bf16 = arm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
+    auto other = adviceArm("other", {{"grad", "no_grad"}}, inferenceApplied(), 10.0);
+    bf16 = adviceArm("bf16", {{"grad", "inference_mode"}, {"precision", "autocast_bf16"}},
                inferenceApplied({{"precision", "autocast_bf16"}}), 20.0);
     // No sibling, a CPU without native bf16 (the environment's flags): a prior.
     const auto kept5 = advise(runOf({other, bf16}));
@@ -194,7 +194,7 @@ TEST(Advice, Bf16SlowerThanItsSiblingIsTheMeasuredRatio) {
 TEST(Advice, VariableShapesComparesEachShapesFirstCallWithItsSteadyMedian) {
     // Three shapes cycling from 0 in every block; steady medians 2, 4, 8 ms; the warmup's first
     // calls of shapes 1 and 2 (warmup[1], warmup[2]) took 20 and 16 ms: 5x and 2x.
-    auto a = arm("shapes", {}, inferenceApplied({{"input_variants", 3}, {"jit_state", {{"profiling_executor", true}}}}),
+    auto a = adviceArm("shapes", {}, inferenceApplied({{"input_variants", 3}, {"jit_state", {{"profiling_executor", true}}}}),
                  1.0, 0);
     const double steady[] = {2e6, 4e6, 8e6};
     for (int b = 0; b < 2; ++b)
@@ -213,7 +213,7 @@ TEST(Advice, VariableShapesComparesEachShapesFirstCallWithItsSteadyMedian) {
 }
 
 TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
-    auto a = arm("A", {{"mode", "train"}, {"grad", "enabled"}},
+    auto a = adviceArm("A", {{"mode", "train"}, {"grad", "enabled"}},
                  inferenceApplied({{"mode", "train"}, {"grad", "enabled"}, {"affinity", {0, 1}},
                                    {"intra_op_threads", 2},
                                    {"jit_state", {{"profiling_executor", true}}}}));
@@ -254,7 +254,7 @@ TEST(Advice, RankingTiersThenShareAndSuggestedArmsAreValidAndUnique) {
 // BLAS, from 5 % on; without a profile a prior of 50 %, marked estimated; any other BLAS is
 // silent.
 TEST(Advice, ReferenceBlasShareIsTheProfiledTimeOfBlasOperators) {
-    auto a = arm("A", {{"grad", "inference_mode"}},
+    auto a = adviceArm("A", {{"grad", "inference_mode"}},
                  inferenceApplied({{"blas", "reference"}, {"blas_path", "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"}}));
     a.profile = {{"iters", 2}, {"ops", {op("aten::addmm", 60000), op("aten::mm", 20000), op("aten::relu", 20000)}}};
     const auto advice = advise(runOf({a}));
@@ -287,7 +287,7 @@ TEST(Advice, ReferenceBlasShareIsTheProfiledTimeOfBlasOperators) {
 // Issue 27: batch 1 on one intra-op thread of two cores leaves a core idle whatever the batch:
 // the batching rule no longer blames the batch ("a batch gives every core work").
 TEST(Advice, BatchOneOnFewerThreadsThanCoresIsNotTheBatchsFault) {
-    auto a = arm("one", {{"grad", "inference_mode"}}, inferenceApplied({{"affinity", {0, 1}}, {"affinity_policy", "none"}}));
+    auto a = adviceArm("one", {{"grad", "inference_mode"}}, inferenceApplied({{"affinity", {0, 1}}, {"affinity_policy", "none"}}));
     a.processes[0].cpu_ms = 100;
     a.processes[0].cpu_wall_ms = 200;  // one core of two busy: 50 % use
     EXPECT_EQ(find(advise(runOf({a})), "batch_one_idle_cores"), nullptr);
@@ -300,7 +300,7 @@ TEST(Advice, BatchOneOnFewerThreadsThanCoresIsNotTheBatchsFault) {
 // Issue 27: an arm on several threads whose processes are far apart is told intra_op_threads=1
 // first, with the measured spread; one thread already, or processes that agree: nothing.
 TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
-    auto a = arm("default threads", {{"grad", "enabled"}, {"mode", "train"}},
+    auto a = adviceArm("default threads", {{"grad", "enabled"}, {"mode", "train"}},
                  inferenceApplied({{"grad", "enabled"}, {"mode", "train"}, {"intra_op_threads", 2},
                                    {"affinity", {0, 1}}}));
     a.samples.clear();
@@ -336,7 +336,7 @@ TEST(Advice, ProcessesFarApartOnSeveralThreadsRankOneThreadFirst) {
 namespace {
 // An arm measured in 6 processes of 2 blocks of 10 samples: `ms` with a spread of +-2 %.
 ArmResult spreadArm(const std::string& name, json knobs, json applied, double ms) {
-    auto a = arm(name, knobs, applied, ms, 0);
+    auto a = adviceArm(name, knobs, applied, ms, 0);
     a.processes.clear();
     for (int p = 0; p < 6; ++p) {
         ProcessInfo info;

@@ -21,7 +21,7 @@ json applied(json extra = json::object()) {
     return a;
 }
 
-ArmResult arm(const std::string& name, json knobs, json read, double ms) {
+ArmResult caveatArm(const std::string& name, json knobs, json read, double ms) {
     ArmResult a;
     a.name = name;
     setKnobsFromJson(a, knobs);
@@ -31,7 +31,7 @@ ArmResult arm(const std::string& name, json knobs, json read, double ms) {
     return a;
 }
 
-RunResult runOf(std::vector<ArmResult> arms) {
+RunResult caveatRun(std::vector<ArmResult> arms) {
     RunResult r;
     r.preset.name = "caveats";
     r.arms = std::move(arms);
@@ -43,7 +43,7 @@ RunResult runOf(std::vector<ArmResult> arms) {
 ArmResult fixedPackage(const std::string& name = "aoti", double ms = 5.0) {
     ArmResult a;
     a.model_format = "aoti";
-    a = arm(name, {{"intra_op_threads", 1}, {"grad", "inference_mode"}},
+    a = caveatArm(name, {{"intra_op_threads", 1}, {"grad", "inference_mode"}},
             applied({{"package", {{"kernel_threads", 2}, {"constants", 3}}}, {"model_format", "aoti"},
                      {"grad", "inference_mode"}}),
             ms);
@@ -60,8 +60,8 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 }  // namespace
 
 TEST(Caveats, AnArmThatRanAsAskedHasNone) {
-    const auto r = runOf({arm("A", {{"intra_op_threads", 1}}, applied(), 10),
-                          arm("B", {{"intra_op_threads", 1}, {"grad", "inference_mode"}},
+    const auto r = caveatRun({caveatArm("A", {{"intra_op_threads", 1}}, applied(), 10),
+                          caveatArm("B", {{"intra_op_threads", 1}, {"grad", "inference_mode"}},
                               applied({{"grad", "inference_mode"}}), 8)});
     EXPECT_TRUE(armCaveats(r.arms[0]).empty());
     EXPECT_TRUE(armCaveats(r.arms[1]).empty());
@@ -70,14 +70,14 @@ TEST(Caveats, AnArmThatRanAsAskedHasNone) {
     EXPECT_TRUE(toResultsJson(r)["comparisons"][0]["caveats"].empty());
     EXPECT_FALSE(contains(comparisonTable(r), "caveat: ")) << comparisonTable(r);
     // A dynamic package, or one with no parallel region, follows the knob: nothing to say.
-    auto dyn = arm("B", {{"intra_op_threads", 1}}, applied({{"package", {{"kernel_threads", "dynamic"}}}}), 8);
+    auto dyn = caveatArm("B", {{"intra_op_threads", 1}}, applied({{"package", {{"kernel_threads", "dynamic"}}}}), 8);
     EXPECT_TRUE(armCaveats(dyn).empty());
-    auto same = arm("B", {{"intra_op_threads", 2}}, applied({{"intra_op_threads", 2}, {"package", {{"kernel_threads", 2}}}}), 8);
+    auto same = caveatArm("B", {{"intra_op_threads", 2}}, applied({{"intra_op_threads", 2}, {"package", {{"kernel_threads", 2}}}}), 8);
     EXPECT_TRUE(armCaveats(same).empty());
 }
 
 TEST(Caveats, AFixedThreadPackageSaysWhatRanOnceWithTheIssuesWording) {
-    const auto r = runOf({arm("torchscript", {{"intra_op_threads", 1}}, applied(), 10), fixedPackage()});
+    const auto r = caveatRun({caveatArm("torchscript", {{"intra_op_threads", 1}}, applied(), 10), fixedPackage()});
     const auto c = armCaveats(r.arms[1]);
     // The worker's own line is said once, in the read-back's words (not twice).
     ASSERT_EQ(c.size(), 1u) << c.front();
@@ -107,8 +107,8 @@ TEST(Caveats, AFixedThreadPackageSaysWhatRanOnceWithTheIssuesWording) {
 }
 
 TEST(Caveats, ACaveatOfTheBaselineTouchesEveryComparison) {
-    const auto r = runOf({fixedPackage("base", 10), arm("B", {{"intra_op_threads", 1}}, applied(), 8),
-                          arm("C", {{"intra_op_threads", 1}}, applied(), 6)});
+    const auto r = caveatRun({fixedPackage("base", 10), caveatArm("B", {{"intra_op_threads", 1}}, applied(), 8),
+                          caveatArm("C", {{"intra_op_threads", 1}}, applied(), 6)});
     const auto comps = compareArms(r);
     ASSERT_EQ(comps.size(), 2u);
     for (const auto& c : comps) {
@@ -121,7 +121,7 @@ TEST(Caveats, ACaveatOfTheBaselineTouchesEveryComparison) {
 
 TEST(Caveats, ReadBackDifferencesAreNamedKnobByKnob) {
     // Each knob asked against what the worker read back.
-    const auto a = arm("A",
+    const auto a = caveatArm("A",
                        {{"intra_op_threads", 1}, {"inter_op_threads", 2}, {"grad", "inference_mode"},
                         {"jit", "freeze"}, {"precision", "autocast_bf16"}, {"batch_size", 4}},
                        applied({{"intra_op_threads", 2}, {"inter_op_threads", 1}, {"grad", "no_grad"},
@@ -138,7 +138,7 @@ TEST(Caveats, ReadBackDifferencesAreNamedKnobByKnob) {
     };
     EXPECT_EQ(c, expected);
     // A knob the worker already explained (a caveat starting with its name) is not said twice.
-    auto b = arm("B", {{"memory_format", "channels_last"}}, applied(), 10);
+    auto b = caveatArm("B", {{"memory_format", "channels_last"}}, applied(), 10);
     b.caveats = {"memory_format channels_last applies to 4-D (NCHW) inputs only; this model's input is not 4-D, so it stays contiguous"};
     const auto cb = armCaveats(b);
     ASSERT_EQ(cb.size(), 1u);
@@ -162,7 +162,7 @@ TEST(Caveats, TheAdviceForAFixedThreadPackageIsToCompileWithDynamicThreadsNotToP
     // Migrations that would otherwise call for pinning, and processes far apart at 2 threads.
     auto a = fixedPackage();
     a.metrics.push_back({});
-    const auto v = advise(runOf({arm("ts", {{"intra_op_threads", 1}}, applied(), 10), a}));
+    const auto v = advise(caveatRun({caveatArm("ts", {{"intra_op_threads", 1}}, applied(), 10), a}));
     std::vector<std::string> rules;
     for (const auto& x : v)
         if (x.arm == 1) rules.push_back(x.rule);
@@ -179,7 +179,7 @@ TEST(Caveats, TheAdviceForAFixedThreadPackageIsToCompileWithDynamicThreadsNotToP
     auto compiled = fixedPackage();
     setKnobsFromJson(compiled, {{"intra_op_threads", 1}, {"compile", "aoti"}, {"inductor", {{"dynamic_threads", false}}}});
     compiled.model_format = "exported";
-    const auto w = advise(runOf({arm("ts", {{"intra_op_threads", 1}}, applied(), 10), compiled}));
+    const auto w = advise(caveatRun({caveatArm("ts", {{"intra_op_threads", 1}}, applied(), 10), compiled}));
     bool found = false;
     for (const auto& x : w)
         if (x.rule == "package_fixed_threads") {
