@@ -18,9 +18,10 @@
 # worker-only mode against the same view (no Qt either), NEEDs no CUDA library of torch and no Qt;
 # then tools/gpu_check.py --cpu-protocol and test_worker_readback
 # run against that worker (the bundled models of the main build).
-# Usage: cpu_torch_build.sh SRC OUT TORCH_DIR MODEL_DIR READBACK_TEST PYTHON
+# Last, the default preset runs on that worker (pitlane-cli of the main build, --iters 6).
+# Usage: cpu_torch_build.sh SRC OUT TORCH_DIR MODEL_DIR READBACK_TEST PYTHON CLI
 set -euo pipefail
-SRC="$1" OUT="$2" TORCH_DIR="$3" MODELS="$4" READBACK="$5" PY="$6"
+SRC="$1" OUT="$2" TORCH_DIR="$3" MODELS="$4" READBACK="$5" PY="$6" CLI="$7"
 fail() { echo "cpu_torch_build: FAIL: $*" >&2; exit 1; }
 
 TORCH_PREFIX="$(cd "$TORCH_DIR/../../.." && pwd)"  # .../site-packages/torch
@@ -130,4 +131,25 @@ echo "cpu_torch_build: configured without CUDA, built $WORKER (worker-only mode,
   fail "the protocol of $WORKER"
 [ -x "$READBACK" ] || fail "$READBACK is missing: build the test_worker_readback target (the full build has it)"
 PITLANE_WORKER="$WORKER" PITLANE_MODEL_DIR="$MODELS" "$READBACK" || fail "test_worker_readback against $WORKER"
+
+# The default preset, as `bash tools/bootstrap.sh --cpu` users run it, on that worker (a few
+# iterations: what is checked is that it runs, not what it measures): every arm ok, and each
+# worker says its libtorch has no CUDA.
+[ -x "$CLI" ] || fail "$CLI is missing"
+PITLANE_WORKER="$WORKER" PITLANE_MODEL_DIR="$MODELS" "$CLI" run "$SRC/presets/default.json" --iters 6 \
+  --db none --quiet --json "$OUT/default.json" > "$OUT/default.log" 2>&1 ||
+  { tail -20 "$OUT/default.log"; fail "the default preset on $WORKER"; }
+"$PY" - "$OUT/default.json" <<'EOF2' || fail "the default preset's results ($OUT/default.json)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+arms = r["arms"]
+assert len(arms) == 2, f"{len(arms)} arms"
+for a in arms:
+    assert a["status"] == "ok", f'{a["name"]}: {a["status"]}'
+    assert a["summary"]["n"] >= 6, f'{a["name"]}: {a["summary"]["n"]} samples'
+    cuda = a.get("environment", {}).get("cuda_build")
+    assert cuda in (False, None), f'{a["name"]}: the worker says cuda_build {cuda}'
+    assert cuda is False, f'{a["name"]}: no cuda_build in the worker\'s environment'
+print("cpu_torch_build: the default preset ran on the CPU worker:", r["comparisons"][0]["verdict"])
+EOF2
 echo "cpu_torch_build: PASS"
