@@ -1,5 +1,5 @@
-# Build speed (issue 45, docs/PERFORMANCE.md "From clone to window"): precompiled headers and the
-# tests' optimisation level, applied here, in one place, after every target exists, so that no
+# Build speed (issue 45, docs/PERFORMANCE.md "From clone to window"): precompiled headers, the
+# optimisation levels and the tests' unity builds, applied here, in one place, after every target exists, so that no
 # folder's CMakeLists.txt has to know about them.
 #
 # - Precompiled headers (cmake/pch/*.h): one per kind of translation unit, built once per target
@@ -8,13 +8,20 @@
 #   12 -> 6.5 CPU-s, a json TU ~1.2 CPU-s less; the figures of a whole build are in
 #   docs/PERFORMANCE.md. -DPITLANE_PCH=OFF (or CMake's own CMAKE_DISABLE_PRECOMPILE_HEADERS) builds
 #   without them, which is also how to check that every file includes what it uses.
-# - Tests (targets under tests/) compile at -O1 instead of Release's -O3: their code is assertions,
-#   fixtures and process plumbing, and their code generation was most of their cost (test_results.cpp
-#   18 -> 12 CPU-s). The product libraries they test stay -O3: they link the same objects as the
-#   product.
+# - The product's Release build is -O2, not CMake's -O3 (PITLANE_RELEASE_OPT): its own code is
+#   plumbing around libtorch (which keeps its own flags: what a worker measures is libtorch's code),
+#   JSON, Qt and statistics, and -O3's extra code generation was 8 % of its TUs' CPU time (six of
+#   the costliest TUs: 53.8 -> 49.6 CPU-s, GCC 12), about 40 s of the first command's wall time on
+#   2 cores (issue 45).
+# - Tests (targets under tests/) compile at -Og: their code is assertions, fixtures and process
+#   plumbing, and their code generation was most of their cost (test_results.cpp at -O3 / -O1 / -Og:
+#   18 / 12 / 9.8 CPU-s; four test TUs without the PCH 31.7 CPU-s at -O1, 27.8 at -Og). The product
+#   libraries they test keep the product's level: they link the same objects as the product.
 option(PITLANE_PCH "Precompiled headers (cmake/PitlanePch.cmake)" ON)
 option(PITLANE_TEST_UNITY "Unity builds of the unit-test executables of several files" ON)
-set(PITLANE_TEST_OPT "-O1" CACHE STRING "Optimisation flag of the tests' own code (the product stays -O3)")
+set(PITLANE_RELEASE_OPT "-O2" CACHE STRING "Optimisation flag of the product's Release build (CMake's default is -O3)")
+string(REGEX REPLACE "(^| )-O[0-9s]( |$)" "\\1${PITLANE_RELEASE_OPT}\\2" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
+set(PITLANE_TEST_OPT "-Og" CACHE STRING "Optimisation flag of the tests' own code (the product's is PITLANE_RELEASE_OPT)")
 set(PITLANE_PCH_DIR ${CMAKE_CURRENT_LIST_DIR}/pch)
 
 # pitlane_pch(TARGET HEADER): TARGET precompiles cmake/pch/HEADER.h (when the target exists).
