@@ -54,6 +54,70 @@ function(pitlane_targets_below dir out)
   set(${out} ${targets} PARENT_SCOPE)
 endfunction()
 
+# AUTOMOC only where moc has work (issue 45). CMake compiles a target's generated
+# mocs_compilation.cpp even when it is empty (no Q_OBJECT, or every moc output #included by its
+# .cpp, as the GUI tests do), and with the target's precompiled header that empty file cost
+# 0.5-5 CPU-s: 58 test targets, 62 CPU-s of the test build; pitlane_engine's 4.6 (torch's PCH).
+# A target none of whose sources (and the headers beside them, which AUTOMOC also scans) name a
+# Qt meta-object macro gets no AUTOMOC; one whose every such file is a .cpp that includes its own
+# .moc keeps AUTOMOC (it makes that .moc) but compiles the empty file without the PCH. Any other
+# target is left as it is. Reading the sources here is what AUTOMOC's scan does at build time.
+function(pitlane_trim_automoc)
+  pitlane_targets_below(${CMAKE_SOURCE_DIR} targets)
+  foreach(t ${targets})
+    get_target_property(automoc ${t} AUTOMOC)
+    get_target_property(type ${t} TYPE)
+    if(NOT automoc OR type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
+      continue()
+    endif()
+    get_target_property(sources ${t} SOURCES)
+    get_target_property(src_dir ${t} SOURCE_DIR)
+    set(files)
+    foreach(f ${sources})
+      if(f MATCHES "^\\$<" OR NOT f MATCHES "\\.(cpp|cc|cxx|h|hpp)$")
+        continue()
+      endif()
+      if(NOT IS_ABSOLUTE "${f}")
+        set(f "${src_dir}/${f}")
+      endif()
+      list(APPEND files "${f}")
+      get_filename_component(dir "${f}" DIRECTORY)
+      get_filename_component(base "${f}" NAME_WE)
+      foreach(ext h hpp)
+        if(EXISTS "${dir}/${base}.${ext}")
+          list(APPEND files "${dir}/${base}.${ext}")
+        endif()
+      endforeach()
+    endforeach()
+    list(REMOVE_DUPLICATES files)
+    set(moc_files 0)
+    set(included_only TRUE)
+    foreach(f ${files})
+      if(NOT EXISTS "${f}")
+        set(included_only FALSE)  # generated at build time: leave the target as it is
+        continue()
+      endif()
+      file(STRINGS "${f}" meta REGEX "Q_OBJECT|Q_GADGET|Q_NAMESPACE")
+      if(NOT meta)
+        continue()
+      endif()
+      math(EXPR moc_files "${moc_files} + 1")
+      get_filename_component(base "${f}" NAME_WE)
+      file(STRINGS "${f}" own_moc REGEX "#include [\"<]${base}\\.moc[\">]")
+      if(NOT f MATCHES "\\.(cpp|cc|cxx)$" OR NOT own_moc)
+        set(included_only FALSE)
+      endif()
+    endforeach()
+    if(moc_files EQUAL 0 AND included_only)
+      set_target_properties(${t} PROPERTIES AUTOMOC OFF)
+    elseif(included_only)
+      get_target_property(bin_dir ${t} BINARY_DIR)
+      set_source_files_properties("${bin_dir}/${t}_autogen/mocs_compilation.cpp" TARGET_DIRECTORY ${t}
+                                  PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+    endif()
+  endforeach()
+endfunction()
+
 # Whether TARGET links LIB directly.
 function(pitlane_links target lib out)
   get_target_property(links ${target} LINK_LIBRARIES)
@@ -65,6 +129,7 @@ function(pitlane_links target lib out)
 endfunction()
 
 function(pitlane_apply_build_speed)
+  pitlane_trim_automoc()
   # The engine's torch TUs (the CUDA module is one TU: nothing to share).
   pitlane_pch(pitlane_engine torch)
   # Qt-free, torch-free libraries with several TUs.

@@ -23,7 +23,7 @@ stamp=$(mktemp)
 trap 'rm -f "$stamp"' EXIT
 # As many tests at a time as there are cores (ctest -j): most tests wait on their workers' pipes
 # or on one worker thread, and a test that must not share the machine says so itself
-# (RUN_SERIAL: a measured direction; PROCESSORS 2: a from-scratch compile with -j2). Extra
+# (RUN_SERIAL: a measured direction; cpu_torch_build compiles with one job). Extra
 # arguments come after, so `-j1` runs them one at a time again.
 ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" "$@"
 rc=$?

@@ -1,9 +1,10 @@
 // The compile step (issue 40): an arm whose exported program is compiled by Pitlane (knob compile
 // "aoti") measures the AOTInductor package the project's Python compiled, cached by program,
-// options, torch and target. Real pitlane-cli runs, real workers, the test program
-// tiny_probe.exported.pt2 (tools/export_programs.py) and the real compiler (Inductor, ~20-60 s
-// on two cores a compile: tiny_probe's once, its package shared by the tests that need one in the
-// cache; tiny_lm's; tiny_probe's again after its cache entry is tampered with; one killed early).
+// options, torch and target. Real pitlane-cli runs, real workers, the test programs
+// tiny_lm.exported.pt2 and tiny_probe.exported.pt2 (tools/export_programs.py) and the real
+// compiler (Inductor, ~20-60 s on two cores a compile: tiny_lm's once, its package shared by the
+// tests that need one in the cache; tiny_lm's again after its cache entry is tampered with; one
+// killed early).
 #include "cli.h"
 #include "harness.h"
 
@@ -23,10 +24,15 @@ namespace {
 
 using namespace pitlane::itest;
 
-// One compile of tiny_probe serves every test here that needs its package in a cache (issue 45:
+// One compile of tiny_lm serves every test here that needs its package in a cache (issue 45:
 // a compile is 20-60 s on two cores): the first test, which compiles it, keeps a copy of its cache
 // entry (the package and its record); a later test seeds its own cache with that copy. A test run
-// alone (--gtest_filter) finds no copy and compiles it itself.
+// alone (--gtest_filter) finds no copy and compiles it itself. The entry is compiled with fixed
+// threads (Inductor's cpp.dynamic_threads false, kFixedThreads): what the caveat test needs (a
+// language model: its kernels have parallel regions with the thread count written in; tiny_probe's
+// one region asks OpenMP at run time whatever the option), and the same key for every test that
+// seeds from it. The knob's default (dynamic threads) is the
+// unit tests' (knob table, preset parsing).
 struct SharedEntry {
     QTemporaryDir dir;
     QString package;  // the copy's package, empty until the first test kept one
@@ -35,6 +41,9 @@ SharedEntry& sharedEntry() {
     static SharedEntry s;
     return s;
 }
+// The compiled arm's knobs of every test that shares the entry: one thread asked, a package
+// compiled with the compiling machine's thread count written into its kernels.
+const json kFixedThreads = {{"intra_op_threads", 1}, {"compile", "aoti"}, {"inductor", {{"dynamic_threads", false}}}};
 QString recordOf(const QString& package) { return package.left(package.size() - 4) + QStringLiteral(".json"); }
 // Copies PACKAGE and its record into DIR; the copied package's path, or empty when a copy failed.
 QString copyEntry(const QString& package, const QString& dir) {
@@ -49,6 +58,7 @@ protected:
     void SetUp() override {
         ASSERT_TRUE(dir.isValid());
         ASSERT_TRUE(QFile::exists(QString::fromStdString(program()))) << program();
+        ASSERT_TRUE(QFile::exists(QString::fromStdString(lm()))) << lm();
         qputenv("PITLANE_CACHE_DIR", cache().toLocal8Bit());
     }
     void TearDown() override {
@@ -56,15 +66,16 @@ protected:
         qunsetenv("PITLANE_PYTHON");
     }
     static std::string program() { return modelDir() + "/tiny_probe.exported.pt2"; }
+    // The program of the shared cache entry.
+    static std::string lm() { return modelDir() + "/tiny_lm.exported.pt2"; }
     QString path(const QString& name) const { return dir.filePath(name); }
     QString cache() const { return dir.filePath(QStringLiteral("aoti-cache")); }
-    // Arms "none" (NativeRT) and "aoti" (compiled), one intra-op thread each.
+    // Arms "none" (NativeRT) and "aoti" (compiled, fixed threads), one intra-op thread asked each.
     QString preset(const QString& name) const {
-        const json arms = json::array(
-            {{{"name", "none"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "none"}}}},
-             {{"name", "aoti"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"}}}}});
+        const json arms = json::array({{{"name", "none"}, {"knobs", {{"intra_op_threads", 1}, {"compile", "none"}}}},
+                                       {{"name", "aoti"}, {"knobs", kFixedThreads}}});
         const json j = {{"name", name.toStdString()},
-                        {"model", program()},
+                        {"model", lm()},
                         {"run", {{"warmup_iters", 2}, {"iters", 12}, {"block_iters", 3}, {"processes", 2}}},
                         {"arms", arms}};
         return writeJson(path(name + QStringLiteral(".json")), j);
@@ -93,7 +104,7 @@ TEST_F(Compile, AotiArmMeasuresTheCompiledPackageAndTheSecondRunHitsTheCache) {
     const json& c1 = aoti["compile"];
     EXPECT_EQ(c1["cache_hit"], false);
     EXPECT_GT(c1["seconds"].get<double>(), 1.0);
-    EXPECT_EQ(c1["options"], json({{"freezing", false}, {"max_autotune", false}, {"dynamic_threads", true}}));
+    EXPECT_EQ(c1["options"], json({{"freezing", false}, {"max_autotune", false}, {"dynamic_threads", false}}));
     EXPECT_EQ(c1["torch"].get<std::string>().rfind("2.", 0), 0u) << c1.dump();
     const std::string package = c1["package"].get<std::string>();
     EXPECT_EQ(package.rfind(cache().toStdString() + "/", 0), 0u) << package;
@@ -106,7 +117,7 @@ TEST_F(Compile, AotiArmMeasuresTheCompiledPackageAndTheSecondRunHitsTheCache) {
     if (sharedEntry().dir.isValid())
         sharedEntry().package = copyEntry(QString::fromStdString(package), sharedEntry().dir.path());
     // What the user gave stays the arm's model; the workers ran the package (read back).
-    EXPECT_EQ(aoti["model"], program());
+    EXPECT_EQ(aoti["model"], lm());
     EXPECT_EQ(aoti["model_format"], "exported");
     EXPECT_EQ(aoti["model_sha256"], none["model_sha256"]);
     EXPECT_EQ(aoti["applied"]["model_format"], "aoti") << aoti["applied"].dump();
@@ -133,9 +144,10 @@ TEST_F(Compile, AotiArmMeasuresTheCompiledPackageAndTheSecondRunHitsTheCache) {
     EXPECT_EQ(readJson(path("stored.json"))["arms"][1]["compile"], c2);
 }
 
-// Caveats at the verdict (issue 41): an exported language model compiled with Inductor's own
-// default (dynamic_threads false) writes the compiling machine's thread count (every core) into
-// its kernels; asked for one intra-op thread, it runs more. The verdict is of what ran, and says
+// Caveats at the verdict (issue 41): an exported program compiled with Inductor's own default
+// (dynamic_threads false) writes the compiling machine's thread count (every core) into its
+// kernels; asked for one intra-op thread, it runs more (the package is the first test's, from a
+// copy of its cache entry, or compiled here when run alone). The verdict is of what ran, and says
 // so: comparisons[].caveats in the JSON, under the verdict in the CLI's table and first among its
 // warnings, in `history show` (read back from the history), at the top of the Markdown and HTML
 // reports, whose warning count equals what they list; the advice is to compile with dynamic
@@ -144,13 +156,14 @@ TEST_F(Compile, AFixedThreadPackageCarriesItsCaveatToEveryVerdict) {
     if (QThread::idealThreadCount() < 2)
         GTEST_SKIP() << "one core: the compiler writes 1 thread into the kernels, as asked; nothing to caveat";
     const json j = {{"name", "caveat"},
-                    {"model", modelDir() + "/tiny_lm.exported.pt2"},
+                    {"model", lm()},
                     {"run", {{"warmup_iters", 2}, {"iters", 12}, {"block_iters", 3}, {"processes", 2}}},
                     {"arms", json::array({{{"name", "nativert"}, {"knobs", {{"intra_op_threads", 1}}}},
-                                          {{"name", "fixed"},
-                                           {"knobs", {{"intra_op_threads", 1}, {"compile", "aoti"},
-                                                      {"inductor", {{"dynamic_threads", false}}}}}}})}};
+                                          {{"name", "fixed"}, {"knobs", kFixedThreads}}})}};
     const QString p = writeJson(path("caveat.json"), j);
+    if (!sharedEntry().package.isEmpty()) {
+        ASSERT_FALSE(copyEntry(sharedEntry().package, cache()).isEmpty());
+    }
     const QString db = path("caveat.db");
     const auto r = runCli({"run", p, "--db", db, "--json", path("caveat.out.json"), "--md", path("caveat.md"),
                            "--report", path("caveat.html")},
@@ -460,7 +473,9 @@ TEST_F(Compile, TheCompilersLauncherConfinesWhatItRuns) {
 // entry added to the zip, still a sound package) is removed and compiled again, never measured;
 // the log says so. The compile that made it ran confined and left no work folder behind.
 TEST_F(Compile, ATamperedCacheEntryIsRecompiledNotRun) {
-    const json j = aotiOnly(QStringLiteral("tamper"), QString::fromStdString(program()));
+    json j = aotiOnly(QStringLiteral("tamper"), QString::fromStdString(lm()));
+    j["arms"][0]["knobs"] = kFixedThreads;  // the shared entry's key
+    j["arms"][0]["knobs"]["sandbox"] = "on";
     const QString p = writeJson(path("tamper.json"), j);
     // The package in this test's cache: a copy of the first test's compile, or compiled here.
     QString package;

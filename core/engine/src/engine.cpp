@@ -105,10 +105,11 @@ std::vector<std::vector<c10::IValue>> Engine::Impl::makeInputs(int batch, bool o
     for (std::size_t v = 0; v < variants; ++v) {
         for (const auto& in : inputSpecs) {
             // batch_dim false: the shape is the whole tensor's (the spec keeps batch_size 1).
-            std::vector<std::int64_t> shape;
-            if (in.batch_dim) shape.push_back(batch);
             const auto& dims = in.shapes.empty() ? in.shape : in.shapes[v % in.shapes.size()];
-            shape.insert(shape.end(), dims.begin(), dims.end());
+            std::vector<std::int64_t> shape;
+            shape.reserve(dims.size() + 1);
+            if (in.batch_dim) shape.push_back(batch);
+            for (const auto d : dims) shape.push_back(d);  // not insert(): GCC 12's -Wstringop-overflow misfires on it at -O2
             const auto dtype = scalarType(in.dtype);
             at::Tensor t;
             const std::size_t index = std::size_t(&in - inputSpecs.data());
