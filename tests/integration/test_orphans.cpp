@@ -122,22 +122,28 @@ TEST(Orphans, KillNineOfTheCliLeavesNoWorker) {
     killParentMidForward(QString::fromStdString(binDir() + "/pitlane-cli"),
                          {QStringLiteral("run"), slowPreset(dir), QStringLiteral("--db"),
                           QStringLiteral("none")});
-    // The killed CLI could not remove its scratch folder; the next run does.
+    // The killed CLI could not remove its scratch folder; the next run does (a short one: --iters
+    // 20, the clean-up is its start's).
     QSet<QString> left = scratchFolders(/*orphans=*/true) - before;
     EXPECT_FALSE(left.isEmpty()) << "the killed CLI left no scratch folder: nothing to test";
-    const auto run = runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
-                             QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--db"),
-                             QStringLiteral("none")},
-                            120000);
+    const auto run =
+        runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
+                QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--iters"),
+                QStringLiteral("20"), QStringLiteral("--db"), QStringLiteral("none")},
+               120000);
     EXPECT_EQ(run.exitCode, 0) << run.err;
-    for (const QString& d : left) EXPECT_FALSE(QFileInfo::exists(d)) << d.toStdString() << " outlived the next run";
+    for (const QString& d : left)
+        EXPECT_FALSE(QFileInfo::exists(d)) << d.toStdString() << " outlived the next run";
     // A folder of a process that still runs (this test's) stays.
-    const QString mine = QDir::tempPath() + QStringLiteral("/pitlane-run-%1-keepme").arg(QCoreApplication::applicationPid());
+    const QString mine =
+        QDir::tempPath() +
+        QStringLiteral("/pitlane-run-%1-keepme").arg(QCoreApplication::applicationPid());
     ASSERT_TRUE(QDir().mkpath(mine));
-    const auto again = runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
-                               QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--db"),
-                               QStringLiteral("none")},
-                              120000);
+    const auto again =
+        runCli({QStringLiteral("run"), QString::fromStdString(modelDir() + "/mlp.pt"),
+                QStringLiteral("--input"), QStringLiteral("256"), QStringLiteral("--iters"),
+                QStringLiteral("20"), QStringLiteral("--db"), QStringLiteral("none")},
+               120000);
     EXPECT_TRUE(QFileInfo::exists(mine));
     QDir(mine).removeRecursively();
 }
