@@ -310,6 +310,8 @@ bool HistoryController::waitShown() {
         loop.quit();
     });
     loop.exec();
+    // The plots draw one a turn (PlotPanel::showRun); who waits here reads them at once.
+    if (ok) views_.plots->flush();
     return ok;
 }
 

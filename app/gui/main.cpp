@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QTimer>
 
+#include <ctime>
 #include <iostream>
 
 namespace {
@@ -76,7 +77,10 @@ public:
                                      beat();
                                      std::cerr << "pitlane: reopen " << verdictAt_ / 1000.0
                                                << " s to the verdict, longest event-loop gap "
-                                               << longestGap_ << " ms (until 1 s after it)\n";
+                                               << longestGap_ << " ms (until 1 s after it), UI "
+                                               << "thread busy at most " << maxBusyMs_
+                                               << " ms between two ticks, "
+                                               << busyAtLongest_ << " ms in the longest gap\n";
                                      // A run damaged in the history: shown, and said by
                                      // the exit code as the CLI says it (3).
                                      if (window.shownRunDamaged())
@@ -86,6 +90,7 @@ public:
                              });
         QTimer::singleShot(0, &window, [this, &app, &window, runId, quitWhenDone, keepSetup] {
             clock_.start();
+            lastCpuMs_ = threadCpuMs();
             heartbeat_.start();
             // The run's own setup beside it (issue 44: the setup shown was another run's).
             auto* history = window.findChild<pitlane::app::HistoryController*>();
@@ -94,14 +99,29 @@ public:
     }
 
 private:
+    // CPU time of the calling (UI) thread: a gap much longer than the thread's own time in it is
+    // the OS running other threads and processes, not work of the window.
+    static double threadCpuMs() {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+    }
     void beat() {
         const qint64 now = clock_.elapsed();
-        longestGap_ = std::max(longestGap_, now - lastBeat_);
+        const double cpu = threadCpuMs();
+        const double busy = cpu - lastCpuMs_;
+        lastCpuMs_ = cpu;
+        maxBusyMs_ = std::max(maxBusyMs_, busy);
+        if (now - lastBeat_ > longestGap_) {
+            longestGap_ = now - lastBeat_;
+            busyAtLongest_ = busy;
+        }
         lastBeat_ = now;
     }
     QElapsedTimer clock_;
     QTimer heartbeat_;
     qint64 lastBeat_ = 0, longestGap_ = 0, verdictAt_ = -1;
+    double lastCpuMs_ = 0, maxBusyMs_ = 0, busyAtLongest_ = 0;
 };
 
 }  // namespace

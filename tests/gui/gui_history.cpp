@@ -238,11 +238,14 @@ private slots:
         QCOMPARE(w.comparisonModel()->rowCount(), 0);
 
         // As a user would: select the older run, then Open.
+        QSignalSpy plotsDrawn(w.plotPanel(), &widgets::PlotPanel::flushed);
         w.historyPanel()->selectRun(first_);
         QVERIFY(w.historyPanel()->openAction()->isEnabled());
         w.historyPanel()->openAction()->trigger();
-        // Read on the history's reader thread: the views change when it is read.
+        // Read on the history's reader thread: the views change when it is read, the plots one a
+        // turn of the event loop, then flushed().
         QTRY_VERIFY_WITH_TIMEOUT(w.showsStoredRun(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(plotsDrawn.count() >= 1, 10000);
         QCOMPARE(w.shownRunId(), first_);
         const auto stored = w.history()->loadRun(first_);
         QVERIFY(stored);

@@ -101,6 +101,7 @@ struct ShownPanel {
         panel.show();
         if (!QTest::qWaitForWindowExposed(&panel)) qFatal("plot panel not exposed");
         panel.showRun(std::make_shared<const results::RunResult>(run));
+        panel.flush();  // showRun draws one plot a turn
     }
     widgets::LatencyDistributionPlot* plot() const { return panel.distribution(); }
 };
@@ -206,7 +207,10 @@ private slots:
         panel.resize(1100, 600);
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        // showRun draws one plot a turn of the event loop, then says flushed().
+        QSignalSpy flushed(&panel, &widgets::PlotPanel::flushed);
         panel.showRun(copy, prepared);
+        QTRY_COMPARE(flushed.count(), 1);
         // The timeline draws the prepared envelope at once, then its own for its width (off
         // the UI thread): compared once both panels have theirs.
         QTRY_VERIFY(!computed.panel.timeline()->envelopePending() && !panel.timeline()->envelopePending());
@@ -278,6 +282,7 @@ private slots:
         QVERIFY(plot->processToolTip(QPoint(100, 100)).isEmpty());
         // The same plot then shows a run with processes: the strip comes back.
         shown.panel.showRun(std::make_shared<const results::RunResult>(threeProcessRun()));
+        shown.panel.flush();
         QVERIFY(plot->processStripShown());
         QCOMPARE(plot->processDots(0), 3);
         QVERIFY(!plot->xAxis->tickLabels());

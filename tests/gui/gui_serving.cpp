@@ -264,6 +264,7 @@ private slots:
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         panel.showRun(std::make_shared<const results::RunResult>(run));
+        panel.flush();
         QVERIFY(panel.servingMode());
         panel.setServingSnapshot(
             std::make_shared<const widgets::ServingSnapshot>(widgets::servingSnapshot(run, false)));
@@ -326,6 +327,7 @@ private slots:
             }
             panel.resize(760, 600);
             panel.showRun(std::make_shared<const results::RunResult>(many));
+            panel.flush();
             panel.setServingSnapshot(
                 std::make_shared<const widgets::ServingSnapshot>(widgets::servingSnapshot(many, false)));
             QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
@@ -343,6 +345,7 @@ private slots:
         auto none = run;
         for (auto& a : none.arms) a.serving.clear();
         panel.showRun(std::make_shared<const results::RunResult>(none));
+        panel.flush();
         panel.setServingSnapshot(
             std::make_shared<const widgets::ServingSnapshot>(widgets::servingSnapshot(none, false)));
         QCOMPARE(latency->p99Graph(0)->dataCount(), 0);
@@ -350,6 +353,7 @@ private slots:
 
         // A non-serving run afterwards gives the per-iteration plots back.
         panel.showRun(std::make_shared<const results::RunResult>(results::RunResult()));
+        panel.flush();
         QVERIFY(!panel.servingMode());
         QVERIFY(panel.timeline()->isVisible());
         QVERIFY(!panel.servingLatency()->isVisible());

@@ -2,6 +2,10 @@
 
 #include <QMetaObject>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 
 #include <cstdint>
 
@@ -123,6 +127,9 @@ void VerdictCalculator::launch(bool final) {
     if (thread_.joinable()) thread_.join();
     busy_ = true;
     thread_ = std::thread([this, final, gen = generation_] {
+        // The live verdict's bootstrap runs below the window's UI thread (issue 44: on 2 cores
+        // it took the core the next frame needed); the final one, awaited, keeps its priority.
+        if (!final) ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
         auto rows = comparisonRows(mirror_, true);
         QStringList warnings;
         if (final)

@@ -55,7 +55,8 @@ public:
     void attach(const session::ExperimentRunner* runner);
     // A run was just started on the attached runner: the plots follow it again.
     void beginRun();
-    // Show a finished run instead of the runner's: every plot is rebuilt from it at once. Which
+    // Show a finished run instead of the runner's: every plot is rebuilt from it, one plot a turn
+    // of the event loop (flushInSteps; flushed() follows; flush() draws the rest at once). Which
     // arm was running when is not stored, so the time plots have no activity bands. Shared, not
     // copied: a stored run can hold millions of samples.
     // `prepared`: what the plots compute from every sample, computed beforehand by prepare().
