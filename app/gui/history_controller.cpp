@@ -304,14 +304,19 @@ bool HistoryController::requestRunComparison(const W::CrossRunChoice& c) {
 
 bool HistoryController::waitShown() {
     QEventLoop loop;
-    bool ok = false;
+    bool ok = false, answered = false, drawn = false;
     connect(this, &HistoryController::shown, &loop, [&](bool shownOk) {
         ok = shownOk;
-        loop.quit();
+        answered = true;
+        if (!ok || drawn) loop.quit();
+    });
+    // A shown run's plots draw one a turn of this loop (PlotPanel::showRun, then flushed()): who
+    // waits here reads them drawn, and the window answers meanwhile (--open-run, issue 44).
+    connect(views_.plots, &W::PlotPanel::flushed, &loop, [&] {
+        drawn = answered && ok;
+        if (drawn) loop.quit();
     });
     loop.exec();
-    // The plots draw one a turn (PlotPanel::showRun); who waits here reads them at once.
-    if (ok) views_.plots->flush();
     return ok;
 }
 
