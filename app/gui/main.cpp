@@ -80,7 +80,8 @@ public:
                                                << longestGap_ << " ms (until 1 s after it), UI "
                                                << "thread busy at most " << maxBusyMs_
                                                << " ms between two ticks, "
-                                               << busyAtLongest_ << " ms in the longest gap\n";
+                                               << busyAtLongest_ << " ms in the longest gap (ending "
+                                               << longestAt_ << " ms after the request)\n";
                                      // A run damaged in the history: shown, and said by
                                      // the exit code as the CLI says it (3).
                                      if (window.shownRunDamaged())
@@ -114,13 +115,14 @@ private:
         maxBusyMs_ = std::max(maxBusyMs_, busy);
         if (now - lastBeat_ > longestGap_) {
             longestGap_ = now - lastBeat_;
+            longestAt_ = now;
             busyAtLongest_ = busy;
         }
         lastBeat_ = now;
     }
     QElapsedTimer clock_;
     QTimer heartbeat_;
-    qint64 lastBeat_ = 0, longestGap_ = 0, verdictAt_ = -1;
+    qint64 lastBeat_ = 0, longestGap_ = 0, longestAt_ = 0, verdictAt_ = -1;
     double lastCpuMs_ = 0, maxBusyMs_ = 0, busyAtLongest_ = 0;
 };
 
