@@ -383,6 +383,7 @@ private slots:
             w.show();
             QVERIFY(QTest::qWaitForWindowExposed(&w));
             w.plotPanel()->showRun(run);
+            w.plotPanel()->flush();  // showRun draws one plot a turn of the event loop (issue 44)
             auto* plot = w.plotPanel()->timeline();
             QCOMPARE(plot->yAxis->scaleType(), QCPAxis::stLinear);
             plot->logScaleButton()->click();
