@@ -293,15 +293,16 @@ TEST(Energy, AStalledCounterIsSaidAndLeftOut) {
 
 // A fake powercap tree: package-0 at 25 W and its dram at 5 W, energy_uj rewritten in place
 // every 2 ms by a writer thread (the worker keeps the files open, as it does /sys's), the
-// package's counter wrapping at 10 J (every 0.4 s, so most runs cross a wrap inside a few of
-// their 75-150 ms windows; the idle window, 300 ms, stays shorter than a wrap). No NVML here.
+// package's counter wrapping at 40 J (every 1.6 s, the first 20 ms in: a run crosses wraps inside
+// some of its 150 ms windows; a window, even 4x longer on a loaded machine, and the idle window,
+// 300 ms, stay shorter than a wrap, as a reader of a real counter needs). No NVML here.
 TEST(Energy, FakePowercapTreeReportsTheWrittenJoules) {
     ASSERT_GT(msPerIteration(), 0);
     QTemporaryDir dir;
     namespace fs = std::filesystem;
     const fs::path root = dir.filePath("powercap").toStdString();
     const double pkgW = 25, dramW = 5;
-    const std::uint64_t pkgMax = 10000000, dramMax = 262143328850ull;
+    const std::uint64_t pkgMax = 40000000, dramMax = 262143328850ull;
     struct Zone {
         fs::path dir;
         const char* name;
@@ -309,7 +310,7 @@ TEST(Energy, FakePowercapTreeReportsTheWrittenJoules) {
         std::uint64_t max, start;
         int fd = -1;
     };
-    std::vector<Zone> zones = {{root / "intel-rapl:0", "package-0", pkgW, pkgMax, 9000000},
+    std::vector<Zone> zones = {{root / "intel-rapl:0", "package-0", pkgW, pkgMax, 39500000},
                                {root / "intel-rapl:0:0", "dram", dramW, dramMax, 123}};
     for (auto& z : zones) {
         fs::create_directories(z.dir);
