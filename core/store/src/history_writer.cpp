@@ -2,22 +2,16 @@
 
 #include <QMetaObject>
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 namespace pitlane::store {
 
 HistoryWriter::HistoryWriter(RunStore* store) : inline_(store), path_(store->path()) {}
 
 HistoryWriter::HistoryWriter(const QString& path, QObject* context)
     : path_(path), context_(context) {
-    thread_ = std::thread([this, path] {
-        // Below the window's UI thread (issue 44): on 2 cores a write waking up must not take the
-        // core the next frame needs. Linux nice is per thread; the workers keep theirs.
-        ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
-        loop(path);
-    });
+    // At the window's priority: at nice 10 (issue 44) a loaded machine starved it, and a run
+    // was not yet complete in the history when the window said it had finished (gui_history
+    // beside two busy loops).
+    thread_ = std::thread([this, path] { loop(path); });
 }
 
 HistoryWriter::~HistoryWriter() {
