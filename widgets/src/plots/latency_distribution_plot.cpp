@@ -5,7 +5,12 @@
 #include "pitlane/widgets/results/comparison_rows.h"
 
 #include <QHelpEvent>
+#include <QThreadPool>
 #include <QToolTip>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +18,9 @@
 namespace pitlane::widgets {
 
 namespace {
-constexpr double kLogSpread = 4.0;
-constexpr int kCdfPoints = 400;  // the CDF is drawn through this many quantiles at most
 constexpr int kStripRowPx = 20;  // height of one arm's row of process dots
 constexpr double kDotSize = 7;
 constexpr double kDotHitPx = 9;     // a tooltip names the dot within this many pixels
-constexpr double kRowSpread = 0.2;  // dots of one arm spread over +-this much of their row
 constexpr qint64 kDotsEveryMs = 1000;  // process medians while samples stream
 
 QCPItemStraightLine* markerLine(QCustomPlot* plot, const QColor& c, Qt::PenStyle style) {
@@ -70,6 +72,15 @@ LatencyDistributionPlot::LatencyDistributionPlot(QWidget* parent)
     strip_->setVisible(false);  // until a run has worker processes to show
     updateAxisLabels();
     restyle();
+    pool_ = new QThreadPool(this);
+    pool_->setMaxThreadCount(1);
+    sorted_ = std::make_shared<Sorted>();
+}
+
+LatencyDistributionPlot::~LatencyDistributionPlot() {
+    // The answer is posted to this object: wait for the computation here, and QObject's
+    // destructor drops the posted answer.
+    pool_->waitForDone();
 }
 
 void LatencyDistributionPlot::restyle() {
@@ -83,6 +94,10 @@ void LatencyDistributionPlot::restyle() {
 }
 
 void LatencyDistributionPlot::resetRun(const results::RunResult& run) {
+    ++ticket_;  // a computation for the previous run is not drawn
+    jobRunning_ = jobQueued_ = false;
+    next_ = current_ = {};
+    sorted_ = std::make_shared<Sorted>();
     clearGraphs();
     for (auto& s : arms_) {
         removeItem(s.median);
@@ -143,92 +158,109 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
                             faultIters != arms_[i].faultItersSeen;
         arms_[i].processesSeen = a.processes.size();
         arms_[i].faultItersSeen = faultIters;
+        arms_[i].samplesSeen = a.samples.size();
         total += a.samples.size();
     }
     const bool dotsStale = total != dotsSamples_;
     if (!samplesChanged && !processesChanged && !dotsStale) return;
 
-    // The process medians select over every sample of each process (~5 ms for 400 000 on the
-    // UI thread): while samples stream they are redone at most once a second, and whenever the
-    // processes change; a refresh without new samples (the end of the run, a stored run) brings
-    // them up to date.
-    if (processesChanged || !samplesChanged || !dotsClock_.isValid() ||
-        dotsClock_.elapsed() >= kDotsEveryMs) {
-        dotLo_ = INFINITY;
-        dotHi_ = -INFINITY;
-        showProcessDots(run, dotLo_, dotHi_);
+    // The process medians select over every sample of each process (~5 ms for 400 000): while
+    // samples stream they are redone at most once a second, and whenever the processes change;
+    // a refresh without new samples (the end of the run, a stored run) brings them up to date.
+    const bool dots = processesChanged || !samplesChanged || !dotsClock_.isValid() ||
+                      dotsClock_.elapsed() >= kDotsEveryMs;
+    if (dots) {
         dotsClock_.start();
         dotsSamples_ = total;
     }
-    const double dotLo = dotLo_, dotHi = dotHi_;
-
-    // Sorted latencies (ns) per arm, and common bins: from the fastest sample to the largest p99.5
-    // so one outlier cannot squeeze every histogram into a single bin.
-    std::vector<const std::vector<double>*> sorted(run.arms.size());
-    double lo = INFINITY, hi = -INFINITY;
-    total = 0;
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& v = *(sorted[i] = &sortedLatencies(i, run.arms[i]));
-        arms_[i].samplesSeen = run.arms[i].samples.size();
-        if (v.empty()) continue;
-        total += v.size();
-        lo = std::min(lo, toMs(v.front()));
-        hi = std::max(hi, toMs(stats::percentileSorted(v, 99.5)));
+    // The newest input replaces one that waits (a computation reads every sample anyway).
+    next_.dots |= dots;
+    next_.arms.clear();
+    for (const auto& a : run.arms) {
+        results::ArmResult copy;
+        copy.name = a.name;
+        copy.batch_size = a.batch_size;
+        copy.samples = a.samples;  // shares the chunks
+        copy.processes = a.processes;
+        copy.sorted_memo = std::atomic_load(&a.sorted_memo);
+        copy.process_medians = std::atomic_load(&a.process_medians);
+        next_.arms.push_back(std::move(copy));
     }
-    if (total == 0) return;
-    if (!(hi > lo)) hi = lo + std::max(lo * 0.01, 1e-6);
-    const int bins = std::clamp(int(std::sqrt(double(total))), 10, 80);
-    // Heavy tails (a few 10x spikes) would squeeze the bulk into one linear bin: beyond a 4x
-    // spread the bins and the axis go logarithmic (base 2, so ticks read 8, 16, 32 ms).
-    const bool logScale = lo > 0 && hi / lo > kLogSpread;
-    setLogScale(logScale);
-    const Bins grid{logScale ? std::log2(lo) : lo, logScale ? std::log2(hi) : hi, bins, logScale};
-    for (std::size_t i = 0; i < run.arms.size(); ++i) showArm(i, *sorted[i], grid);
-    auto value = [&](double p) { return logScale ? std::exp2(p) : p; };
-    xView_ = QCPRange(value(grid.from - grid.width()), value(grid.to + grid.width()));
-    // A process of slow outliers can have its median beyond the bins: keep its dot in view.
-    if (stripShown_ && dotLo <= dotHi) {
-        xView_.lower = std::min(xView_.lower, dotLo * 0.97);
-        xView_.upper = std::max(xView_.upper, dotHi * 1.03);
-    }
-    fitView();
+    jobQueued_ = true;
+    if (!jobRunning_) startJob();
 }
 
-// One dot per process that has measured samples: its median (processSummaries, the same figures
-// as the results JSON and the process warnings); [dotLo, dotHi] widened to the medians shown.
-void LatencyDistributionPlot::showProcessDots(const results::RunResult& run, double& dotLo, double& dotHi) {
-    bool anyProcess = false, manyProcesses = false;
-    for (std::size_t i = 0; i < run.arms.size(); ++i) {
-        const auto& a = run.arms[i];
-        auto& s = arms_[i];
-        s.replicates = 0;
-        s.workers = 1;
-        for (const auto& p : a.processes) {
-            s.replicates = std::max(s.replicates, p.replicate + 1);
-            s.workers = std::max(s.workers, p.worker + 1);
-        }
-        anyProcess |= !a.processes.empty();
-        manyProcesses |= a.processes.size() > 1;
-        s.dotInfo.clear();
-        if (!a.processes.empty())
-            for (auto& p : results::processSummaries(a))
-                if (p.n > 0 && p.median_ns > 0) s.dotInfo.push_back({std::move(p), double(i)});
-        const std::size_t k = s.dotInfo.size();
-        QVector<double> keys, values;
-        for (std::size_t d = 0; d < k; ++d) {
-            // Start order top to bottom within the arm's row: close medians stay apart.
-            auto& dot = s.dotInfo[d];
-            if (k > 1) dot.y += -kRowSpread + 2 * kRowSpread * double(d) / double(k - 1);
-            const double ms = toMs(dot.process.median_ns);
-            keys.push_back(ms);
-            values.push_back(dot.y);
-            dotLo = std::min(dotLo, ms);
-            dotHi = std::max(dotHi, ms);
-        }
-        s.dots->setData(keys, values);
-    }
-    setStripShown(anyProcess && (plannedProcesses_ || manyProcesses));
+void LatencyDistributionPlot::startJob() {
+    jobQueued_ = false;
+    jobRunning_ = true;
+    current_ = std::move(next_);
+    next_ = {};
+    const std::uint64_t ticket = ++ticket_;
+    pool_->start([this, in = current_, sorted = sorted_, ticket]() mutable {
+        // Below the UI thread and the workers, as the timeline's envelopes.
+        ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
+        Model m = compute(in, *sorted);
+        in = {};  // the samples' chunks released on this thread
+        QMetaObject::invokeMethod(
+            this,
+            [this, m = std::move(m), ticket]() mutable {
+                if (ticket != ticket_) return;  // a new run, or settle() drew a newer one
+                jobRunning_ = false;
+                current_ = {};
+                show(std::move(m));
+                if (jobQueued_) {
+                    startJob();
+                    return;
+                }
+                emit computed();
+            },
+            Qt::QueuedConnection);
+    });
+}
 
+void LatencyDistributionPlot::settle() {
+    pool_->waitForDone();  // the running computation's sorted state is whole
+    ++ticket_;             // its answer, if any, is dropped: the newest is drawn here instead
+    if (!jobRunning_ && !jobQueued_) return;  // what was asked is drawn
+    Input in = jobQueued_ ? std::move(next_) : std::move(current_);
+    in.dots |= current_.dots;  // the dropped answer's process medians are redone
+    next_ = current_ = {};
+    jobRunning_ = jobQueued_ = false;
+    show(compute(in, *sorted_));
+    replot(rpImmediateRefresh);
+    emit computed();
+}
+
+void LatencyDistributionPlot::show(Model m) {
+    if (m.dots) {
+        dotLo_ = m.dotLo;
+        dotHi_ = m.dotHi;
+        for (std::size_t i = 0; i < arms_.size() && i < m.armDots.size(); ++i) {
+            auto& s = arms_[i];
+            s.replicates = m.armDots[i].replicates;
+            s.workers = m.armDots[i].workers;
+            s.dotInfo = std::move(m.armDots[i].dots);
+            QVector<double> keys, values;
+            for (const auto& d : s.dotInfo) {
+                keys.push_back(toMs(d.process.median_ns));
+                values.push_back(d.y);
+            }
+            s.dots->setData(keys, values);
+        }
+        setStripShown(m.anyProcess && (plannedProcesses_ || m.manyProcesses));
+    }
+    if (m.any) {
+        setLogScale(m.logScale);
+        for (std::size_t i = 0; i < arms_.size() && i < m.arms.size(); ++i) showArm(i, m.arms[i]);
+        xView_ = m.view;
+        // A process of slow outliers can have its median beyond the bins: keep its dot in view.
+        if (stripShown_ && dotLo_ <= dotHi_) {
+            xView_.lower = std::min(xView_.lower, dotLo_ * 0.97);
+            xView_.upper = std::max(xView_.upper, dotHi_ * 1.03);
+        }
+        fitView();
+    }
+    replot(rpQueuedReplot);
 }
 
 int LatencyDistributionPlot::Bins::of(double ns) const {
@@ -248,9 +280,9 @@ std::vector<std::size_t> LatencyDistributionPlot::binCounts(const std::vector<do
     return counts;
 }
 
-void LatencyDistributionPlot::showArm(std::size_t i, const std::vector<double>& v, const Bins& grid) {
+void LatencyDistributionPlot::showArm(std::size_t i, const Model::Arm& m) {
     auto& s = arms_[i];
-    if (v.empty()) {
+    if (!m.any) {
         s.histogram->data()->clear();
         s.cdf->data()->clear();
         s.median->setVisible(false);
@@ -258,61 +290,17 @@ void LatencyDistributionPlot::showArm(std::size_t i, const std::vector<double>& 
         s.stripMedian->setVisible(false);
         return;
     }
-    QVector<double> keys, values;
-    const auto counts = binCounts(v, grid);
-    for (int bin = 0; bin < grid.count; ++bin) {
-        const double centre = grid.from + (bin + 0.5) * grid.width();
-        keys.push_back(grid.log ? std::exp2(centre) : centre);
-        values.push_back(100.0 * double(counts[std::size_t(bin)]) / double(v.size()));
-    }
-    s.histogram->setData(keys, values, true);
-
-    QVector<double> cx, cy;
-    const int points = std::min<int>(int(v.size()), kCdfPoints);
-    for (int p = 0; p < points; ++p) {
-        const double q = points == 1 ? 100.0 : 100.0 * p / (points - 1);
-        cx.push_back(toMs(stats::percentileSorted(v, q)));
-        cy.push_back(q);
-    }
-    s.cdf->setData(cx, cy, true);
-    const double med = toMs(stats::percentileSorted(v, 50)), p99 = toMs(stats::percentileSorted(v, 99));
-    s.median->point1->setCoords(med, 0);
-    s.median->point2->setCoords(med, 1);
-    s.p99->point1->setCoords(p99, 0);
-    s.p99->point2->setCoords(p99, 1);
+    s.histogram->setData(m.binKeys, m.binValues, true);
+    s.cdf->setData(m.cdfKeys, m.cdfValues, true);
+    s.median->point1->setCoords(m.medianMs, 0);
+    s.median->point2->setCoords(m.medianMs, 1);
+    s.p99->point1->setCoords(m.p99Ms, 0);
+    s.p99->point2->setCoords(m.p99Ms, 1);
     s.median->setVisible(true);
     s.p99->setVisible(true);
-    s.stripMedian->start->setCoords(med, double(i) - 0.4);
-    s.stripMedian->end->setCoords(med, double(i) + 0.4);
+    s.stripMedian->start->setCoords(m.medianMs, double(i) - 0.4);
+    s.stripMedian->end->setCoords(m.medianMs, double(i) + 0.4);
     s.stripMedian->setVisible(true);
-}
-
-const std::vector<double>& LatencyDistributionPlot::sortedLatencies(std::size_t arm,
-                                                                   const results::ArmResult& a) {
-    auto& s = arms_[arm];
-    // A run reopened from the history was sorted with its summary, off the UI thread.
-    if (auto memo = results::memoizedSortedLatencies(a)) {
-        s.sortedNs = {};
-        s.sortedUpTo = 0;
-        s.sortedShared = std::move(memo);
-        return *s.sortedShared;
-    }
-    s.sortedShared.reset();
-    if (a.samples.size() < s.sortedUpTo) {  // not the samples sorted so far: start again
-        s.sortedNs.clear();
-        s.sortedUpTo = 0;
-    }
-    const auto middle = std::ptrdiff_t(s.sortedNs.size());
-    a.samples.forEachSpan(
-        [&](const results::SampleSeries::Run& r, std::size_t, const std::int64_t* ns, std::size_t n) {
-            if (r.batch_size != a.batch_size) return;
-            for (std::size_t k = 0; k < n; ++k) s.sortedNs.push_back(double(ns[k]));
-        },
-        s.sortedUpTo);
-    s.sortedUpTo = a.samples.size();
-    std::sort(s.sortedNs.begin() + middle, s.sortedNs.end());
-    std::inplace_merge(s.sortedNs.begin(), s.sortedNs.begin() + middle, s.sortedNs.end());
-    return s.sortedNs;
 }
 
 void LatencyDistributionPlot::setLogScale(bool on) {

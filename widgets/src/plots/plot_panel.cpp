@@ -338,7 +338,9 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
         tp->setActivity(activity_, runner_ && !shown_ ? runner_->elapsedMs() : 0.0);
     plot->refresh(*run);
     if (p == Energy) syncEnergyShown();
-    plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    // The distribution is computed off the UI thread: its answer replots it (settle() at once).
+    if (p != Distribution)
+        plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
     dirty_[std::size_t(p)] = false;
     const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength || p == Energy;
     // Memory, CPU and GPU change with every metrics tick of every worker: ten frames a second
@@ -407,7 +409,9 @@ void PlotPanel::onTick() {
 void PlotPanel::flush() {
     ++flushGeneration_;
     for (int p = 0; p < PlotCount; ++p) refreshPlot(Plot(p), true);
-    timeline_->settle();  // its envelope of every sample, now (screenshots, a shown run)
+    // What the two plots computed off the UI thread would draw, now (screenshots, a shown run).
+    timeline_->settle();
+    distribution_->settle();
     syncTimeAxes(true);
 }
 
@@ -428,15 +432,18 @@ void PlotPanel::flushStep(int plot) {
         return;
     }
     syncTimeAxes(true);
-    // The timeline's envelope of every sample comes from its own thread: flushed() waits for it.
+    // The timeline's envelope and the distribution of every sample come from their own threads:
+    // flushed() waits for them.
     const int generation = flushGeneration_;
+    const auto again = [this, generation] {
+        if (generation == flushGeneration_) flushStep(PlotCount);
+    };
     if (timeline_->envelopePending()) {
-        connect(
-            timeline_, &LatencyTimelinePlot::envelopeShown, this,
-            [this, generation] {
-                if (generation == flushGeneration_) flushStep(PlotCount);
-            },
-            Qt::SingleShotConnection);
+        connect(timeline_, &LatencyTimelinePlot::envelopeShown, this, again, Qt::SingleShotConnection);
+        return;
+    }
+    if (distribution_->computePending()) {
+        connect(distribution_, &LatencyDistributionPlot::computed, this, again, Qt::SingleShotConnection);
         return;
     }
     emit flushed();

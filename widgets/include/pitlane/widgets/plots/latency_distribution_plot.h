@@ -4,15 +4,20 @@
 // (dashed) marked. Below it, on the same latency axis, a strip with one row per arm: a tick at the
 // arm's median and one dot per worker process (its median, results::processSummaries), so
 // processes that disagree show as dots apart, a bimodal arm as two clusters. Hovering a dot
-// tells which process it is (pid, n, median, page faults). Recomputed from all samples, so the
-// panel refreshes it at a lower rate.
+// tells which process it is (pid, n, median, page faults). Recomputed from all samples: the
+// panel refreshes it at a lower rate, and the computation (sorting the new samples into those
+// sorted so far, the bins, the CDF, the process medians) runs off the UI thread, one at a time;
+// the UI thread only swaps in the few hundred points it gives.
 // Reads nothing but the RunResult: a live run and one reopened from the history look the same.
 #include "pitlane/widgets/plots/live_plot.h"
 
 #include <QElapsedTimer>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
+
+class QThreadPool;
 
 namespace pitlane::widgets {
 
@@ -20,8 +25,16 @@ class LatencyDistributionPlot : public LivePlot {
     Q_OBJECT
 public:
     explicit LatencyDistributionPlot(QWidget* parent = nullptr);
+    ~LatencyDistributionPlot() override;  // waits for its computation
     void resetRun(const results::RunResult& run) override;
+    // Asks for the distribution of the samples the run holds now: computed off the UI thread,
+    // drawn (and replotted) when it comes; computed() then.
     void refresh(const results::RunResult& run) override;
+    // True while a computation newer than the one drawn runs or waits for its turn.
+    bool computePending() const { return jobRunning_ || jobQueued_; }
+    // Draw now what the last refresh asked for, computing it on this thread when it is not drawn
+    // yet (screenshots, PlotPanel::flush); replots when it changed anything.
+    void settle();
 
     bool logScale() const { return xAxis->scaleType() == QCPAxis::stLogarithmic; }
 
@@ -51,6 +64,56 @@ public:
     // sample.
     static std::vector<std::size_t> binCounts(const std::vector<double>& sortedNs, const Bins& bins);
 
+    struct Dot {
+        results::ProcessSummary process;
+        double y = 0;  // row of the arm, nudged so that dots of close medians do not hide
+    };
+    // What one computation reads: per arm a copy of its name, batch size, samples (sharing the
+    // chunks), processes and memos; and whether the process medians are due.
+    struct Input {
+        std::vector<results::ArmResult> arms;
+        bool dots = false;
+    };
+    // Kept from one computation to the next, by one computation at a time: per arm the
+    // latencies (ns) at its batch size, sorted, from samples [0, upTo) (each computation sorts
+    // only the new samples and merges them in: a full sort of 200 000 samples per arm took
+    // ~30 ms), or a stored run's, sorted with its summary (results::memoizedSortedLatencies).
+    struct Sorted {
+        struct Arm {
+            std::vector<double> ns;
+            std::size_t upTo = 0;
+            std::shared_ptr<const std::vector<double>> shared;
+        };
+        std::vector<Arm> arms;
+    };
+    // What the plot draws, from every sample of the input: per arm the histogram over common
+    // bins, the CDF, median and p99; the process dots when they were due.
+    struct Model {
+        struct Arm {
+            QVector<double> binKeys, binValues, cdfKeys, cdfValues;
+            double medianMs = 0, p99Ms = 0;
+            bool any = false;
+        };
+        std::vector<Arm> arms;
+        bool any = false;  // some arm has samples
+        bool logScale = false;
+        QCPRange view;     // the bins' span and a bin either side
+        bool dots = false;  // the fields below were computed
+        struct ArmDots {
+            std::vector<Dot> dots;
+            int replicates = 0, workers = 1;  // over every process of the arm, measured or not
+        };
+        std::vector<ArmDots> armDots;
+        bool anyProcess = false, manyProcesses = false;
+        double dotLo = 0, dotHi = 0;  // the medians' span (lo > hi: none)
+    };
+    // Thread-safe (reads the input, writes `sorted`): the same figures on any thread.
+    static Model compute(const Input& in, Sorted& sorted);
+
+signals:
+    // A computation's answer is drawn (after refresh() or settle()).
+    void computed();
+
 protected:
     void fitView() override;
     void restyle() override;
@@ -62,10 +125,6 @@ private:
     void updateAxisLabels();
     void fitStrip();
     QCPRange xView_{0, 0};
-    struct Dot {
-        results::ProcessSummary process;
-        double y = 0;  // row of the arm, nudged so that dots of close medians do not hide
-    };
     struct ArmSeries {
         QCPGraph* histogram = nullptr;
         QCPGraph* cdf = nullptr;
@@ -76,21 +135,14 @@ private:
         std::vector<Dot> dotInfo;
         std::string name;
         int replicates = 0, workers = 1;  // over every process of the arm, measured or not
-        std::size_t samplesSeen = 0;
-        // Latencies (ns) at the arm's batch size, sorted, from samples [0, sortedUpTo): each
-        // refresh sorts only the new samples and merges them in (a full sort of 200 000
-        // samples per arm held the UI thread ~30 ms per refresh). A stored run's come sorted
-        // (results::memoizedSortedLatencies), shared with its summary.
-        std::vector<double> sortedNs;
-        std::size_t sortedUpTo = 0;
-        std::shared_ptr<const std::vector<double>> sortedShared;
+        std::size_t samplesSeen = 0;  // asked for (refresh)
         std::int64_t faultItersSeen = -1;
         std::size_t processesSeen = 0;
     };
-    const std::vector<double>& sortedLatencies(std::size_t arm, const results::ArmResult& a);
-    void showProcessDots(const results::RunResult& run, double& dotLo, double& dotHi);
-    // One arm's histogram, CDF and median / p99 marks from its sorted latencies (ns).
-    void showArm(std::size_t arm, const std::vector<double>& sortedNs, const Bins& grid);
+    void startJob();
+    void show(Model m);
+    // One arm's histogram, CDF and median / p99 marks.
+    void showArm(std::size_t arm, const Model::Arm& m);
     std::vector<ArmSeries> arms_;
     QCPAxisRect* strip_ = nullptr;
     QCPMarginGroup* margins_ = nullptr;
@@ -100,6 +152,13 @@ private:
     QElapsedTimer dotsClock_;
     std::size_t dotsSamples_ = std::size_t(-1);
     double dotLo_ = 0, dotHi_ = 0;
+    // The computations: one thread, one at a time; the newest input waits for its turn.
+    QThreadPool* pool_ = nullptr;
+    std::shared_ptr<Sorted> sorted_;  // touched by the running computation only (or settle())
+    Input next_;     // the newest input not handed to a computation yet
+    Input current_;  // the running computation's
+    bool jobRunning_ = false, jobQueued_ = false;
+    std::uint64_t ticket_ = 0;        // answers of other tickets (a new run, settle) are dropped
 };
 
 }  // namespace pitlane::widgets
