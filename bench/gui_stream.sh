@@ -2,7 +2,9 @@
 # Issue 3 on demand: the real window (`pitlane --run`, offscreen or under xvfb-run) on a 2-arm
 # preset of the tiny_probe test model (x * 2, ~4 us per forward), so the sample stream is limited
 # by the pipeline, not the model. Prints the stream rate the UI thread saw and the event-loop
-# gaps of a 10 ms heartbeat (PITLANE_STREAM_PROBE=1, app/gui/stream_probe.h). Run on demand:
+# gaps of a 10 ms heartbeat (PITLANE_STREAM_PROBE=1, app/gui/stream_probe.h), what the longest
+# gap was made of (the UI thread's CPU in it, its costliest events) and each plot's replots.
+# Run on demand:
 #   bench/gui_stream.sh [build/bin] [iters per arm] [block iters] [runs]
 # Targets (issue 44): at >= 150 k samples/s, no event-loop gap above 16 ms during the stream nor
 # after it; the UI thread's own work between two ticks is the part the window controls.
@@ -32,10 +34,11 @@ for run in $(seq "$RUNS"); do
   [[ "${DB:-file}" == none ]] && db=none
   args=("$BIN/pitlane" "$WORK/stream.json" --run --quit-when-done --db "$db")
   if [[ "${PLATFORM:-offscreen}" == xvfb ]]; then
-    line=$(xvfb-run -a "${args[@]}" 2>&1 | grep 'pitlane: stream' || true)
+    line=$(xvfb-run -a "${args[@]}" 2>&1 | grep -E 'pitlane: (stream|longest gap|replots)' || true)
   else
-    line=$(QT_QPA_PLATFORM=offscreen "${args[@]}" 2>&1 | grep 'pitlane: stream' || true)
+    line=$(QT_QPA_PLATFORM=offscreen "${args[@]}" 2>&1 | grep -E 'pitlane: (stream|longest gap|replots)' || true)
   fi
-  echo "run $run: ${line#pitlane: }"
+  echo "run $run:"
+  echo "$line" | sed 's/^pitlane: /  /'
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

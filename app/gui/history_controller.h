@@ -93,6 +93,8 @@ signals:
 
 private:
     bool waitShown();
+    // After a stored run is shown: malloc's free pages back to the OS (on the reader's thread).
+    void returnFreedMemory();
     void connectRecorder();
     // `check`: what verifying its stored samples found (damaged arms, unchecked chunks).
     void showStoredRead(qint64 runId, results::RunResult run,

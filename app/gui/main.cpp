@@ -13,6 +13,8 @@
 #include <QElapsedTimer>
 #include <QTimer>
 
+#include <malloc.h>
+
 #include <ctime>
 #include <iostream>
 
@@ -45,6 +47,8 @@ int finishScriptedRun(pitlane::app::MainWindow& window, const pitlane::app::Comm
     if (probing) {
         probe.stop();
         std::cerr << "pitlane: " << probe.summary().toStdString() << "\n";
+        std::cerr << "pitlane: longest gap: " << probe.longestGap().toStdString() << "\n";
+        std::cerr << "pitlane: replots: " << probe.replots().toStdString() << "\n";
     }
     if (!cli.screenshot.isEmpty()) {
         QString error;
@@ -82,6 +86,13 @@ public:
                                                << " ms between two ticks, "
                                                << busyAtLongest_ << " ms in the longest gap (ending "
                                                << longestAt_ << " ms after the request)\n";
+                                     // Where the window's memory is: malloc's bytes in use,
+                                     // and freed but kept by its arenas (not returned).
+                                     const struct mallinfo2 heap = ::mallinfo2();
+                                     std::cerr << "pitlane: heap a second after reopening: in use "
+                                               << (heap.uordblks + heap.hblkhd) / 1'000'000
+                                               << " MB, free in malloc's arenas "
+                                               << heap.fordblks / 1'000'000 << " MB\n";
                                      // A run damaged in the history: shown, and said by
                                      // the exit code as the CLI says it (3).
                                      if (window.shownRunDamaged())

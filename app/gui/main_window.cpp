@@ -413,6 +413,14 @@ void MainWindow::stopRun() {
 }
 
 void MainWindow::setCuda(const W::CudaAvailability& cuda) {
+    // Every worker process says it: only a change re-derives the knobs' states and tooltips,
+    // the lessons, the plots and the settings file (each a write and an fsync on this thread,
+    // while the samples stream).
+    if (cudaApplied_ && cuda.known == cuda_.known && cuda.available == cuda_.available &&
+        cuda.devices == cuda_.devices)
+        return;
+    cudaApplied_ = true;
+    cuda_ = cuda;
     setup_->setCuda(cuda);
     lessonsCtl_->setCuda(cuda.known, cuda.available);
     if (!cuda.known) return;

@@ -195,6 +195,8 @@ private:
     QPalette systemPalette_;
     QString systemStyle_;
     bool interactive_ = true;
+    widgets::CudaAvailability cuda_;  // what setCuda applied last
+    bool cudaApplied_ = false;
 
     RunController* runCtl_ = nullptr;          // the live run, the verdict, which run is shown
     HistoryController* historyCtl_ = nullptr;  // the run history and its dock

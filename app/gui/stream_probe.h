@@ -9,6 +9,7 @@
 #include <QTimer>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace pitlane::app {
@@ -38,6 +39,18 @@ public:
     double finishBusyMs() const { return finishBusyMs_; }
     std::size_t ticks() const { return gaps_.size(); }
     QString summary() const;  // one line: rate, stream time, gap median / p99 / max
+    // What the longest gap (during the stream or after it) was made of: the UI thread's CPU
+    // time in it and its costliest events (receiver class and event type, each event's wall and
+    // CPU time until the next event began), e.g. "23 ms, UI thread CPU 9.1 ms:
+    // LatencyTimelinePlot MetaCall 6.1/5.9 ms, ...". A gap with little CPU was the OS.
+    QString longestGap() const;
+    // Replots of each plot from start() to stop() and the UI-thread time they took (QCustomPlot's
+    // own replotTime), e.g. "latencyPlot 31 x 1.9 ms, ...", the costliest first; hidden plots
+    // marked.
+    QString replots() const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void tick();
@@ -46,9 +59,27 @@ private:
     QTimer heartbeat_;
     QElapsedTimer clock_;
     double lastCpuMs_ = 0, maxBusyMs_ = 0, finishBusyMs_ = 0;
+    double firstSampleCpuMs_ = 0, lastSampleCpuMs_ = 0;  // the UI thread's, at those ticks
     qint64 lastTick_ = 0, firstSampleMs_ = -1, lastSampleMs_ = -1, finishGapMs_ = 0;
     std::size_t seen_ = 0;
     std::vector<qint64> gaps_;
+    // Events delivered on the UI thread since the last tick (wall ns, thread CPU ms).
+    struct Delivered {
+        qint64 ns;
+        double cpuMs;
+        const char* receiver;
+        int type;
+    };
+    std::vector<Delivered> delivered_;
+    struct Replots {
+        int count = 0;
+        double ms = 0;
+        int hidden = 0;
+    };
+    std::vector<Replots> replots_;  // per plot of the panel
+    void explainGap(qint64 gap, qint64 endNs, double endCpuMs);
+    qint64 longestGap_ = -1;
+    std::string longestWhat_;
 };
 
 }  // namespace pitlane::app

@@ -236,6 +236,57 @@ private slots:
         QCOMPARE(panel.throughput()->barValue(1), computed.panel.throughput()->barValue(1));
     }
 
+    // The distribution is computed off the UI thread, each computation sorting only the samples
+    // new since the last one into those sorted before. Fed a run that grows in uneven steps
+    // (answers awaited after some steps, newer requests replacing waiting ones after others), it
+    // ends with the same histogram, CDF, marks and dots as a plot computing the whole run at
+    // once; a refresh does not draw on the UI thread (the old answer stays until the new one).
+    void distributionOffTheUiThreadEqualsOneComputation() {
+        const auto full = longerRun();
+        widgets::LatencyDistributionPlot live, whole;
+        results::RunResult growing = full;
+        for (auto& a : growing.arms) a.samples = results::SampleSeries();
+        live.resetRun(growing);
+        std::mt19937_64 rng(11);
+        std::vector<std::size_t> at(full.arms.size(), 0);
+        int step = 0;
+        for (bool more = true; more; ++step) {
+            more = false;
+            for (std::size_t a = 0; a < full.arms.size(); ++a) {
+                const auto& all = full.arms[a].samples;
+                const std::size_t n = std::min(all.size(), at[a] + 1 + rng() % 4000);
+                // Appended in place, as the runner does while a computation reads a copy.
+                for (std::size_t k = at[a]; k < n; ++k) growing.arms[a].samples.push_back(all[k]);
+                at[a] = n;
+                more |= n < all.size();
+            }
+            const int before = live.graphCount() > 0 ? live.graph(0)->dataCount() : -1;
+            live.refresh(growing);
+            QVERIFY(live.computePending());
+            QCOMPARE(live.graphCount() > 0 ? live.graph(0)->dataCount() : -1, before);
+            if (step % 3 == 0) QTRY_VERIFY(!live.computePending());
+        }
+        // The run's end: a refresh with no new samples brings the process medians up to date
+        // (while samples stream they are redone at most once a second).
+        live.refresh(growing);
+        QTRY_VERIFY(!live.computePending());
+        whole.refresh(full);
+        whole.settle();
+        QVERIFY(!whole.computePending());
+        QCOMPARE(live.graphCount(), whole.graphCount());
+        for (int g = 0; g < live.graphCount(); ++g) {
+            const auto a = live.graph(g)->data(), b = whole.graph(g)->data();
+            QCOMPARE(a->size(), b->size());
+            for (int k = 0; k < a->size(); ++k) {
+                QCOMPARE(a->at(k)->key, b->at(k)->key);
+                QCOMPARE(a->at(k)->value, b->at(k)->value);
+            }
+        }
+        QCOMPARE(live.xAxis->range(), whole.xAxis->range());
+        QCOMPARE(live.logScale(), whole.logScale());
+        for (int arm = 0; arm < 2; ++arm) QCOMPARE(live.processMedians(arm), whole.processMedians(arm));
+    }
+
     // The histogram's counts, found by bisecting the sorted latencies, are those of placing each
     // sample in its bin one by one, at bin edges too (linear and logarithmic bins).
     void binCountsAreThoseOfEverySampleInItsBin() {

@@ -90,6 +90,13 @@ private slots:
 
         // The heartbeat `pitlane --run` uses with PITLANE_STREAM_PROBE=1 (bench/gui_stream.sh).
         app::StreamProbe probe(&w);
+        // A plot out of the layout (the GPU plot without a GPU, the serving plots) is not drawn
+        // while hidden: a replot draws every layer into its buffers, shown or not.
+        std::map<QString, int> hiddenReplots;
+        for (auto* plot : w.plotPanel()->plots())
+            connect(plot, &QCustomPlot::afterReplot, this, [plot, &hiddenReplots] {
+                if (plot->isHidden()) ++hiddenReplots[plot->objectName()];
+            });
         const double cpu0 = uiThreadCpuSeconds();
         QVERIFY(w.startRun());
         probe.start();
@@ -139,6 +146,9 @@ private slots:
                                     .arg(timeline->axisRect()->width())));
         }
         sameExtremesAsTheSamples(timeline, result);
+        // At most the new run's first (empty) replot of each.
+        for (const auto& [name, n] : hiddenReplots)
+            QVERIFY2(n <= 1, qPrintable(QStringLiteral("%1 was replotted %2 times while hidden").arg(name).arg(n)));
     }
 
     // The envelope holds, for every column, the lowest and the highest sample and nothing that

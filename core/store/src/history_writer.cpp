@@ -34,12 +34,17 @@ void HistoryWriter::post(Write write, Done done) {
         if (done) done(ok, ok ? QString() : inline_->lastError());
         return;
     }
+    bool wasEmpty = false;
     {
         std::lock_guard lock(mutex_);
+        wasEmpty = queue_.empty();
         queue_.push_back({std::move(write), std::move(done)});
         ++posted_;
     }
-    wake_.notify_one();
+    // A queue that holds writes already has the writer's attention (it takes the whole queue
+    // before waiting again): waking it for each write woke a thread that then took the core
+    // from the window's UI thread, 50 times a second while samples stream.
+    if (wasEmpty) wake_.notify_one();
 }
 
 void HistoryWriter::drain() {

@@ -3,14 +3,17 @@
 #include "pitlane/results/lesson.h"
 
 #include <QMetaObject>
+#include <QThreadPool>
 
 namespace pitlane::widgets {
 
-LessonJudge::LessonJudge(QObject* parent) : QObject(parent) {}
+LessonJudge::LessonJudge(QObject* parent) : QObject(parent), pool_(new QThreadPool(this)) {
+    pool_->setMaxThreadCount(1);
+}
 
 LessonJudge::~LessonJudge() {
-    // The thread only reads its own copy; its queued delivery dies with this object.
-    if (thread_.joinable()) thread_.join();
+    // The computation only reads its own copy; its queued delivery dies with this object.
+    pool_->waitForDone();
 }
 
 void LessonJudge::reset() {
@@ -32,9 +35,9 @@ bool LessonJudge::judge(const results::RunResult& run) {
 }
 
 void LessonJudge::launch(results::RunResult run) {
-    if (thread_.joinable()) thread_.join();
     busy_ = true;
-    thread_ = std::thread([this, copy = std::move(run), gen = generation_] {
+    // The copy is freed on the pool's thread after the answer is posted: nothing waits for it.
+    pool_->start([this, copy = std::move(run), gen = generation_] {
         auto judgement = results::toJson(results::checkLesson(copy));
         QMetaObject::invokeMethod(
             this,
@@ -46,7 +49,6 @@ void LessonJudge::launch(results::RunResult run) {
 }
 
 void LessonJudge::onDone(nlohmann::json judgement, int generation) {
-    if (thread_.joinable()) thread_.join();  // it has finished: it queued this call last
     busy_ = false;
     if (generation == generation_) emit judged(judgement);
     if (pending_) {

@@ -54,14 +54,18 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     plan_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     grid_->addWidget(plan_, kPlanRow, 0, 1, int(headers.size()));
     clockTimer_.setInterval(250);
-    connect(&clockTimer_, &QTimer::timeout, this, &RunStatusPanel::updateTimes);
+    connect(&clockTimer_, &QTimer::timeout, this, &RunStatusPanel::onClock);
 }
 
 void RunStatusPanel::attach(const session::ExperimentRunner* runner) {
     runner_ = runner;
     using R = session::ExperimentRunner;
     connect(runner, &R::armPhaseChanged, this, [this](int arm, ArmPhase) { onPhase(arm); });
-    connect(runner, &R::samplesAppended, this, [this](int arm, int, int) { updateRow(arm); });
+    // Samples come 20+ times a second per arm: their counts and the progress bar (whose
+    // setValue repaints at once) follow at the clock's pace.
+    connect(runner, &R::samplesAppended, this, [this](int arm, int, int) {
+        if (arm >= 0 && arm < int(rows_.size())) rows_[std::size_t(arm)].samplesPending = true;
+    });
     connect(runner, &R::armFinished, this, &RunStatusPanel::onFinished);
     // A budgeted run says its design once its first set-ups and forwards are timed.
     connect(runner, &R::planChanged, this, [this](const QString& plan) {
@@ -72,7 +76,7 @@ void RunStatusPanel::attach(const session::ExperimentRunner* runner) {
                              "then the processes that fit; rounds are added while the budget holds another"));
     });
     connect(runner, &R::finished, this, [this] {
-        updateTimes();
+        onClock();  // the samples since the last tick
         clockTimer_.stop();
     });
 }
@@ -218,9 +222,16 @@ void RunStatusPanel::onFinished(int arm) {
     updateRow(arm);
 }
 
-void RunStatusPanel::updateRow(int arm) {
+void RunStatusPanel::onClock() {
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+        if (rows_[i].samplesPending) updateRow(int(i), false);
+    updateTimes();
+}
+
+void RunStatusPanel::updateRow(int arm, bool times) {
     if (!runner_ || showsStored_ || arm >= int(rows_.size())) return;
     auto& r = rows_[std::size_t(arm)];
+    r.samplesPending = false;
     const auto& a = runner_->result().arms[std::size_t(arm)];
     const int done = runner_->doneIters(arm), total = runner_->totalIters(arm);
     r.phase->setText(runner_->phaseLabel(arm));
@@ -230,7 +241,7 @@ void RunStatusPanel::updateRow(int arm) {
     setStatus(
         r, a.status,
         a.error ? QString::fromStdString(a.error->code + ": " + a.error->message) : QString());
-    updateTimes();
+    if (times) updateTimes();
 }
 
 void RunStatusPanel::setStatus(Row& r, const std::string& status, const QString& error) {

@@ -109,8 +109,7 @@ void LatencyTimelinePlot::addMenuActions(QMenu* menu) {
 
 void LatencyTimelinePlot::restyle() {
     LivePlot::restyle();
-    QColor shade = faintColor();
-    shade.setAlpha(90);
+    const QColor shade = overBase(faintColor(), 90);
     if (warmupShade_) {
         warmupShade_->setBrush(shade);
         warmupShade_->setPen(Qt::NoPen);
@@ -472,6 +471,10 @@ int LatencyTimelinePlot::dataPoints() const {
 
 void LatencyTimelinePlot::refresh(const results::RunResult& run) {
     if (arms_.size() != run.arms.size()) resetRun(run);
+    // New samples reach the plot with their envelope (showEnvelopes replots): a refresh
+    // replots only for what it draws itself (warmup, block boundaries).
+    const std::size_t boundariesBefore = boundaryLines_.size();
+    bool changed = false;
     for (std::size_t i = 0; i < run.arms.size(); ++i) {
         const auto& arm = run.arms[i];
         auto& s = arms_[i];
@@ -486,6 +489,7 @@ void LatencyTimelinePlot::refresh(const results::RunResult& run) {
             s.warmup->setData(keys, values, true);
             s.warmupShown = arm.warmup_ns.size();
             maxWarmup_ = std::max(maxWarmup_, s.warmupShown);
+            changed = true;
         }
         if (arm.samples.stamp() != series_[i].stamp() || arm.samples.size() != series_[i].size()) {
             series_[i] = arm.samples;  // shares its chunks
@@ -507,6 +511,7 @@ void LatencyTimelinePlot::refresh(const results::RunResult& run) {
         prepared_.reset();
     }
     fitView();  // the warmup's x
+    if (changed || boundaryLines_.size() != boundariesBefore) replot(rpQueuedReplot);
     requestEnvelope();
 }
 

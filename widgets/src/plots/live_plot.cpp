@@ -147,6 +147,13 @@ QColor LivePlot::baseColor() const {
     return palette().color(QPalette::Base);
 }
 
+QColor LivePlot::overBase(const QColor& c, int alpha) const {
+    const QColor b = baseColor();
+    const float a = float(alpha) / 255.0f;
+    return QColor::fromRgbF(b.redF() + a * (c.redF() - b.redF()), b.greenF() + a * (c.greenF() - b.greenF()),
+                            b.blueF() + a * (c.blueF() - b.blueF()));
+}
+
 QColor LivePlot::faintColor() const {
     const QColor t = textColor(), b = baseColor();
     // 22 % of the way from background to text: visible but quiet in both palettes.

@@ -152,6 +152,15 @@ void PlotPanel::layOut() {
                                    : tr("Throughput · memory · CPU%1").arg(gpuAvailable_ ? tr(" · GPU") : QString()));
     pages_->setVisible(paged_);
     updateGeometry();
+    replotShownStale();
+}
+
+void PlotPanel::replotShownStale() {
+    for (int p = 0; p < PlotCount; ++p)
+        if (stale_[std::size_t(p)] && !byId_[std::size_t(p)]->isHidden()) {
+            stale_[std::size_t(p)] = false;
+            byId_[std::size_t(p)]->replot(QCustomPlot::rpQueuedReplot);
+        }
 }
 
 void PlotPanel::syncEnergyShown() {
@@ -338,9 +347,13 @@ void PlotPanel::refreshPlot(Plot p, bool replotNow) {
         tp->setActivity(activity_, runner_ && !shown_ ? runner_->elapsedMs() : 0.0);
     plot->refresh(*run);
     if (p == Energy) syncEnergyShown();
-    // The distribution is computed off the UI thread: its answer replots it (settle() at once).
-    if (p != Distribution)
-        plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    // The distribution and the timeline's envelope are computed off the UI thread: their
+    // answers replot them (settle() at once). A hidden plot is replotted when it is shown.
+    if ((p != Distribution && p != Timeline) || replotNow) {
+        stale_[std::size_t(p)] = plot->isHidden();
+        if (!stale_[std::size_t(p)])
+            plot->replot(replotNow ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+    }
     dirty_[std::size_t(p)] = false;
     const bool fullRecompute = p == Distribution || p == Throughput || p == QueueLength || p == Energy;
     // Memory, CPU and GPU change with every metrics tick of every worker: ten frames a second
@@ -375,7 +388,10 @@ void PlotPanel::syncTimeAxes(bool replotNow) {
     for (auto* p : timePlots) {
         if (replotNow) {
             p->xAxis->setRange(range);
-            p->replot(QCustomPlot::rpImmediateRefresh);
+            if (p->isHidden())
+                stale_[std::size_t(p == memory_ ? Memory : p == cpu_ ? Cpu : Gpu)] = true;
+            else
+                p->replot(QCustomPlot::rpImmediateRefresh);
             continue;
         }
         // Live: one replot a turn. The plot just refreshed replots anyway (queued); each takes

@@ -38,14 +38,23 @@ void TimePlot::resetRun(const results::RunResult& run) {
         auto* band = addGraph(xAxis, yAxis2);
         band->setLineStyle(QCPGraph::lsStepLeft);
         band->setPen(Qt::NoPen);
-        QColor c = armColor(int(i));
-        c.setAlpha(38);
-        band->setBrush(c);
+        band->setBrush(bandColor(int(i)));
         band->removeFromLegend();
         band->setProperty("pitlaneDecoration", true);
         band->setLayer(QStringLiteral("background"));
         bands_.push_back(band);
     }
+}
+
+// The arm's colour at 15 % over the background, opaque (bands of two arms never overlap: one
+// arm runs at a time).
+QColor TimePlot::bandColor(int arm) const {
+    return overBase(armColor(arm), 38);
+}
+
+void TimePlot::restyle() {
+    LivePlot::restyle();
+    for (std::size_t i = 0; i < bands_.size(); ++i) bands_[i]->setBrush(bandColor(int(i)));
 }
 
 void TimePlot::setActivity(const std::vector<ArmActivity>& activity, double nowMs) {

@@ -1,11 +1,12 @@
 #include "pitlane/widgets/results/verdict_calculator.h"
 
 #include <QMetaObject>
+#include <QThreadPool>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
 
 #include <cstdint>
 
@@ -16,11 +17,16 @@ void mirrorServing(const std::vector<results::ServingLevel>& live,
                    std::vector<results::ServingLevel>& copy);
 }  // namespace
 
-VerdictCalculator::VerdictCalculator(QObject* parent) : QObject(parent) {}
+VerdictCalculator::VerdictCalculator(QObject* parent)
+    : QObject(parent), livePool_(new QThreadPool(this)), finalPool_(new QThreadPool(this)) {
+    livePool_->setMaxThreadCount(1);
+    finalPool_->setMaxThreadCount(1);
+}
 
 VerdictCalculator::~VerdictCalculator() {
-    // The thread only reads the mirror; its queued delivery dies with this object.
-    if (thread_.joinable()) thread_.join();
+    // The computations read the mirror; their queued deliveries die with this object.
+    livePool_->waitForDone();
+    finalPool_->waitForDone();
 }
 
 void VerdictCalculator::reset() {
@@ -124,9 +130,8 @@ void VerdictCalculator::addServing(const ServingSnapshot& s, std::vector<Compari
 }
 
 void VerdictCalculator::launch(bool final) {
-    if (thread_.joinable()) thread_.join();
     busy_ = true;
-    thread_ = std::thread([this, final, gen = generation_] {
+    (final ? finalPool_ : livePool_)->start([this, final, gen = generation_] {
         // The live verdict's bootstrap runs below the window's UI thread (issue 44: on 2 cores
         // it took the core the next frame needed); the final one, awaited, keeps its priority.
         if (!final) ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
@@ -149,6 +154,12 @@ void VerdictCalculator::launch(bool final) {
                        gen);
             },
             Qt::QueuedConnection);
+#ifdef __GLIBC__
+        // The final verdict of a long run frees a few hundred MB of transients (the bootstrap's
+        // resamples); glibc keeps freed pages resident in its arenas: handed back here, off the
+        // UI thread, once per run.
+        if (final) ::malloc_trim(0);
+#endif
     });
 }
 
@@ -156,7 +167,6 @@ void VerdictCalculator::onDone(std::vector<ComparisonRow> rows, QStringList warn
                                std::shared_ptr<const ServingSnapshot> serving,
                                std::shared_ptr<const AdviceSnapshot> advice, bool final,
                                int generation) {
-    if (thread_.joinable()) thread_.join();
     busy_ = false;
     if (generation == generation_) {
         if (final) emit warningsReady(warnings);

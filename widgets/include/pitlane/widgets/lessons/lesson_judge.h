@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
-#include <thread>
+
+class QThreadPool;
 
 namespace pitlane::widgets {
 
@@ -34,7 +35,7 @@ private:
     void launch(results::RunResult run);
     void onDone(nlohmann::json judgement, int generation);
 
-    std::thread thread_;
+    QThreadPool* pool_ = nullptr;  // one judgement at a time; nothing waits for its thread
     bool busy_ = false;
     int generation_ = 0;
     std::optional<results::RunResult> pending_;

@@ -55,12 +55,16 @@ private:
         QLabel* status;
         QString statusPlain;
         double startMs = -1, firstMeasureMs = -1, endMs = -1;
+        bool samplesPending = false;  // samples came since the row was last updated
     };
     void clearRows();
     void addRow(int arm, const QString& name);
     void setStatus(Row& r, const std::string& status, const QString& error);
-    void updateRow(int arm);
+    // `times`: the time columns too (updateTimes).
+    void updateRow(int arm, bool times = true);
     void updateTimes();
+    // The clock's tick (4 a second): the rows new samples changed, and the times.
+    void onClock();
     void onPhase(int arm);
     void onFinished(int arm);
 

@@ -73,6 +73,12 @@ protected:
     void setTitle(const QString& title);
     QColor textColor() const;
     QColor faintColor() const;  // grid lines, block boundaries
+    // `c` at `alpha` (0-255) over the plot's background, as an opaque colour: what a shade on
+    // the background layer looks like, drawn without blending. Qt 6.4's raster engine hands
+    // every translucent fill of 96 or more spans to its thread pool and waits for it (a few
+    // context switches a fill, each a chance for a busy worker to take the core); opaque fills
+    // stay on the calling thread.
+    QColor overBase(const QColor& c, int alpha) const;
     QColor baseColor() const;
 
     QCPTextElement* title_ = nullptr;

@@ -163,6 +163,10 @@ private:
     bool energyShown_ = false;
     std::array<LivePlot*, PlotCount> byId_{};
     std::array<bool, PlotCount> dirty_{};
+    // Refreshed while hidden (out of the layout, or on the other page), not replotted: a replot
+    // draws every layer into the plot's buffers, shown or not. Replotted once it is shown.
+    std::array<bool, PlotCount> stale_{};
+    void replotShownStale();
     std::array<qint64, PlotCount> nextAllowedMs_{};
     std::vector<ArmActivity> activity_;
     QTimer tick_;

@@ -26,7 +26,11 @@ public:
     // Seconds covered by data or activity; false when there is none.
     bool timeRange(QCPRange* range);
 
+protected:
+    void restyle() override;
+
 private:
+    QColor bandColor(int arm) const;
     std::vector<QCPGraph*> bands_;
 };
 

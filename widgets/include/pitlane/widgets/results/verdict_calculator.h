@@ -19,7 +19,8 @@
 #include <QStringList>
 
 #include <memory>
-#include <thread>
+
+class QThreadPool;
 
 namespace pitlane::widgets {
 
@@ -54,7 +55,12 @@ private:
                 std::shared_ptr<const ServingSnapshot> serving,
                 std::shared_ptr<const AdviceSnapshot> advice, bool final, int generation);
 
-    std::thread thread_;
+    // One computation at a time, on a thread of its own pool: the live verdict's at nice 10,
+    // the final one's at the window's priority (a thread cannot be raised back once lowered).
+    // Nothing waits for them on the UI thread: a thread that posted its answer may still be
+    // finishing off, and joining it there waited for a nice-10 thread on busy cores.
+    QThreadPool* livePool_ = nullptr;
+    QThreadPool* finalPool_ = nullptr;
     bool busy_ = false;
     int generation_ = 0;
     // Read by the thread while busy_, written only while not.
