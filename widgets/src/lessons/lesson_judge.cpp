@@ -9,6 +9,7 @@ namespace pitlane::widgets {
 
 LessonJudge::LessonJudge(QObject* parent) : QObject(parent), pool_(new QThreadPool(this)) {
     pool_->setMaxThreadCount(1);
+    pool_->setExpiryTimeout(0);  // once a run: the thread ends with its job
 }
 
 LessonJudge::~LessonJudge() {
