@@ -8,7 +8,11 @@
 #include <QEvent>
 #include <QGridLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QProgressBar>
+
+#include <algorithm>
+#include <cmath>
 
 namespace pitlane::widgets {
 
@@ -29,6 +33,37 @@ QString statusColour(const std::string& status, bool dark) {
         return dark ? QStringLiteral("#e0c060") : QStringLiteral("#8a6d00");
     return dark ? QStringLiteral("#ff7b72") : QStringLiteral("#b3261e");
 }
+
+// The arm's progress, flat: an outline, the done part in the arm's colour, the percentage. The
+// style's bar (Fusion: gradients and translucent highlights) hands its translucent fills to
+// Qt 6.4's thread pool and waits for them at each repaint, while samples stream.
+class FlatProgressBar : public QProgressBar {
+public:
+    using QProgressBar::QProgressBar;
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        const QRect r = rect().adjusted(0, 0, -1, -1);
+        p.fillRect(r, palette().color(QPalette::Base));
+        const double span = double(maximum()) - double(minimum());
+        const double done = span > 0 ? std::clamp((double(value()) - double(minimum())) / span, 0.0, 1.0) : 0.0;
+        QRect bar = r.adjusted(1, 1, 0, 0);
+        bar.setWidth(int(std::lround(done * double(r.width() - 1))));
+        if (bar.width() > 0) p.fillRect(bar, palette().color(QPalette::Highlight));
+        p.setPen(palette().color(QPalette::Mid));
+        p.drawRect(r);
+        // The percentage in the text colour, and where the bar is under it in the bar's own
+        // text colour (as the styles draw it).
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(r, Qt::AlignCenter, text());
+        if (bar.width() > 0) {
+            p.setClipRect(bar);
+            p.setPen(palette().color(QPalette::HighlightedText));
+            p.drawText(r, Qt::AlignCenter, text());
+        }
+    }
+};
 }  // namespace
 
 RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGridLayout(this)) {
@@ -98,7 +133,7 @@ void RunStatusPanel::addRow(int arm, const QString& name) {
     r.iters = new QLabel(this);
     r.elapsed = new QLabel(this);
     r.remaining = new QLabel(this);
-    r.progress = new QProgressBar(this);
+    r.progress = new FlatProgressBar(this);
     r.progress->setFormat(QStringLiteral("%p %"));
     r.progress->setMaximumHeight(fontMetrics().height() + 4);
     QPalette pal = r.progress->palette();
