@@ -415,8 +415,11 @@ TEST(Energy, TheHistoryKeepsItAndTheGateCatchesMoreEnergy) {
     EXPECT_NE(mdText.find("## Energy per inference"), std::string::npos) << mdText;
     EXPECT_NE(mdText.find("gpu 0 (fake) (nvml)"), std::string::npos) << mdText;
 
-    // Three times the busy power: J/inference rises well beyond 5 %, the whole CI with it.
-    script(450);
+    // Ten times the busy power: J/inference rises well beyond 5 %, the whole CI with it. (At
+    // three times, 3 processes per arm beside other tests at load 5.8 gave a CI of -30..+351 %:
+    // the idle draw counts wall time, which the load stretches unevenly; the tool said
+    // "inconclusive", rightly, and the test failed. The increase is now far beyond that noise.)
+    script(1500);
     const QString second = dir.filePath("second.json");
     r = runCli({"run", presetPath, "--db", db, "--json", second, "--baseline", "latest", "--max-slowdown", "1000",
                 "--max-energy-increase", "5"},
