@@ -140,7 +140,13 @@ void LatencyDistributionPlot::resetRun(const results::RunResult& run) {
     }
     sy->setTicker(rows);
     plannedProcesses_ = run.preset.run.processes > 1;
-    setStripShown(false);
+    // A run under way that plans several processes per arm has the strip's room from its start:
+    // its first dots would otherwise relay the whole plot panel out (every plot resized and
+    // replotted) while the samples stream.
+    bool going = false;
+    for (const auto& a : run.arms) going |= !a.finished();
+    reserveStrip_ = plannedProcesses_ && going;
+    setStripShown(reserveStrip_);
     fitStrip();
 }
 
@@ -247,7 +253,7 @@ void LatencyDistributionPlot::show(Model m) {
             }
             s.dots->setData(keys, values);
         }
-        setStripShown(m.anyProcess && (plannedProcesses_ || m.manyProcesses));
+        setStripShown(reserveStrip_ || (m.anyProcess && (plannedProcesses_ || m.manyProcesses)));
     }
     if (m.any) {
         setLogScale(m.logScale);

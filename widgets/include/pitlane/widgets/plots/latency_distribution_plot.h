@@ -148,6 +148,7 @@ private:
     QCPMarginGroup* margins_ = nullptr;
     bool stripShown_ = false;
     bool plannedProcesses_ = false;  // the preset asks for more than one process per arm
+    bool reserveStrip_ = false;      // ...and the run is under way: the strip shows from its start
     // The process dots: when they were computed, from how many samples, their latency span.
     QElapsedTimer dotsClock_;
     std::size_t dotsSamples_ = std::size_t(-1);
