@@ -179,7 +179,9 @@ void LatencyDistributionPlot::refresh(const results::RunResult& run) {
         dotsClock_.start();
         dotsSamples_ = total;
     }
-    // The newest input replaces one that waits (a computation reads every sample anyway).
+    // The newest input replaces one that waits (a computation reads every sample anyway). Only
+    // what compute() reads is copied: results::armSettings would copy each arm's environment
+    // and read-backs too, four times a second.
     next_.dots |= dots;
     next_.arms.clear();
     for (const auto& a : run.arms) {
