@@ -21,6 +21,7 @@
 #include <QMainWindow>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 
 #include <malloc.h>
 
@@ -73,6 +74,7 @@ HistoryController::HistoryController(const WindowViews& views, RunController* ru
             [this](const QString& why) { emit problem(tr("Run history"), why); });
     // Whose setup it is, while a stored run is shown: checked again after every change of it.
     connect(views_.setup, &W::SetupPanel::validated, this, &HistoryController::updateSetupNote);
+    run_->setFinalVerdictGate([this](std::function<void()> request) { afterRunWritten(std::move(request)); });
     connect(views_.setup, &W::SetupPanel::originNoteLinkActivated, this, [this](const QString& link) {
         const qint64 id = run_->shown().storedId();
         if (link != QLatin1String("load") || id <= 0) return;
@@ -159,6 +161,22 @@ void HistoryController::ensureHistory() {
 
 void HistoryController::refreshList() {
     if (store_) panel_->refresh();
+}
+
+void HistoryController::afterRunWritten(std::function<void()> then) {
+    if (!recorder_ || !recorder_->writingRunEnd()) {
+        then();
+        return;
+    }
+    auto once = std::make_shared<std::function<void()>>(std::move(then));
+    auto fire = [once] {
+        if (!*once) return;
+        auto f = std::move(*once);
+        *once = nullptr;
+        f();
+    };
+    connect(recorder_, &store::RunRecorder::runWritten, this, fire, Qt::SingleShotConnection);
+    QTimer::singleShot(1000, this, fire);
 }
 
 void HistoryController::setLiveRun(bool running) {

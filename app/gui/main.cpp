@@ -6,6 +6,7 @@
 #include "history_controller.h"
 #include "main_window.h"
 #include "stream_probe.h"
+#include "ui_thread_fills.h"
 
 #include "pitlane/widgets/results/verdict_calculator.h"
 
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
     pitlane::app::installDisplayErrorHandler();
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    pitlane::app::keepFillsOnTheUiThread();  // ui_thread_fills.h
     QApplication app(argc, argv);
     QCoreApplication::setOrganizationName(QStringLiteral("pitlane"));
     QCoreApplication::setApplicationName(QStringLiteral("pitlane"));

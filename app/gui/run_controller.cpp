@@ -89,6 +89,7 @@ void RunController::onLiveVerdictTick() {
 }
 
 void RunController::start(const spec::Preset& preset) {
+    ++runSerial_;
     shown_.followLive();
     endPending_ = verdictPending_ = lessonPending_ = plotsPending_ = false;
     views_.log->clear();
@@ -175,7 +176,17 @@ void RunController::onRunnerFinished() {
     views_.setup->modelPanel()->showLoaded(runner_->result());
     const auto& result = runner_->result();
     endPending_ = verdictPending_ = true;
-    verdict_->request(result, true);
+    // The history's write of the run compares the arms for its stored verdict: computed there
+    // first, the final verdict reuses it (results::compareArms' memo) instead of a second
+    // bootstrap beside it, the two taking both cores from the UI thread as the run ends.
+    auto requestVerdict = [this, serial = runSerial_] {
+        if (serial != runSerial_ || !verdictPending_ || shown_.isStored()) return;
+        verdict_->request(runner_->result(), true);
+    };
+    if (finalVerdictGate_)
+        finalVerdictGate_(requestVerdict);
+    else
+        requestVerdict();
     // Once per run, on a thread of its own: the checks' bootstraps run beside the verdict's.
     lessonPending_ = lessonJudge_->judge(result);
     if (lessonPending_) views_.lesson->setNote(tr("judging the checks…"));

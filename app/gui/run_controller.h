@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace pitlane::spec {
@@ -59,6 +60,10 @@ public:
     // The lesson of `run` (the shown stored run, when the history has no judgement of it) judged
     // off the UI thread into the lesson panel. False when it has no checks.
     bool judgeLesson(const results::RunResult& run);
+    // Called with the request of a finished live run's final verdict, to make it when it
+    // chooses (the history: once its write of the run, which compared the arms, is back, so
+    // the verdict reuses those comparisons). Unset: the request is made at once.
+    void setFinalVerdictGate(std::function<void(std::function<void()>)> gate) { finalVerdictGate_ = std::move(gate); }
 
 signals:
     // The live run is over and its verdict computed (the moment for screenshots).
@@ -96,6 +101,8 @@ private:
     // lesson's judgement (each pending while computed).
     bool endPending_ = false, verdictPending_ = false, lessonPending_ = false;
     bool plotsPending_ = false;  // the plots catch up with the end of the run step by step
+    std::function<void(std::function<void()>)> finalVerdictGate_;
+    quint64 runSerial_ = 0;  // start() counts the live runs: a gated request of an earlier one is dropped
 };
 
 }  // namespace pitlane::app

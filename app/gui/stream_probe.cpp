@@ -50,16 +50,24 @@ QString StreamProbe::replots() const {
     QStringList parts;
     for (auto i : order) {
         const auto& r = replots_[i];
+        QStringList notes;
+        if (r.hidden) notes << QStringLiteral("%1 hidden").arg(r.hidden);
+        if (r.resized) notes << QStringLiteral("%1 resized").arg(r.resized);
         parts << QStringLiteral("%1 %2 x %3 ms%4")
                      .arg(plots[i]->objectName())
                      .arg(r.count)
                      .arg(r.ms / r.count, 0, 'f', 1)
-                     .arg(r.hidden ? QStringLiteral(" (%1 hidden)").arg(r.hidden) : QString());
+                     .arg(notes.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(notes.join(QStringLiteral(", "))));
     }
     return parts.isEmpty() ? QStringLiteral("none") : parts.join(QStringLiteral(", "));
 }
 
 bool StreamProbe::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && heartbeat_.isActive()) {
+        const auto plots = window_->plotPanel()->plots();
+        for (std::size_t i = 0; i < plots.size(); ++i)
+            if (watched == plots[i]) ++replots_[i].resized;
+    }
     if (heartbeat_.isActive() && delivered_.size() < 100000)
         delivered_.push_back({clock_.nsecsElapsed(), threadCpuMs(), watched->metaObject()->className(),
                               int(event->type())});

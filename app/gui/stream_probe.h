@@ -45,8 +45,8 @@ public:
     // LatencyTimelinePlot MetaCall 6.1/5.9 ms, ...". A gap with little CPU was the OS.
     QString longestGap() const;
     // Replots of each plot from start() to stop() and the UI-thread time they took (QCustomPlot's
-    // own replotTime), e.g. "latencyPlot 31 x 1.9 ms, ...", the costliest first; hidden plots
-    // marked.
+    // own replotTime), e.g. "latencyPlot 31 x 1.9 ms (2 resized), ...", the costliest first;
+    // replots while hidden and resize events counted.
     QString replots() const;
 
 protected:
@@ -75,6 +75,7 @@ private:
         int count = 0;
         double ms = 0;
         int hidden = 0;
+        int resized = 0;  // resize events (a relayout of the window while the run went)
     };
     std::vector<Replots> replots_;  // per plot of the panel
     void explainGap(qint64 gap, qint64 endNs, double endCpuMs);

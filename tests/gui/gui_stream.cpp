@@ -11,13 +11,21 @@
 #include "main_window.h"
 #include "pitlane/session/experiment_runner.h"
 #include "pitlane/widgets/results/comparison_table_model.h"
+#include "pitlane/widgets/results/verdict_calculator.h"
 #include "pitlane/widgets/plots/latency_timeline_plot.h"
 #include "pitlane/widgets/plots/plot_panel.h"
+#include "pitlane/widgets/live/run_status_panel.h"
 #include "stream_probe.h"
+#include "ui_thread_fills.h"
+
+#include <QPainter>
+#include <QThreadPool>
 
 #include <map>
 
+#include <cmath>
 #include <random>
+#include <thread>
 #include <time.h>
 
 using namespace pitlane;
@@ -70,6 +78,7 @@ class GuiStream : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
+        QVERIFY(app::keepFillsOnTheUiThread());  // as pitlane's main() does
         testing::failOnQtWarnings();
         if (!QFileInfo::exists(tinyProbe()))
             QFAIL(qPrintable(tinyProbe() + " is missing (build the test_models target)"));
@@ -146,9 +155,85 @@ private slots:
                                     .arg(timeline->axisRect()->width())));
         }
         sameExtremesAsTheSamples(timeline, result);
+        // One bootstrap as the run ends, not two side by side: the final verdict reused the
+        // comparisons the history writer computed for the run's stored verdict.
+        auto* verdict = w.findChild<widgets::VerdictCalculator*>();
+        QVERIFY(verdict);
+        QVERIFY2(verdict->finalReusedComparisons(), "the final verdict compared the arms again");
         // At most the new run's first (empty) replot of each.
         for (const auto& [name, n] : hiddenReplots)
             QVERIFY2(n <= 1, qPrintable(QStringLiteral("%1 was replotted %2 times while hidden").arg(name).arg(n)));
+    }
+
+    // Issue 44: samples streaming do not lay the window out again. The status rows' texts (phases,
+    // iteration counts, times) and the plots' tick labels change with every refresh; when they
+    // raised a panel's minimum width, a window at its narrowest grew, the splitter moved and
+    // every plot was resized and replotted while the first samples came (8-9 ms on the UI thread
+    // at once). Counted from the first sample to the run's end, at the window's minimum width,
+    // where any rise of a minimum must move something.
+    void streamingSamplesDoNotLayTheWindowOut() {
+        QTemporaryDir dir;
+        app::MainWindow w;
+        w.setInteractive(false);
+        QVERIFY(w.openPreset(testing::writeJson(dir, "fast.json", tinyPreset(60000, 20000))));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.resize(w.minimumSizeHint().width(), 800);
+        QTRY_COMPARE(w.width(), w.minimumSizeHint().width());
+        QSignalSpy finished(&w, &app::MainWindow::runFinished);
+
+        struct Resizes : QObject {
+            bool streaming = false;
+            std::map<QString, int> seen;
+            bool eventFilter(QObject* o, QEvent* e) override {
+                if (streaming && e->type() == QEvent::Resize) ++seen[QString::fromUtf8(o->metaObject()->className()) + QLatin1Char(' ') + o->objectName()];
+                return false;
+            }
+        } resizes;
+        std::vector<QWidget*> watched = {&w, w.statusPanel(), w.plotPanel()};
+        for (auto* plot : w.plotPanel()->plots()) watched.push_back(plot);
+        for (auto* widget : watched) widget->installEventFilter(&resizes);
+        QVERIFY(w.startRun());
+        // From the first sample (a worker's hello may hide the GPU plot before: a narrower row).
+        int statusMin = -1, plotsMin = -1;
+        connect(w.runner(), &session::ExperimentRunner::samplesAppended, this, [&] {
+            if (resizes.streaming) return;
+            resizes.streaming = true;
+            statusMin = w.statusPanel()->minimumSizeHint().width();
+            plotsMin = w.plotPanel()->minimumSizeHint().width();
+        });
+        connect(w.runner(), &session::ExperimentRunner::finished, this, [&] { resizes.streaming = false; });
+        QVERIFY(finished.wait(90000));
+        QCOMPARE(samplesOf(w.runner()->result()), std::size_t(2 * 60000));
+        QStringList moved;
+        for (const auto& [what, n] : resizes.seen) moved << QStringLiteral("%1 x%2").arg(what).arg(n);
+        QVERIFY2(moved.isEmpty(), qPrintable(QStringLiteral("resized while samples streamed: ") + moved.join(QStringLiteral(", "))));
+        QCOMPARE(w.statusPanel()->minimumSizeHint().width(), statusMin);
+        QCOMPARE(w.plotPanel()->minimumSizeHint().width(), plotsMin);
+    }
+
+    // ui_thread_fills.h: fills of many spans on the UI thread (a translucent rectangle, a 2 px
+    // polyline down 1000 rows, as a tall background or a plot's line) stay on it: the process
+    // starts no thread for them. Any other thread still gets Qt's pool.
+    void fillsStayOnTheUiThread() {
+        QThreadPool* elsewhere = nullptr;
+        std::thread([&] { elsewhere = QThreadPool::globalInstance(); }).join();
+        QVERIFY(elsewhere);
+        auto threads = [] {
+            return QDir(QStringLiteral("/proc/self/task")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size();
+        };
+        const auto before = threads();
+        QImage image(1000, 1000, QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        QPainter p(&image);
+        p.fillRect(image.rect(), QColor(255, 0, 0, 100));
+        p.setPen(QPen(Qt::blue, 2));
+        QPolygonF line;
+        for (int y = 0; y < 1000; ++y) line << QPointF(500 + 400 * std::sin(y / 30.0), y);
+        p.drawPolyline(line);
+        p.end();
+        QCOMPARE(image.pixelColor(500, 0).blue(), 255);  // drawn
+        QCOMPARE(threads(), before);
     }
 
     // The envelope holds, for every column, the lowest and the highest sample and nothing that

@@ -367,6 +367,7 @@ void RunRecorder::runFinished() {
             written.back().append(live, 0, n);
         }
     }
+    writingEnd_ = true;
     post(
         [run = runWithoutSamples(source()), written = std::move(written),
          serving = servingWritten_, lost = lostWrite_,
@@ -390,6 +391,8 @@ void RunRecorder::runFinished() {
                 errorSent_ = false;
                 failed(error);
             }
+            writingEnd_ = false;
+            emit runWritten();
         });
 }
 

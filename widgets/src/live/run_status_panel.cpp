@@ -6,6 +6,7 @@
 #include "pitlane/widgets/common/arm_palette.h"
 
 #include <QEvent>
+#include <QFontMetrics>
 #include <QGridLayout>
 #include <QLabel>
 #include <QPainter>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace pitlane::widgets {
 
@@ -79,6 +81,7 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     }
     grid_->setColumnStretch(5, 3);
     grid_->setColumnStretch(6, 2);
+    reserveColumns();
     // What the run will measure, said before it measures (run_plan.h), below the arms' rows.
     plan_ = new QLabel(this);
     plan_->setObjectName(QStringLiteral("runPlan"));
@@ -90,6 +93,37 @@ RunStatusPanel::RunStatusPanel(QWidget* parent) : QWidget(parent), grid_(new QGr
     grid_->addWidget(plan_, kPlanRow, 0, 1, int(headers.size()));
     clockTimer_.setInterval(250);
     connect(&clockTimer_, &QTimer::timeout, this, &RunStatusPanel::onClock);
+}
+
+// Each column's minimum width is reserved from the start for its usual widest text, and a
+// row's labels ask for no more than that: the panel's minimum width is the same before a run,
+// when its rows appear and while their texts change. Otherwise the first phases and times
+// widened it (454 -> 500 -> 647 px at 1132 px), the splitter took the width from the setup
+// panel, and the whole window was laid out and every plot replotted twice while the first
+// samples streamed. A longer text still gets its width when there is room (its size hint).
+void RunStatusPanel::reserveColumns() {
+    const QFontMetrics fm = fontMetrics();
+    QFont boldFont = font();
+    boldFont.setBold(true);
+    const QFontMetrics bold(boldFont);
+    auto widest = [](const QFontMetrics& m, std::initializer_list<QString> texts) {
+        int w = 0;
+        for (const QString& t : texts) w = std::max(w, m.horizontalAdvance(t));
+        return w;
+    };
+    int phase = fm.horizontalAdvance(QStringLiteral("compiling 999 s"));
+    for (int p = int(ArmPhase::Pending); p <= int(ArmPhase::Cancelled); ++p)
+        phase = std::max(phase, fm.horizontalAdvance(session::phaseName(ArmPhase(p))));
+    const int reserved[] = {
+        widest(fm, {QStringLiteral("■ inference_mode")}),
+        phase,
+        widest(fm, {QStringLiteral("99999 / 99999")}),
+        widest(fm, {clockText(59900), clockText(59.0 * 60000)}),
+        widest(fm, {clockText(59900) + QStringLiteral(" – ") + clockText(59900)}),
+        widest(fm, {QStringLiteral("100 %")}) + 16,
+        widest(bold, {QStringLiteral("cancelled"), QStringLiteral("timeout")}),
+    };
+    for (int c = 0; c < int(std::size(reserved)); ++c) grid_->setColumnMinimumWidth(c, reserved[c]);
 }
 
 void RunStatusPanel::attach(const session::ExperimentRunner* runner) {
@@ -144,6 +178,11 @@ void RunStatusPanel::addRow(int arm, const QString& name) {
     r.phase->setObjectName(QStringLiteral("armPhase%1").arg(arm));
     r.status->setObjectName(QStringLiteral("armStatus%1").arg(arm));
     r.progress->setObjectName(QStringLiteral("armProgress%1").arg(arm));
+    r.name->setToolTip(name);
+    // Not wider than the column's reserve (reserveColumns) unless there is room.
+    for (QWidget* w : std::initializer_list<QWidget*>{r.name, r.phase, r.iters, r.elapsed, r.remaining,
+                                                      r.progress, r.status})
+        w->setMinimumWidth(1);
     const int row = arm + 1;
     grid_->addWidget(r.name, row, 0);
     grid_->addWidget(r.phase, row, 1);
@@ -236,6 +275,7 @@ QString RunStatusPanel::phaseText(int arm) const {
 
 void RunStatusPanel::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) reserveColumns();
     if (event->type() != QEvent::PaletteChange) return;  // status colours: light or dark
     if (!showsStored_)
         for (std::size_t i = 0; i < rows_.size(); ++i) updateRow(int(i));

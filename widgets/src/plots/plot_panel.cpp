@@ -205,12 +205,16 @@ void PlotPanel::resizeEvent(QResizeEvent* event) {
 }
 
 // One readable row and the tab bar: the window may give the panel that little (a dock open on
-// a short screen); two rows show once it has the room.
+// a short screen); two rows show once it has the room. A row's width is its plots' minimum
+// widths as the grid applies them (a plot's set minimum, not QCustomPlot's hint, which grows
+// with its tick labels: the first samples widened the panel and relaid the window out).
 QSize PlotPanel::minimumSizeHint() const {
     int width = 0;
     for (const auto& row : rows_) {
         int w = 0;
-        for (QWidget* p : row) w += p->minimumSizeHint().width() + grid_->horizontalSpacing();
+        for (QWidget* p : row)
+            w += (p->minimumWidth() > 0 ? p->minimumWidth() : p->minimumSizeHint().width()) +
+                 grid_->horizontalSpacing();
         width = std::max(width, w);
     }
     return {width, std::max(rowNeed(0), rowNeed(1)) + pages_->sizeHint().height()};

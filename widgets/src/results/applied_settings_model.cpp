@@ -74,6 +74,14 @@ void AppliedSettingsModel::setArms(const std::vector<std::pair<std::string, json
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& x, const Row& y) { return rank(x.key) < rank(y.key); });
+    // The same table again (every process of a run reports the same read-backs, and the run's
+    // end shows them once more): no reset, which would relay the view out (1.3 ms at a run's end).
+    const bool sameRows = std::equal(rows.begin(), rows.end(), rows_.begin(), rows_.end(), [](const Row& x, const Row& y) {
+        return x.key == y.key && x.values == y.values;
+    });
+    const bool sameArms = std::equal(arms.begin(), arms.end(), arms_.begin(), arms_.end(),
+                                     [](const auto& a, const std::string& name) { return a.first == name; });
+    if (sameRows && sameArms) return;
     beginResetModel();
     arms_.clear();
     for (const auto& a : arms) arms_.push_back(a.first);

@@ -138,6 +138,8 @@ void VerdictCalculator::launch(bool final) {
         // The live verdict's bootstrap runs below the window's UI thread (issue 44: on 2 cores
         // it took the core the next frame needed); the final one, awaited, keeps its priority.
         if (!final) ::setpriority(PRIO_PROCESS, pid_t(::syscall(SYS_gettid)), 10);
+        if (final)
+            finalReused_ = mirror_.comparison_memo && mirror_.comparison_memo->key == results::comparisonKey(mirror_);
         auto rows = comparisonRows(mirror_, true);
         QStringList warnings;
         if (final)

@@ -45,6 +45,9 @@ public:
     // drain(), then the outcomes of the writes on the thread are delivered here (storeError,
     // runStored) before it returns: what a script asks before it quits.
     void flush();
+    // The finished run is on its way to the file (posted by runFinished, its outcome not back
+    // yet): runWritten() follows.
+    bool writingRunEnd() const { return writingEnd_; }
 
     // The feed (results/run_feed.h), in the order a run produces it: add the recorder to the
     // runner before runner->start(). The experiment row is opened at the run's first phase
@@ -66,6 +69,10 @@ signals:
     // run, and once more for the run's end when it stored arms as not complete (finishRun).
     // Recording goes on.
     void storeError(const QString& message);
+    // The finished run's write came back, stored or not (after runStored / storeError). The
+    // comparisons the writer computed for its verdict are in the fed run's memo by then
+    // (results::compareArms): a final verdict computed after this reuses them.
+    void runWritten();
 
 private:
     bool ensureBegun();
@@ -103,6 +110,7 @@ private:
     std::shared_ptr<std::vector<std::vector<results::ServingLevel>>> servingWritten_;
     qint64 runId_ = 0;
     bool recording_ = false;
+    bool writingEnd_ = false;  // writingRunEnd()
     bool errorSent_ = false;
     bool flushQueued_ = false;
     std::vector<bool> dirty_;

@@ -58,6 +58,7 @@ private:
         bool samplesPending = false;  // samples came since the row was last updated
     };
     void clearRows();
+    void reserveColumns();
     void addRow(int arm, const QString& name);
     void setStatus(Row& r, const std::string& status, const QString& error);
     // `times`: the time columns too (updateTimes).

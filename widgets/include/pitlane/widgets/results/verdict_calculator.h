@@ -18,6 +18,7 @@
 #include <QObject>
 #include <QStringList>
 
+#include <atomic>
 #include <memory>
 
 class QThreadPool;
@@ -34,6 +35,9 @@ public:
     // valid (it may grow) until ready() answers this request or reset() is called.
     void request(const results::RunResult& run, bool final);
     bool busy() const { return busy_; }
+    // The last final verdict found its run's comparisons already computed (the history writer's,
+    // or those stored with a reopened run: results::compareArms' memo) and ran no bootstrap.
+    bool finalReusedComparisons() const { return finalReused_; }
     // A new run: answers to earlier requests are dropped when they arrive.
     void reset();
 
@@ -62,6 +66,7 @@ private:
     QThreadPool* livePool_ = nullptr;
     QThreadPool* finalPool_ = nullptr;
     bool busy_ = false;
+    std::atomic<bool> finalReused_{false};  // written by a final job before it posts its answer
     int generation_ = 0;
     // Read by the thread while busy_, written only while not.
     results::RunResult mirror_;
