@@ -19,6 +19,7 @@
 #include <QDockWidget>
 #include <QEventLoop>
 #include <QMainWindow>
+#include <QPointer>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -176,7 +177,14 @@ void HistoryController::afterRunWritten(std::function<void()> then) {
         f();
     };
     connect(recorder_, &store::RunRecorder::runWritten, this, fire, Qt::SingleShotConnection);
-    QTimer::singleShot(1000, this, fire);
+    connect(recorder_, &QObject::destroyed, this, fire, Qt::SingleShotConnection);
+    // The write waits its turn for the file's lock (another process's, up to RunStore's lock
+    // wait): after a second without it, `then` goes on its own. Once begun (the verdict being
+    // computed there, seconds for a long run), it is waited for.
+    QPointer<store::RunRecorder> recorder = recorder_;
+    QTimer::singleShot(1000, this, [recorder, fire] {
+        if (!recorder || !recorder->runEndBegun()) fire();
+    });
 }
 
 void HistoryController::setLiveRun(bool running) {

@@ -62,7 +62,8 @@ public:
     // The list marks the run being recorded while `running`.
     void setLiveRun(bool running);
     // Calls `then` once the recorder's write of the finished run is back (runWritten), at once
-    // when none is on its way, and after a second at most (a history file locked for longer).
+    // when none is on its way, and after a second when that write has not begun by then (the
+    // history file locked by another process).
     void afterRunWritten(std::function<void()> then);
     // The history id of the shown run (a stored one, or the live one once recorded); 0: none.
     qint64 shownRunId() const;

@@ -19,6 +19,7 @@
 #include "pitlane/widgets/common/wrapping_label.h"
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QStatusBar>
 #include <QTabWidget>
 
@@ -179,9 +180,10 @@ void RunController::onRunnerFinished() {
     // The history's write of the run compares the arms for its stored verdict: computed there
     // first, the final verdict reuses it (results::compareArms' memo) instead of a second
     // bootstrap beside it, the two taking both cores from the UI thread as the run ends.
-    auto requestVerdict = [this, serial = runSerial_] {
-        if (serial != runSerial_ || !verdictPending_ || shown_.isStored()) return;
-        verdict_->request(runner_->result(), true);
+    // Held by the history until then: the window may be closing, this controller gone first.
+    auto requestVerdict = [self = QPointer<RunController>(this), serial = runSerial_] {
+        if (!self || serial != self->runSerial_ || !self->verdictPending_ || self->shown_.isStored()) return;
+        self->verdict_->request(self->runner_->result(), true);
     };
     if (finalVerdictGate_)
         finalVerdictGate_(requestVerdict);

@@ -368,10 +368,12 @@ void RunRecorder::runFinished() {
         }
     }
     writingEnd_ = true;
+    endBegun_->store(false);
     post(
         [run = runWithoutSamples(source()), written = std::move(written),
-         serving = servingWritten_, lost = lostWrite_,
+         serving = servingWritten_, lost = lostWrite_, begun = endBegun_,
          memo](RunStore& store, const RecordedRun& rec) mutable {
+            begun->store(true);
             for (std::size_t i = 0; i < run.arms.size() && i < written.size(); ++i)
                 run.arms[i].samples = std::move(written[i]);
             for (std::size_t i = 0; i < run.arms.size() && i < serving->size(); ++i)

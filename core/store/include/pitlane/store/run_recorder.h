@@ -17,6 +17,7 @@
 
 #include <QObject>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -48,6 +49,9 @@ public:
     // The finished run is on its way to the file (posted by runFinished, its outcome not back
     // yet): runWritten() follows.
     bool writingRunEnd() const { return writingEnd_; }
+    // The writer has begun that write (the history file's lock is held, the run's verdict is
+    // being computed): runWritten() is not held up by another process's lock any more.
+    bool runEndBegun() const { return endBegun_->load(); }
 
     // The feed (results/run_feed.h), in the order a run produces it: add the recorder to the
     // runner before runner->start(). The experiment row is opened at the run's first phase
@@ -111,6 +115,7 @@ private:
     qint64 runId_ = 0;
     bool recording_ = false;
     bool writingEnd_ = false;  // writingRunEnd()
+    std::shared_ptr<std::atomic<bool>> endBegun_ = std::make_shared<std::atomic<bool>>(false);  // runEndBegun()
     bool errorSent_ = false;
     bool flushQueued_ = false;
     std::vector<bool> dirty_;
