@@ -93,6 +93,24 @@ private slots:
         }
         QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
                  QStringLiteral("B"));
+        // The same read-backs again (every process reports them, the run's end once more): no
+        // reset, which relays the view out; a changed value, an arm renamed or added: reset.
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        model.setArms({{"A", {{"grad", "enabled"}, {"blas", "openblas"}}},
+                       {"B", {{"grad", "inference_mode"}, {"blas", "openblas"}}}});
+        QCOMPARE(resets.count(), 0);
+        model.setArms({{"A", {{"grad", "enabled"}, {"blas", "mkl"}}},
+                       {"B", {{"grad", "inference_mode"}, {"blas", "openblas"}}}});
+        QCOMPARE(resets.count(), 1);
+        model.setArms({{"A", {{"grad", "enabled"}, {"blas", "mkl"}}},
+                       {"B2", {{"grad", "inference_mode"}, {"blas", "openblas"}}}});
+        QCOMPARE(resets.count(), 2);
+        QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(), QStringLiteral("B2"));
+        model.setArms({{"A", {{"grad", "enabled"}, {"blas", "mkl"}}},
+                       {"B2", {{"grad", "inference_mode"}, {"blas", "openblas"}}},
+                       {"C", nullptr}});
+        QCOMPARE(resets.count(), 3);
+        QCOMPARE(model.columnCount(), 4);
     }
 
     void textFormatsOfTheEditor() {
