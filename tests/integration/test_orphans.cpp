@@ -82,6 +82,24 @@ QSet<QString> scratchFolders(bool orphans = false) {
     return out;
 }
 
+// A $TMPDIR of the test's own for its processes and scratchFolders(): any pitlane run beside it
+// (ctest -j) removes the orphaned scratch folders of the shared one at its start, the killed
+// CLI's among them, sometimes before this test looked ("left no scratch folder", 1 run in 3).
+class PrivateTmp {
+public:
+    PrivateTmp() : old_(qgetenv("TMPDIR")) { qputenv("TMPDIR", dir_.path().toLocal8Bit()); }
+    ~PrivateTmp() {
+        if (old_.isNull())
+            qunsetenv("TMPDIR");
+        else
+            qputenv("TMPDIR", old_);
+    }
+
+private:
+    QTemporaryDir dir_;  // in the shared $TMPDIR, made before it is replaced
+    QByteArray old_;
+};
+
 // Starts `program args`, waits until it has a worker busy for a while, kills it with SIGKILL and
 // checks that every worker it had is gone within 2 s.
 void killParentMidForward(const QString& program, const QStringList& args) {
@@ -117,6 +135,7 @@ void killParentMidForward(const QString& program, const QStringList& args) {
 }
 
 TEST(Orphans, KillNineOfTheCliLeavesNoWorker) {
+    PrivateTmp tmp;
     QTemporaryDir dir;
     const QSet<QString> before = scratchFolders();
     killParentMidForward(QString::fromStdString(binDir() + "/pitlane-cli"),
